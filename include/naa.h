@@ -1,0 +1,142 @@
+/*
+ * naa.h - libnaa: offload a computation to a network-attached accelerator (NAA).
+ *
+ * The model mirrors MPI non-blocking communication:
+ *
+ *   naa_create()   register the parameter buffers, connect to the NAA that serves
+ *                  the function code, and exchange memory regions (MRSP) once;
+ *   naa_invoke()   write the inputs to the NAA; the last write starts its kernel;
+ *   naa_test()     non-blocking completion check, like MPI_Test;
+ *   naa_wait()     blocking completion with a deadline, like MPI_Wait;
+ *   naa_finalize() disconnect and release everything the handle holds.
+ *
+ * Every function returns NAA_SUCCESS (0) or a positive naa_error_t code; the
+ * library never aborts the process and never writes to stdout. Diagnostics go to
+ * stderr, filtered by NAA_LOG_LEVEL (see naa(7)).
+ *
+ * Thread safety: every function may be called concurrently on different handles
+ * (one thread per handle, as in MPI_THREAD_MULTIPLE codes). Calls on the same
+ * handle from several threads are serialised by the library.
+ *
+ * The header is C99 and C++ compatible.
+ */
+#ifndef NAA_H
+#define NAA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) && !defined(NAA_NO_VISIBILITY)
+#define NAA_API __attribute__((visibility("default")))
+#else
+#define NAA_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the library API this header describes. */
+#define NAA_VERSION_MAJOR 0
+#define NAA_VERSION_MINOR 1
+#define NAA_VERSION_PATCH 0
+
+/* Error codes returned by every libnaa call. 0 is success, every failure is positive. */
+typedef enum naa_error {
+  NAA_SUCCESS = 0,
+  NAA_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, zero size, bad function code, too many regions */
+  NAA_ERR_INVALID_HANDLE = 2,   /* never created, already finalized, or not a handle at all */
+  NAA_ERR_NO_NAA = 3,           /* no NAA is configured for this function code */
+  NAA_ERR_CONNECTION = 4,       /* the NAA could not be reached, refused, or went away */
+  NAA_ERR_TRANSPORT = 5,        /* the RDMA/libfabric layer reported an error */
+  NAA_ERR_TIMEOUT = 6,          /* a deadline passed (NAA_TIMEOUT) */
+  NAA_ERR_NAA = 7,              /* the NAA answered with a non-zero return code (see status) */
+  NAA_ERR_NO_RESOURCES = 8,     /* out of memory, or the buffer could not be registered */
+  NAA_ERR_PROTOCOL = 9,         /* the NAA violated or rejected the MRSP protocol */
+  NAA_ERR_STATE = 10,           /* call not valid now: invoke while running, wait with nothing in flight */
+  NAA_ERR_CONFIG = 11,          /* malformed NAA_SPEC, NAA_TRANSPORT or other runtime parameter */
+  NAA_ERR_UNSUPPORTED = 12,     /* the requested transport is not compiled in or not usable here */
+  NAA_ERR_INTERNAL = 13         /* a libnaa bug; please report it with the log */
+} naa_error_t;
+
+/* Return codes an NAA reports for an invocation (naa_status.naa_return_code). */
+enum naa_return_code {
+  NAA_RC_SUCCESS = 0x00,
+  NAA_RC_SOCKET_NOT_AVAILABLE = 0x01,
+  NAA_RC_KERNEL_TIMEOUT = 0x02,
+  NAA_RC_APPLICATION_MIN = 0x10, /* 0x10..0x7f: application / calculation errors */
+  NAA_RC_APPLICATION_MAX = 0x7f
+};
+
+/* One parameter buffer. A buffer that appears both among the inputs and among the
+ * outputs (same addr) is one in-place region: written before the kernel runs and
+ * read back after it. A single_send input travels on the first naa_invoke only;
+ * the NAA keeps its contents for later invocations. single_send on an output-only
+ * buffer is ignored. size must be 1 .. 2^32-1 bytes. */
+typedef struct naa_param {
+  void *addr;
+  size_t size;
+  bool single_send;
+} naa_param_t;
+
+/* A handle the caller declares (on the stack, in a struct, anywhere). It holds an
+ * opaque id, not a pointer: the library validates it on every call, so a stale,
+ * finalized or garbage handle yields NAA_ERR_INVALID_HANDLE, never a crash.
+ * Initialise unused handles with NAA_HANDLE_NULL. */
+typedef struct naa_handle {
+  uint64_t id;
+} naa_handle;
+
+#define NAA_HANDLE_NULL_INIT {0}
+static const naa_handle NAA_HANDLE_NULL = NAA_HANDLE_NULL_INIT;
+
+/* Result of a completed invocation. */
+typedef struct naa_status {
+  uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
+  uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
+  size_t bytes_received;   /* payload bytes of the NAA's final write (the wire reports no more) */
+  uint32_t function_code;  /* function code the invocation ran */
+} naa_status;
+
+/* Create a handle for function_code (1..127): resolve which NAA serves it (NAA_SPEC,
+ * see naa(7)), register the n_inputs input and n_outputs output buffers, connect,
+ * and exchange memory regions with the NAA. At least one input and one output are
+ * required; inputs and outputs together (in-place buffers counted once) may form at
+ * most 31 regions. On success *handle identifies the new session; on failure it is
+ * set to NAA_HANDLE_NULL. The buffers must stay valid until naa_finalize(). Blocks at
+ * most NAA_TIMEOUT seconds. */
+NAA_API int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+                       naa_param_t *outputs, size_t n_outputs, naa_handle *handle);
+
+/* Start one invocation: write the inputs, the last write carrying the function code.
+ * Returns NAA_ERR_STATE if an invocation is still in flight on this handle. The input
+ * buffers must not be modified until the invocation completes. */
+NAA_API int naa_invoke(naa_handle *handle);
+
+/* Check, without blocking, whether the invocation has completed. *flag becomes true
+ * once the results are in the output buffers; status (may be NULL) is then filled.
+ * Returns NAA_ERR_NAA if the NAA reported a non-zero return code (status has it),
+ * NAA_ERR_STATE if nothing is in flight. */
+NAA_API int naa_test(naa_handle *handle, bool *flag, naa_status *status);
+
+/* Block until the invocation has completed or NAA_TIMEOUT seconds have passed
+ * (NAA_ERR_TIMEOUT). status may be NULL. Return codes as for naa_test(). */
+NAA_API int naa_wait(naa_handle *handle, naa_status *status);
+
+/* Disconnect and release everything the handle holds, also after an error. The
+ * handle is set to NAA_HANDLE_NULL; any copy of it becomes invalid. If an invocation
+ * is still in flight its results are discarded. */
+NAA_API int naa_finalize(naa_handle *handle);
+
+/* Static English description of an error code ("unknown error" for others). */
+NAA_API const char *naa_strerror(int error);
+
+/* Library version as "MAJOR.MINOR.PATCH"; the numbers themselves if not NULL. */
+NAA_API const char *naa_version(int *major, int *minor, int *patch);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NAA_H */

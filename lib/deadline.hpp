@@ -1,0 +1,30 @@
+// A point in time after which a blocking step gives up. Every blocking call takes one, so
+// nothing in libnaa or naa-server can wait forever.
+#pragma once
+
+#include <chrono>
+
+namespace naa {
+
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  static Deadline after(std::chrono::milliseconds span) { return Deadline(Clock::now() + span); }
+  static Deadline now() { return Deadline(Clock::now()); }
+
+  bool expired() const { return Clock::now() >= at_; }
+
+  // Milliseconds left, clamped to [0, cap]: the slice a blocking primitive may sleep for.
+  int remaining_ms(int cap) const {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+    if (left <= 0) return 0;
+    return left > cap ? cap : static_cast<int>(left);
+  }
+
+ private:
+  explicit Deadline(Clock::time_point at) : at_(at) {}
+  Clock::time_point at_;
+};
+
+}  // namespace naa

@@ -1,0 +1,89 @@
+// Maps the opaque ids in naa_handle to live objects. An id is never a pointer: it packs a
+// per-process salt, a per-slot generation and the slot index, so stale copies, finalized
+// handles, zeroed memory and garbage (even another process's handles) fail the lookup.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <unistd.h>
+
+namespace naa {
+
+template <class T>
+class HandleTable {
+ public:
+  HandleTable() : salt_(make_salt()) {}
+
+  uint64_t insert(std::shared_ptr<T> object) {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint32_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      index = static_cast<uint32_t>(slots_.size());
+      slots_.emplace_back();
+    }
+    Slot &slot = slots_[index];
+    slot.generation = static_cast<uint16_t>(slot.generation + 1);
+    if (slot.generation == 0) slot.generation = 1;
+    slot.object = std::move(object);
+    return pack(index, slot.generation);
+  }
+
+  // The object, kept alive by the returned pointer even if removed meanwhile; null if invalid.
+  std::shared_ptr<T> find(uint64_t id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Slot *slot = lookup(id);
+    return slot != nullptr ? slot->object : nullptr;
+  }
+
+  std::shared_ptr<T> remove(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Slot *slot = const_cast<Slot *>(lookup(id));
+    if (slot == nullptr) return nullptr;
+    std::shared_ptr<T> object = std::move(slot->object);
+    free_.push_back(static_cast<uint32_t>(id & 0xffffffffu) - 1);
+    return object;
+  }
+
+ private:
+  struct Slot {
+    std::shared_ptr<T> object;
+    uint16_t generation = 0;
+  };
+
+  uint64_t pack(uint32_t index, uint16_t generation) const {
+    return uint64_t{salt_} << 48 | uint64_t{generation} << 32 | (uint64_t{index} + 1);
+  }
+
+  const Slot *lookup(uint64_t id) const {
+    if (static_cast<uint16_t>(id >> 48) != salt_) return nullptr;
+    uint64_t index = (id & 0xffffffffu);
+    if (index == 0 || index > slots_.size()) return nullptr;
+    const Slot &slot = slots_[index - 1];
+    if (slot.object == nullptr || slot.generation != static_cast<uint16_t>(id >> 32)) return nullptr;
+    return &slot;
+  }
+
+  static uint16_t make_salt() {
+    auto t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    uint64_t x = t ^ (static_cast<uint64_t>(getpid()) << 17);
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 32;
+    auto salt = static_cast<uint16_t>(x);
+    return salt != 0 ? salt : 0x5a17;
+  }
+
+  mutable std::mutex mu_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  const uint16_t salt_;
+};
+
+}  // namespace naa

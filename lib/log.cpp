@@ -1,0 +1,64 @@
+#include "log.hpp"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace naa::log {
+namespace {
+
+const char *program = "libnaa";
+
+Level parse_level(const char *text) {
+  if (text == nullptr || *text == '\0') return Level::Warn;
+  static const struct {
+    const char *name;
+    Level level;
+  } names[] = {{"error", Level::Error}, {"warn", Level::Warn}, {"warning", Level::Warn},
+               {"info", Level::Info},   {"debug", Level::Debug}, {"0", Level::Error},
+               {"1", Level::Warn},      {"2", Level::Info},  {"3", Level::Debug}};
+  for (const auto &n : names)
+    if (strcasecmp(text, n.name) == 0) return n.level;
+  return Level::Warn;
+}
+
+const char *level_name(Level level) {
+  switch (level) {
+    case Level::Error: return "error";
+    case Level::Warn: return "warning";
+    case Level::Info: return "info";
+    case Level::Debug: return "debug";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Level threshold() {
+  static const Level level = parse_level(std::getenv("NAA_LOG_LEVEL"));
+  return level;
+}
+
+void set_program(const char *name) { program = name; }
+
+void write(Level level, const char *fmt, ...) {
+  char line[1024];
+  int n = std::snprintf(line, sizeof line, "%s[%d]: %s: ", program, static_cast<int>(getpid()),
+                        level_name(level));
+  if (n < 0) return;
+  va_list args;
+  va_start(args, fmt);
+  int m = std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, args);
+  va_end(args);
+  size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
+  if (len > sizeof line - 2) len = sizeof line - 2;  // truncated: keep the newline
+  line[len++] = '\n';
+  // One write(2) so that lines of concurrent threads and processes never interleave.
+  ssize_t ignored = ::write(STDERR_FILENO, line, len);
+  (void)ignored;
+}
+
+}  // namespace naa::log

@@ -1,0 +1,28 @@
+// Diagnostics to stderr, filtered by NAA_LOG_LEVEL (error|warn|info|debug, default warn).
+// Printf-style so that call sites stay one line and cost nothing when filtered out.
+#pragma once
+
+namespace naa::log {
+
+enum class Level { Error = 0, Warn = 1, Info = 2, Debug = 3 };
+
+// The level in force, read once from NAA_LOG_LEVEL.
+Level threshold();
+inline bool enabled(Level level) { return level <= threshold(); }
+
+// Writes one line "libnaa[PID]: LEVEL: message". Thread-safe (one write(2) per line).
+void write(Level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Sets the prefix printed instead of "libnaa" (the server calls itself naa-server).
+void set_program(const char *name);
+
+}  // namespace naa::log
+
+#define NAA_LOG(level, ...)                                              \
+  do {                                                                   \
+    if (::naa::log::enabled(level)) ::naa::log::write(level, __VA_ARGS__); \
+  } while (0)
+#define NAA_LOG_ERROR(...) NAA_LOG(::naa::log::Level::Error, __VA_ARGS__)
+#define NAA_LOG_WARN(...) NAA_LOG(::naa::log::Level::Warn, __VA_ARGS__)
+#define NAA_LOG_INFO(...) NAA_LOG(::naa::log::Level::Info, __VA_ARGS__)
+#define NAA_LOG_DEBUG(...) NAA_LOG(::naa::log::Level::Debug, __VA_ARGS__)

@@ -1,0 +1,16 @@
+// Runtime parameters read from the environment (documented in naa(7), RUNTIME PARAMETERS).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace naa {
+
+// NAA_TIMEOUT: seconds (a decimal number > 0, default 60) that connecting plus MRSP, and each
+// naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
+std::chrono::milliseconds timeout_from_environment();
+
+// NAA_LOCAL_IP: the source address to connect from (empty: let routing choose).
+std::string local_ip_from_environment();
+
+}  // namespace naa

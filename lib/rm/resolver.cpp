@@ -1,0 +1,80 @@
+#include "rm/resolver.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "rm/naa_spec.hpp"
+
+namespace naa::rm {
+namespace {
+
+std::mutex usage_mu;
+std::map<std::string, unsigned> usage;  // "host:port" -> live Targets in this process
+
+std::string key(const std::string &host, uint16_t port) { return host + ":" + std::to_string(port); }
+
+}  // namespace
+
+Target::Target(std::string host, uint16_t port, std::string source)
+    : host_(std::move(host)), port_(port), source_(std::move(source)) {
+  std::lock_guard<std::mutex> lock(usage_mu);
+  ++usage[key(host_, port_)];
+}
+
+Target::~Target() {
+  std::lock_guard<std::mutex> lock(usage_mu);
+  auto it = usage.find(key(host_, port_));
+  if (it != usage.end() && --it->second == 0) usage.erase(it);
+}
+
+std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
+  const char *spec = std::getenv("NAA_SPEC");
+  if (spec == nullptr || *spec == '\0')
+    throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
+                                    ": NAA_SPEC is not set (and no resource manager provided one)");
+  std::vector<NaaEntry> entries;
+  std::string why;
+  if (!parse_naa_spec(spec, entries, &why)) throw Error(NAA_ERR_CONFIG, why);
+
+  const NaaEntry *best = nullptr;
+  size_t best_index = 0;
+  unsigned best_use = 0;
+  std::string codes;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const NaaEntry &e = entries[i];
+    codes += (codes.empty() ? "" : ", ") + std::to_string(e.function_code);
+    if (e.function_code != function_code) continue;
+    if (e.n_inputs != n_inputs)
+      throw Error(NAA_ERR_INVALID_ARGUMENT,
+                  "NAA_SPEC says function code " + std::to_string(function_code) + " at " +
+                      key(e.host, e.port) + " takes " + std::to_string(e.n_inputs) +
+                      " inputs, naa_create was given " + std::to_string(n_inputs));
+    unsigned use;
+    {
+      std::lock_guard<std::mutex> lock(usage_mu);
+      auto it = usage.find(key(e.host, e.port));
+      use = it == usage.end() ? 0 : it->second;
+    }
+    if (best == nullptr || use < best_use) {
+      best = &e;
+      best_index = i;
+      best_use = use;
+    }
+  }
+  if (best == nullptr)
+    throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
+                                    " in NAA_SPEC (it lists codes " + codes + ")");
+  auto target = std::make_unique<Target>(best->host, best->port,
+                                         "NAA_SPEC entry " + std::to_string(best_index + 1));
+  NAA_LOG_INFO("function code %u -> %s:%u (%s)", static_cast<unsigned>(function_code),
+               target->host().c_str(), static_cast<unsigned>(target->port()),
+               target->source().c_str());
+  return target;
+}
+
+}  // namespace naa::rm

@@ -1,0 +1,35 @@
+// Which NAA serves a function code. Today from the environment (NAA_SPEC, as the reference
+// middleware reads it); the Slurm resolver slots in behind the same call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace naa::rm {
+
+// A resolved NAA. While a Target lives it counts as one user of its NAA, so that handles for a
+// function code served by several NAAs are spread over them (fewest current users first).
+class Target {
+ public:
+  Target(std::string host, uint16_t port, std::string source);
+  ~Target();
+  Target(const Target &) = delete;
+  Target &operator=(const Target &) = delete;
+
+  const std::string &host() const { return host_; }
+  uint16_t port() const { return port_; }
+  const std::string &source() const { return source_; }  // how it was found, for log lines
+
+ private:
+  std::string host_;
+  uint16_t port_;
+  std::string source_;
+};
+
+// Throws Error: NAA_ERR_NO_NAA (nothing serves the code; the message says what was tried),
+// NAA_ERR_CONFIG (malformed NAA_SPEC), NAA_ERR_INVALID_ARGUMENT (n_inputs differs from the
+// NAA's parameter count).
+std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs);
+
+}  // namespace naa::rm

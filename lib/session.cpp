@@ -1,0 +1,239 @@
+#include "session.hpp"
+
+#include "error.hpp"
+#include "immediate.hpp"
+#include "log.hpp"
+#include "options.hpp"
+
+namespace naa {
+namespace {
+
+// Completion contexts: which of our posts a completion belongs to.
+enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kWrites = 3, kReplyRecv = 4 };
+
+std::string hex(uint32_t v) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+}  // namespace
+
+Session::Session(transport::Transport &transport, uint8_t function_code,
+                 std::vector<Region> regions, std::unique_ptr<rm::Target> target,
+                 std::chrono::milliseconds timeout)
+    : function_code_(function_code),
+      regions_(std::move(regions)),
+      target_(std::move(target)),
+      timeout_(timeout),
+      request_imm_(imm::host_request(function_code)) {
+  Deadline deadline = Deadline::after(timeout_);
+  ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline);
+  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  for (const Region &r : regions_)
+    region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
+  exchange_memory_regions(deadline);
+  build_chains();
+  NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged",
+               static_cast<unsigned>(function_code_), ep_->peer().c_str(), transport.name(),
+               regions_.size());
+}
+
+Session::~Session() = default;
+
+void Session::exchange_memory_regions(Deadline deadline) {
+  std::vector<uint32_t> sizes;
+  for (const Region &r : regions_) sizes.push_back(r.size);
+  std::vector<uint64_t> placeholders(regions_.size());
+  if (!mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, placeholders.data()))
+    throw Error(NAA_ERR_INVALID_ARGUMENT, "regions too large for the protocol's 56-bit NAA addresses");
+
+  std::vector<mrsp::RequestEntry> request;
+  for (size_t k = 0; k < regions_.size(); ++k)
+    request.push_back({regions_[k].flags, placeholders[k], region_mrs_[k]->remote_addr,
+                       region_mrs_[k]->rkey, regions_[k].size});
+  uint8_t *recv_buf = mrsp_buf_.data();
+  uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
+  size_t len = mrsp::encode_request(request.data(), request.size(), send_buf, mrsp::kBufferSize);
+  if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
+
+  ep_->post_recv(recv_buf, mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+  ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
+
+  bool sent = false;
+  size_t received = 0;
+  bool got_reply = false;
+  while (!sent || !got_reply) {
+    transport::Completion c[4];
+    size_t n = ep_->wait(c, 4, deadline);
+    if (n == 0)
+      throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
+                                   "exchange in time (NAA_TIMEOUT)");
+    for (size_t i = 0; i < n; ++i) {
+      if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend) {
+        sent = true;
+      } else if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
+        got_reply = true;
+        received = c[i].bytes;
+      } else {
+        throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
+      }
+    }
+  }
+
+  mrsp::Message reply;
+  std::string why;
+  if (!mrsp::decode(recv_buf, received, reply, &why))
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
+  if (reply.type == mrsp::Type::Error)
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
+                                      mrsp::error_code_name(reply.error_code) + " (MRSP error " +
+                                      std::to_string(reply.error_code) + ")");
+  if (reply.type != mrsp::Type::Advertise)
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " answered MRSP with message type " +
+                                      std::to_string(static_cast<int>(reply.type)));
+  if (reply.advert.size() != regions_.size())
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " advertised " +
+                                      std::to_string(reply.advert.size()) + " regions for our " +
+                                      std::to_string(regions_.size()));
+  for (size_t k = 0; k < regions_.size(); ++k)
+    if (reply.advert[k].size < regions_[k].size)
+      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " advertised region " +
+                                        std::to_string(k) + " with " + std::to_string(reply.advert[k].size) +
+                                        " bytes, smaller than our " + std::to_string(regions_[k].size));
+  naa_regions_ = std::move(reply.advert);
+}
+
+void Session::build_chains() {
+  std::vector<transport::WriteSegment> all, steady;
+  for (size_t k = 0; k < regions_.size(); ++k) {
+    if (!(regions_[k].flags & mrsp::kInput)) continue;
+    transport::WriteSegment s{region_mrs_[k].get(), 0, regions_[k].size, naa_regions_[k].naa_address,
+                              naa_regions_[k].rkey};
+    all.push_back(s);
+    if (!(regions_[k].flags & mrsp::kSingleSend)) steady.push_back(s);
+  }
+  // Every invocation must end in a write-with-immediate. When all inputs are single-send, later
+  // invocations carry no data: a zero-length write to region 0 (as the spec's error path does,
+  // but with the function code) starts the kernel on the data the NAA kept.
+  if (steady.empty())
+    steady.push_back({region_mrs_[0].get(), 0, 0, naa_regions_[0].naa_address, naa_regions_[0].rkey});
+  first_chain_ = ep_->prepare_writes(all, kWrites);
+  steady_chain_ = ep_->prepare_writes(steady, kWrites);
+}
+
+int Session::fail(const Error &e) {
+  state_ = State::Failed;
+  failed_code_ = e.code();
+  NAA_LOG_ERROR("function code %u at %s: %s", static_cast<unsigned>(function_code_),
+                ep_->peer().c_str(), e.what());
+  return failed_code_;
+}
+
+int Session::invoke() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Running) {
+    NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
+    return NAA_ERR_STATE;
+  }
+  try {
+    if (ep_->immediate_consumes_recv())
+      ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
+    ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_);
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  first_invoked_ = true;
+  writes_pending_ = true;
+  reply_pending_ = true;
+  state_ = State::Running;
+  return NAA_SUCCESS;
+}
+
+void Session::absorb(const transport::Completion &c) {
+  switch (c.kind) {
+    case transport::CompletionKind::Writes:
+      writes_pending_ = false;
+      break;
+    case transport::CompletionKind::RemoteImm:
+      if (!reply_pending_) {
+        NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
+                     ep_->peer().c_str(), hex(c.imm).c_str());
+        break;
+      }
+      reply_ = c;
+      reply_pending_ = false;
+      break;
+    default:
+      NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
+  }
+}
+
+int Session::complete(naa_status *status) {
+  state_ = State::Ready;
+  uint8_t rc = imm::return_code(reply_.imm);
+  if (imm::reply_low_byte(reply_.imm) != 0)
+    NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
+                  hex(reply_.imm).c_str());
+  if (status != nullptr) {
+    status->naa_return_code = rc;
+    status->immediate = reply_.imm;
+    status->bytes_received = reply_.bytes;
+    status->function_code = function_code_;
+  }
+  if (rc != NAA_RC_SUCCESS) {
+    NAA_LOG_INFO("NAA at %s returned code 0x%02x for function code %u", ep_->peer().c_str(), rc,
+                 static_cast<unsigned>(function_code_));
+    return NAA_ERR_NAA;
+  }
+  return NAA_SUCCESS;
+}
+
+int Session::test(bool *flag, naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *flag = false;
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ != State::Running) {
+    NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
+    return NAA_ERR_STATE;
+  }
+  try {
+    transport::Completion c[4];
+    size_t n = ep_->poll(c, 4);
+    for (size_t i = 0; i < n; ++i) absorb(c[i]);
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  if (!finished()) return NAA_SUCCESS;
+  *flag = true;
+  return complete(status);
+}
+
+int Session::wait(naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ != State::Running) {
+    NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
+    return NAA_ERR_STATE;
+  }
+  Deadline deadline = Deadline::after(timeout_);
+  try {
+    while (!finished()) {
+      transport::Completion c[4];
+      size_t n = ep_->wait(c, 4, deadline);
+      if (n == 0) {
+        // The invocation stays in flight: the caller may wait again or finalize.
+        NAA_LOG_ERROR("naa_wait: NAA at %s did not answer within NAA_TIMEOUT (%ld ms)",
+                      ep_->peer().c_str(), static_cast<long>(timeout_.count()));
+        return NAA_ERR_TIMEOUT;
+      }
+      for (size_t i = 0; i < n; ++i) absorb(c[i]);
+    }
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  return complete(status);
+}
+
+}  // namespace naa

@@ -1,0 +1,69 @@
+// One handle's life: connected -> (MRSP) -> ready -> running -> ready ... ; failed after a
+// transport or protocol error (sticky: later calls report it until naa_finalize).
+// Everything an invocation needs (registered memory, both write chains, the immediate) is built
+// here once, so that invoke() only posts.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "error.hpp"
+#include "mrsp.hpp"
+#include "naa.h"
+#include "regions.hpp"
+#include "rm/resolver.hpp"
+#include "transport/transport.hpp"
+
+namespace naa {
+
+class Session {
+ public:
+  // Connects and runs MRSP within `timeout`. Throws Error.
+  Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
+          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout);
+  ~Session();
+
+  // The naa_* semantics, returning naa_error_t codes.
+  int invoke();
+  int test(bool *flag, naa_status *status);
+  int wait(naa_status *status);
+
+ private:
+  enum class State { Ready, Running, Failed };
+
+  void exchange_memory_regions(Deadline deadline);
+  void build_chains();
+  void absorb(const transport::Completion &c);
+  bool finished() const { return !writes_pending_ && !reply_pending_; }
+  int complete(naa_status *status);
+  int fail(const Error &e);
+
+  std::mutex mu_;
+  const uint8_t function_code_;
+  const std::vector<Region> regions_;
+  std::unique_ptr<rm::Target> target_;
+  const std::chrono::milliseconds timeout_;
+  State state_ = State::Ready;
+  int failed_code_ = NAA_SUCCESS;
+
+  // Declared before everything registered with it: members are destroyed in reverse order,
+  // and memory must be deregistered before its endpoint goes.
+  std::unique_ptr<transport::Endpoint> ep_;
+  std::array<uint8_t, 2 * mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
+  std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
+  std::vector<std::unique_ptr<transport::MemoryRegion>> region_mrs_;
+  std::vector<mrsp::AdvertEntry> naa_regions_;
+  std::unique_ptr<transport::WriteChain> first_chain_;   // every input
+  std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
+  bool first_invoked_ = false;
+  uint32_t request_imm_;
+
+  bool writes_pending_ = false;
+  bool reply_pending_ = false;
+  transport::Completion reply_{};
+};
+
+}  // namespace naa

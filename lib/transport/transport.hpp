@@ -1,0 +1,122 @@
+// The transport interface: everything libnaa and naa-server need from a fabric, and nothing
+// more (in the spirit of Mercury's na_class_ops): connect or accept, register memory, post
+// sends/receives for MRSP, post a prepared chain of writes ending in a write-with-immediate,
+// poll and wait for completions with a deadline, disconnect. Both sides of the protocol use it,
+// so every transport serves the client and the software NAA alike.
+//
+// Errors are reported by throwing naa::Error (NAA_ERR_CONNECTION when the peer is gone,
+// NAA_ERR_TRANSPORT for a failed operation, NAA_ERR_NO_RESOURCES for registration failures).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deadline.hpp"
+
+namespace naa::transport {
+
+// A registered buffer. Deregistered when destroyed; must not outlive its endpoint.
+class MemoryRegion {
+ public:
+  virtual ~MemoryRegion() = default;
+  void *addr = nullptr;
+  size_t length = 0;
+  uint32_t rkey = 0;         // the key a peer names in its writes (MRSP's field is 32 bits)
+  uint64_t remote_addr = 0;  // the address a peer writes to for `addr` (VA or 0-based offset)
+};
+
+// One RDMA write of a chain: `length` bytes at `local` + `offset` to remote_addr/rkey.
+struct WriteSegment {
+  const MemoryRegion *local;
+  size_t offset;
+  size_t length;
+  uint64_t remote_addr;
+  uint32_t rkey;
+};
+
+// A chain of writes prepared once (descriptors built, large segments split to the transport's
+// best size) and posted many times: the last write carries the immediate and the solicited bit.
+class WriteChain {
+ public:
+  virtual ~WriteChain() = default;
+};
+
+enum class CompletionKind : uint8_t {
+  Send,       // our MRSP send completed
+  Recv,       // an MRSP message arrived (`bytes` long)
+  Writes,     // a posted chain has completed locally
+  RemoteImm,  // the peer's write-with-immediate arrived: `imm` (host order), `bytes` of its last write
+};
+
+struct Completion {
+  CompletionKind kind;
+  uint64_t context;  // what the caller passed when posting (0 for RemoteImm)
+  size_t bytes;
+  uint32_t imm;
+};
+
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;  // disconnects and releases the endpoint's resources
+
+  // Server side only: complete (accept) or refuse (reject) a connection request.
+  virtual void accept(Deadline deadline) = 0;
+  virtual void reject(const char *reason) = 0;
+
+  // `remote_write`: the peer may write into the buffer; otherwise local use only.
+  virtual std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
+                                                        bool remote_write) = 0;
+
+  virtual void post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) = 0;
+  // Sent with the solicited-event bit, as MRSP requires.
+  virtual void post_send(const void *buf, size_t length, const MemoryRegion &mr,
+                         uint64_t context) = 0;
+
+  // A receive for the peer's write-with-immediate is needed only where the fabric consumes one
+  // (verbs always does; libfabric providers without FI_RX_CQ_DATA do not).
+  virtual bool immediate_consumes_recv() const = 0;
+
+  // `segments` must not be empty; a zero-length segment is a valid write (the spec uses one
+  // when an immediate has no data to carry).
+  virtual std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
+                                                     uint64_t context) = 0;
+  // Posts the chain; its completion is one CompletionKind::Writes with the chain's context.
+  virtual void post_writes(WriteChain &chain, uint32_t imm) = 0;
+
+  // Non-blocking: up to `max` completions, 0 if none. Throws when the peer is gone.
+  virtual size_t poll(Completion *out, size_t max) = 0;
+  // Blocks until at least one completion or the deadline (then returns 0).
+  virtual size_t wait(Completion *out, size_t max, Deadline deadline) = 0;
+
+  virtual const std::string &peer() const = 0;  // "host:port", for log lines
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual uint16_t port() const = 0;  // the bound port (useful after listening on port 0)
+  // The next connection request, not yet accepted, or nullptr when the deadline passes.
+  virtual std::unique_ptr<Endpoint> next_request(Deadline deadline) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char *name() const = 0;
+  // `local_ip` (may be empty) pins the source address, like the reference's NAA_LOCAL_IP.
+  virtual std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
+                                            const std::string &local_ip, Deadline deadline) = 0;
+  virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
+};
+
+// Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
+// it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
+std::unique_ptr<Transport> open_transport(const std::string &name);
+
+// The name in force: NAA_TRANSPORT, or "auto".
+std::string transport_from_environment();
+
+}  // namespace naa::transport

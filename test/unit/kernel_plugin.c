@@ -1,0 +1,23 @@
+/* Test plugin for naa-server's kernel loading. Its kernel inverts the outputs, a
+ * change no built-in kernel makes, so a test can tell that it ran. */
+#include "naa_kernel.h"
+
+static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  for (size_t r = 0; r < n_regions; r++) {
+    uint8_t *bytes = regions[r].addr;
+    if (regions[r].flags & NAA_REGION_OUTPUT)
+      for (size_t i = 0; i < regions[r].size; i++) bytes[i] ^= 0xff;
+  }
+  return 0;
+}
+
+static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}};
+
+const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
+{
+  *abi_version = NAA_KERNEL_ABI_VERSION;
+  *count = sizeof kernels / sizeof kernels[0];
+  return kernels;
+}

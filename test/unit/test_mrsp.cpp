@@ -1,0 +1,364 @@
+// MRSP codec and immediates against the byte-exact examples of mrsp-spec.md section 8.
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+// cmocka 1.1.5 does not declare its functions extern "C" itself.
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "immediate.hpp"
+#include "mrsp.hpp"
+
+using namespace naa;
+
+namespace {
+
+// Spec 8: INPUT|OUTPUT region, NAA address 0x112233445566, host address 0x00007F0011223344,
+// rkey 0xAABBCCDD, size 4096.
+const mrsp::RequestEntry kExampleEntry{mrsp::kInput | mrsp::kOutput, 0x112233445566,
+                                       0x00007F0011223344, 0xAABBCCDD, 4096};
+const uint8_t kExampleEntryBytes[24] = {0x0c, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+                                        0x00, 0x00, 0x7f, 0x00, 0x11, 0x22, 0x33, 0x44,
+                                        0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x00, 0x10, 0x00};
+
+// Decodes from a heap copy of exactly len bytes so that AddressSanitizer catches any read past it.
+bool decode_exact(const uint8_t *bytes, size_t len, mrsp::Message &msg, std::string *why = nullptr) {
+  std::vector<uint8_t> copy(bytes, bytes + len);
+  return mrsp::decode(copy.data(), copy.size(), msg, why);
+}
+
+// A well-formed AAR of n entries, used as the base for corrupted variants.
+std::vector<uint8_t> valid_request(size_t n) {
+  std::vector<mrsp::RequestEntry> entries(n, kExampleEntry);
+  std::vector<uint8_t> buf(mrsp::kBufferSize);
+  buf.resize(mrsp::encode_request(entries.data(), n, buf.data(), buf.size()));
+  assert_int_equal(buf.size(), mrsp::kHeaderSize + n * mrsp::kRequestEntrySize);
+  return buf;
+}
+
+void assert_rejected(const std::vector<uint8_t> &bytes) {
+  mrsp::Message msg;
+  std::string why;
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why));
+  assert_false(why.empty());
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, nullptr));
+}
+
+void assert_entry_equal(const mrsp::RequestEntry &a, const mrsp::RequestEntry &b) {
+  assert_int_equal(a.flags, b.flags);
+  assert_int_equal(a.naa_address, b.naa_address);
+  assert_int_equal(a.host_address, b.host_address);
+  assert_int_equal(a.host_rkey, b.host_rkey);
+  assert_int_equal(a.size, b.size);
+}
+
+void aar_example_bytes(void **) {
+  uint8_t buf[mrsp::kBufferSize];
+  memset(buf, 0xee, sizeof buf);
+  assert_int_equal(mrsp::encode_request(&kExampleEntry, 1, buf, sizeof buf), 28);
+  const uint8_t header[4] = {0x01, 0x01, 0x00, 0x00};
+  assert_memory_equal(buf, header, 4);
+  assert_memory_equal(buf + 4, kExampleEntryBytes, 24);
+  assert_int_equal(buf[28], 0xee);  // nothing written beyond the message
+}
+
+void aar_example_decodes(void **) {
+  uint8_t bytes[28] = {0x01, 0x01, 0x00, 0x00};
+  memcpy(bytes + 4, kExampleEntryBytes, 24);
+  mrsp::Message msg;
+  std::string why;
+  assert_true(decode_exact(bytes, sizeof bytes, msg, &why));
+  assert_int_equal(static_cast<int>(msg.type), static_cast<int>(mrsp::Type::AdvertiseRequest));
+  assert_int_equal(msg.request.size(), 1);
+  assert_int_equal(msg.advert.size(), 0);
+  assert_entry_equal(msg.request[0], kExampleEntry);
+}
+
+void host_immediate_examples(void **) {
+  constexpr uint32_t v = imm::host_request(3, 0xA1, 0xB2, 0xC3);
+  static_assert(v == 0xC3B2A183);
+  const uint32_t wire = htonl(v);
+  const uint8_t expected[4] = {0xc3, 0xb2, 0xa1, 0x83};
+  assert_memory_equal(&wire, expected, 4);
+
+  const uint32_t plain = htonl(imm::host_request(3));
+  const uint8_t expected_plain[4] = {0x00, 0x00, 0x00, 0x83};
+  assert_memory_equal(&plain, expected_plain, 4);
+
+  assert_int_equal(imm::function_code(v), 3);
+  assert_int_equal(imm::user_data(v), 0xC3B2A100);
+  assert_true(imm::is_start(v));
+  assert_false(imm::is_start(0));
+  assert_int_equal(imm::function_code(imm::host_request(127)), 127);
+  assert_int_equal(imm::host_request(127), 0xff);
+}
+
+void naa_immediate_examples(void **) {
+  const uint32_t success = htonl(imm::naa_reply(0));
+  const uint8_t expected_success[4] = {0x00, 0x00, 0x00, 0x00};
+  assert_memory_equal(&success, expected_success, 4);
+
+  static_assert(imm::naa_reply(0x10) == 0x1000);
+  const uint32_t error = htonl(imm::naa_reply(0x10));
+  const uint8_t expected_error[4] = {0x00, 0x00, 0x10, 0x00};
+  assert_memory_equal(&error, expected_error, 4);
+
+  assert_int_equal(imm::return_code(0x1000), 0x10);
+  assert_int_equal(imm::reply_low_byte(0x1000), 0);
+  // A low byte (e.g. an echoed function code) does not change the return code.
+  assert_int_equal(imm::return_code(0x1083), 0x10);
+  assert_int_equal(imm::reply_low_byte(0x1083), 0x83);
+  assert_int_equal(imm::return_code(0xff00ab00), 0xab);  // only 8 bits of R >> 8
+}
+
+void request_round_trip(void **) {
+  const mrsp::RequestEntry entries[] = {
+      {mrsp::kInput, 0, 0x1000, 0x11, 1},
+      {mrsp::kInput | mrsp::kSingleSend, 0x2000, 0xffffffffffffffff, 0xffffffff, 0xffffffff},
+      {mrsp::kOutput, mrsp::kMaxNaaAddress, 0x3000, 0x33, 4096},
+      {0, 0x4000, 0x4000, 0x44, 7},  // neither INPUT nor OUTPUT: legal but useless
+      {mrsp::kInternal, 0x5000, 0, 0, 8192},
+  };
+  uint8_t buf[mrsp::kBufferSize];
+  const size_t len = mrsp::encode_request(entries, 5, buf, sizeof buf);
+  assert_int_equal(len, 4 + 5 * 24);
+  // flags and the 56-bit address share the first 8 bytes.
+  const uint8_t third[8] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  assert_memory_equal(buf + 4 + 2 * 24, third, 8);
+
+  mrsp::Message msg;
+  assert_true(decode_exact(buf, len, msg));
+  assert_int_equal(msg.request.size(), 5);
+  for (size_t k = 0; k < 5; ++k) assert_entry_equal(msg.request[k], entries[k]);
+}
+
+void advert_round_trip(void **) {
+  const mrsp::AdvertEntry entries[] = {{0x00007f0011223344, 0xaabbccdd, 4096},
+                                       {0xfedcba9876543210, 0x01020304, 0x05060708}};
+  uint8_t buf[mrsp::kBufferSize];
+  const size_t len = mrsp::encode_advert(entries, 2, buf, sizeof buf);
+  assert_int_equal(len, 36);
+  const uint8_t expected[36] = {0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x11,
+                                0x22, 0x33, 0x44, 0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x00,
+                                0x10, 0x00, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32,
+                                0x10, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+  assert_memory_equal(buf, expected, 36);
+
+  mrsp::Message msg;
+  assert_true(decode_exact(buf, len, msg));
+  assert_int_equal(static_cast<int>(msg.type), static_cast<int>(mrsp::Type::Advertise));
+  assert_int_equal(msg.advert.size(), 2);
+  assert_int_equal(msg.request.size(), 0);
+  for (size_t k = 0; k < 2; ++k) {
+    assert_int_equal(msg.advert[k].naa_address, entries[k].naa_address);
+    assert_int_equal(msg.advert[k].rkey, entries[k].rkey);
+    assert_int_equal(msg.advert[k].size, entries[k].size);
+  }
+}
+
+void error_round_trip(void **) {
+  uint8_t buf[4];
+  assert_int_equal(mrsp::encode_error(mrsp::ErrorCode::TooManyRegions, buf, 4), 4);
+  const uint8_t expected[4] = {0x00, 0x03, 0x00, 0x00};
+  assert_memory_equal(buf, expected, 4);
+  assert_int_equal(mrsp::encode_error(mrsp::ErrorCode::NoMemory, buf, 3), 0);
+
+  mrsp::Message msg;
+  assert_true(decode_exact(buf, 4, msg));
+  assert_int_equal(static_cast<int>(msg.type), static_cast<int>(mrsp::Type::Error));
+  assert_int_equal(msg.error_code, 0x03);
+
+  // The reference sender leaves the padding uninitialised.
+  const uint8_t dirty[4] = {0x00, 0x02, 0xde, 0xad};
+  assert_true(decode_exact(dirty, 4, msg));
+  assert_int_equal(msg.error_code, 0x02);
+  assert_rejected({0x00, 0x01, 0x00});
+
+  assert_string_equal(mrsp::error_code_name(0x01), "not enough memory");
+  assert_string_equal(mrsp::error_code_name(0x02), "invalid address");
+  assert_string_equal(mrsp::error_code_name(0x03), "too many regions");
+  assert_string_equal(mrsp::error_code_name(0x00), "unknown MRSP error");
+  assert_string_equal(mrsp::error_code_name(0xff), "unknown MRSP error");
+}
+
+void max_counts(void **) {
+  uint8_t buf[1200];  // room for a 32nd / 48th entry, so only the count can be refused
+  const std::vector<mrsp::RequestEntry> requests(32, kExampleEntry);
+  const std::vector<mrsp::AdvertEntry> adverts(48, mrsp::AdvertEntry{0x1000, 1, 4096});
+  mrsp::Message msg;
+
+  assert_int_equal(mrsp::encode_request(requests.data(), 31, buf, mrsp::kBufferSize), 748);
+  assert_true(decode_exact(buf, 748, msg));
+  assert_int_equal(msg.request.size(), 31);
+  assert_int_equal(mrsp::encode_request(requests.data(), 32, buf, sizeof buf), 0);
+
+  assert_int_equal(mrsp::encode_advert(adverts.data(), 47, buf, mrsp::kBufferSize), 756);
+  assert_true(decode_exact(buf, 756, msg));
+  assert_int_equal(msg.advert.size(), 47);
+  assert_int_equal(mrsp::encode_advert(adverts.data(), 48, buf, sizeof buf), 0);
+}
+
+void encoder_limits(void **) {
+  uint8_t buf[mrsp::kBufferSize];
+  const mrsp::AdvertEntry advert{0x1000, 1, 4096};
+  assert_int_equal(mrsp::encode_request(&kExampleEntry, 0, buf, sizeof buf), 0);
+  assert_int_equal(mrsp::encode_advert(&advert, 0, buf, sizeof buf), 0);
+  assert_int_equal(mrsp::encode_request(&kExampleEntry, 1, buf, 27), 0);
+  assert_int_equal(mrsp::encode_request(&kExampleEntry, 1, buf, 28), 28);
+  assert_int_equal(mrsp::encode_advert(&advert, 1, buf, 19), 0);
+  assert_int_equal(mrsp::encode_advert(&advert, 1, buf, 20), 20);
+
+  mrsp::RequestEntry wide = kExampleEntry;
+  wide.naa_address = mrsp::kMaxNaaAddress + 1;
+  assert_int_equal(mrsp::encode_request(&wide, 1, buf, sizeof buf), 0);
+}
+
+void decode_rejects_truncation(void **) {
+  for (size_t len = 0; len < 4; ++len) assert_rejected(std::vector<uint8_t>(len, 0x00));
+
+  std::vector<uint8_t> request = valid_request(2);
+  request.pop_back();
+  assert_rejected(request);
+  assert_rejected({0x01, 0x01, 0x00, 0x00});
+
+  uint8_t buf[mrsp::kBufferSize];
+  const mrsp::AdvertEntry advert{0x1000, 1, 4096};
+  const size_t len = mrsp::encode_advert(&advert, 1, buf, sizeof buf);
+  assert_rejected(std::vector<uint8_t>(buf, buf + len - 1));
+
+  mrsp::Message msg;
+  std::string why;
+  request = valid_request(1);
+  request[1] = 2;  // claims an entry that was never sent
+  assert_false(decode_exact(request.data(), request.size(), msg, &why));
+  assert_string_equal(why.c_str(), "advertise-request of 2 entries needs 52 bytes, got 28");
+}
+
+void decode_rejects_counts(void **) {
+  // Full 768-byte buffers, so that only the count itself can be the reason.
+  for (uint8_t type : {0x01, 0x02})
+    for (uint8_t count : {0, 32, 48, 255}) {
+      if (type == 0x02 && count == 32) continue;  // 32 adverts are fine
+      std::vector<uint8_t> bytes(mrsp::kBufferSize, 0x00);
+      bytes[0] = type;
+      bytes[1] = count;
+      for (size_t k = 4; k < bytes.size(); k += 24) bytes[k] = mrsp::kInput;
+      assert_rejected(bytes);
+    }
+
+  mrsp::Message msg;
+  std::string why;
+  std::vector<uint8_t> bytes(mrsp::kBufferSize, 0x00);
+  bytes[0] = 0x01;
+  bytes[1] = 40;
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why));
+  assert_string_equal(why.c_str(), "advertise-request count 40 exceeds 31");
+}
+
+void decode_rejects_types(void **) {
+  std::vector<uint8_t> bytes = valid_request(1);
+  for (uint8_t type : {0x03, 0x04, 0x7f, 0x80, 0xff}) {
+    bytes[0] = type;
+    assert_rejected(bytes);
+  }
+  mrsp::Message msg;
+  std::string why;
+  bytes[0] = 0x03;
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why));
+  assert_string_equal(why.c_str(), "message type 0x03 (request only) is reserved");
+}
+
+void decode_checks_flags(void **) {
+  std::vector<uint8_t> bytes = valid_request(3);
+  const size_t last_flags = 4 + 2 * 24;  // a bad entry after good ones
+  for (uint8_t flags : {0x03, 0x05, 0x09, 0x0d, 0x0f, 0x02, 0x0a, 0x10, 0x80, 0x14}) {
+    bytes[last_flags] = flags;
+    assert_rejected(bytes);
+  }
+  mrsp::Message msg;
+  for (uint8_t flags : {0x00, 0x01, 0x04, 0x08, 0x0c, 0x06, 0x0e}) {
+    bytes[last_flags] = flags;
+    assert_true(decode_exact(bytes.data(), bytes.size(), msg));
+    assert_int_equal(msg.request[2].flags, flags);
+  }
+  std::string why;
+  bytes[last_flags] = 0x03;
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why));
+  assert_string_equal(why.c_str(),
+                      "advertise-request entry 2 flags 0x03: INTERNAL combined with other flags");
+}
+
+void decode_tolerates_extra_bytes(void **) {
+  std::vector<uint8_t> bytes = valid_request(1);
+  bytes[2] = bytes[3] = 0xff;                    // header padding
+  bytes.resize(mrsp::kBufferSize, 0xab);  // trailing garbage
+  mrsp::Message msg;
+  assert_true(decode_exact(bytes.data(), bytes.size(), msg));
+  assert_int_equal(msg.request.size(), 1);
+  assert_entry_equal(msg.request[0], kExampleEntry);
+}
+
+void placeholder_examples(void **) {
+  const uint32_t sizes[] = {1, 4096, 4097, 0, 8192};
+  uint64_t out[5];
+  assert_true(mrsp::placeholder_addresses(sizes, 3, 0, out));
+  assert_int_equal(out[0], 0);
+  assert_int_equal(out[1], 4096);
+  assert_int_equal(out[2], 8192);
+
+  assert_true(mrsp::placeholder_addresses(sizes, 5, 0x100000, out));
+  const uint64_t expected[5] = {0x100000, 0x101000, 0x102000, 0x104000, 0x104000};
+  assert_memory_equal(out, expected, sizeof expected);
+  assert_true(mrsp::placeholder_addresses(sizes, 0, 0, out));
+}
+
+void placeholder_overflow(void **) {
+  const uint64_t last_page = mrsp::kMaxNaaAddress + 1 - 4096;
+  const uint32_t page[] = {4096, 1};
+  uint64_t out[2];
+  assert_true(mrsp::placeholder_addresses(page, 1, last_page, out));
+  assert_int_equal(out[0], last_page);
+  assert_false(mrsp::placeholder_addresses(page, 2, last_page, out));
+  assert_false(mrsp::placeholder_addresses(page, 1, last_page + 1, out));
+
+  const uint32_t empty[] = {0};
+  assert_true(mrsp::placeholder_addresses(empty, 1, mrsp::kMaxNaaAddress, out));
+  assert_false(mrsp::placeholder_addresses(empty, 1, mrsp::kMaxNaaAddress + 1, out));
+  assert_false(mrsp::placeholder_addresses(empty, 1, UINT64_MAX, out));
+
+  const uint32_t huge[] = {0xffffffff};
+  assert_false(mrsp::placeholder_addresses(huge, 1, mrsp::kMaxNaaAddress - 0xffffe000, out));
+  assert_true(mrsp::placeholder_addresses(huge, 1, mrsp::kMaxNaaAddress + 1 - 0x100000000, out));
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(aar_example_bytes),
+      cmocka_unit_test(aar_example_decodes),
+      cmocka_unit_test(host_immediate_examples),
+      cmocka_unit_test(naa_immediate_examples),
+      cmocka_unit_test(request_round_trip),
+      cmocka_unit_test(advert_round_trip),
+      cmocka_unit_test(error_round_trip),
+      cmocka_unit_test(max_counts),
+      cmocka_unit_test(encoder_limits),
+      cmocka_unit_test(decode_rejects_truncation),
+      cmocka_unit_test(decode_rejects_counts),
+      cmocka_unit_test(decode_rejects_types),
+      cmocka_unit_test(decode_checks_flags),
+      cmocka_unit_test(decode_tolerates_extra_bytes),
+      cmocka_unit_test(placeholder_examples),
+      cmocka_unit_test(placeholder_overflow),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

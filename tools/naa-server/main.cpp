@@ -1,0 +1,170 @@
+// naa-server: a software network-attached accelerator speaking the NAAICE wire protocol.
+#include <getopt.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "config.h"
+#include "error.hpp"
+#include "kernels.hpp"
+#include "log.hpp"
+#include "server.hpp"
+
+namespace {
+
+std::atomic<bool> stop_requested{false};
+
+void on_signal(int) { stop_requested.store(true); }
+
+void usage(FILE *out) {
+  std::fprintf(out,
+      "Usage: naa-server [OPTION]...\n"
+      "Serve NAA kernels to libnaa (and NAAICE reference) clients.\n"
+      "\n"
+      "  -a, --address ADDR       listen on ADDR (default 0.0.0.0)\n"
+      "  -p, --port PORT          listen on PORT (default 12345; 0 picks a free port)\n"
+      "  -t, --transport NAME     auto, ofi, ofi+PROVIDER (default: $NAA_TRANSPORT or auto)\n"
+      "  -k, --kernel PATH        load kernels from the shared object PATH (repeatable;\n"
+      "                           see naa_kernel.h for the kernel ABI)\n"
+      "  -c, --max-clients N      refuse connections beyond N clients (default 64)\n"
+      "  -m, --client-memory SIZE bytes one client may allocate (default 1G)\n"
+      "  -M, --total-memory SIZE  bytes all clients together may allocate (default 4G)\n"
+      "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
+      "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
+      "  -l, --list-kernels       print the available kernels and exit\n"
+      "  -v, --verbose            log at info level (NAA_LOG_LEVEL=debug for more)\n"
+      "  -h, --help               show this help and exit\n"
+      "  -V, --version            show the version and exit\n"
+      "\n"
+      "SIZE takes a K, M or G suffix (powers of 1024). The server stops cleanly on SIGINT or\n"
+      "SIGTERM. Built-in function codes: 1 add1, 2 add2, 3 noop, 10 vecadd_f64, 11 daxpy,\n"
+      "12 dgemm; an unknown code is answered with return code 0x7f.\n");
+}
+
+bool parse_size(const char *text, uint64_t *out) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (end == text || errno != 0 || text[0] == '-') return false;
+  unsigned shift = 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'g': case 'G': shift = 30; ++end; break;
+    default: return false;
+  }
+  if (*end != '\0' || v > (UINT64_MAX >> shift)) return false;
+  *out = static_cast<uint64_t>(v) << shift;
+  return true;
+}
+
+bool parse_uint(const char *text, unsigned long max, unsigned long *out) {
+  char *end = nullptr;
+  errno = 0;
+  unsigned long v = std::strtoul(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || text[0] == '-' || v > max) return false;
+  *out = v;
+  return true;
+}
+
+[[noreturn]] void bad_option(const char *option, const char *value) {
+  std::fprintf(stderr, "naa-server: invalid value '%s' for %s (try --help)\n", value, option);
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  naa::log::set_program("naa-server");
+  naa::server::ServerOptions options;
+  if (const char *t = std::getenv("NAA_TRANSPORT"); t != nullptr && *t != '\0') options.transport = t;
+  std::vector<std::string> plugins;
+  bool list_only = false;
+
+  static const option long_options[] = {
+      {"address", required_argument, nullptr, 'a'},  {"port", required_argument, nullptr, 'p'},
+      {"transport", required_argument, nullptr, 't'}, {"kernel", required_argument, nullptr, 'k'},
+      {"max-clients", required_argument, nullptr, 'c'},
+      {"client-memory", required_argument, nullptr, 'm'},
+      {"total-memory", required_argument, nullptr, 'M'},
+      {"mrsp-timeout", required_argument, nullptr, 'T'},
+      {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
+      {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
+  int opt;
+  unsigned long n;
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:r:lvhV", long_options, nullptr)) != -1) {
+    switch (opt) {
+      case 'a': options.address = optarg; break;
+      case 'p':
+        if (!parse_uint(optarg, 65535, &n)) bad_option("--port", optarg);
+        options.port = static_cast<uint16_t>(n);
+        break;
+      case 't': options.transport = optarg; break;
+      case 'k': plugins.emplace_back(optarg); break;
+      case 'c':
+        if (!parse_uint(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
+        options.max_clients = static_cast<unsigned>(n);
+        break;
+      case 'm':
+        if (!parse_size(optarg, &options.client_memory)) bad_option("--client-memory", optarg);
+        break;
+      case 'M':
+        if (!parse_size(optarg, &options.total_memory)) bad_option("--total-memory", optarg);
+        break;
+      case 'T':
+        if (!parse_uint(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
+        options.mrsp_timeout = std::chrono::seconds(n);
+        break;
+      case 'r': options.ready_file = optarg; break;
+      case 'l': list_only = true; break;
+      case 'v': if (!std::getenv("NAA_LOG_LEVEL")) setenv("NAA_LOG_LEVEL", "info", 1); break;
+      case 'h': usage(stdout); return 0;
+      case 'V': std::printf("naa-server (libnaa) %s\n", PACKAGE_VERSION); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    std::fprintf(stderr, "naa-server: unexpected argument '%s' (try --help)\n", argv[optind]);
+    return 2;
+  }
+
+  naa::server::KernelRegistry kernels;
+  for (const std::string &path : plugins) {
+    std::string error;
+    if (!kernels.load_plugin(path, &error)) {
+      std::fprintf(stderr, "naa-server: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  if (list_only) {
+    for (const naa_kernel *k : kernels.list()) std::printf("%3u  %s\n", k->function_code, k->name);
+    return 0;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a vanished TCP peer must not kill the server
+
+  try {
+    naa::server::Server server(options, kernels);
+    std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s, %zu kernels)\n",
+                 options.address.c_str(), static_cast<unsigned>(server.port()),
+                 server.transport_name(), kernels.list().size());
+    server.run(stop_requested);
+    std::fprintf(stderr, "naa-server: stopped\n");
+  } catch (const naa::Error &e) {
+    std::fprintf(stderr, "naa-server: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
