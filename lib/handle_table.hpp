@@ -29,8 +29,7 @@ class HandleTable {
       slots_.emplace_back();
     }
     Slot &slot = slots_[index];
-    slot.generation = static_cast<uint16_t>(slot.generation + 1);
-    if (slot.generation == 0) slot.generation = 1;
+    ++slot.generation;  // never wraps: remove() retires a slot at the last generation
     slot.object = std::move(object);
     return pack(index, slot.generation);
   }
@@ -47,7 +46,9 @@ class HandleTable {
     Slot *slot = const_cast<Slot *>(lookup(id));
     if (slot == nullptr) return nullptr;
     std::shared_ptr<T> object = std::move(slot->object);
-    free_.push_back(static_cast<uint32_t>(id & 0xffffffffu) - 1);
+    // A slot whose generation is used up is retired, not reused: otherwise a stale id would
+    // name a live handle again after 65535 reuses. It costs one slot per 65535 handles.
+    if (slot->generation != UINT16_MAX) free_.push_back(static_cast<uint32_t>(id & 0xffffffffu) - 1);
     return object;
   }
 

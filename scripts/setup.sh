@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages), then configures and builds libnaa out of tree
+# in ${NAA_BUILD_DIR:-_build}. Sourced by demo.sh and test.sh; safe to run again.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${NAA_BUILD_DIR:-$top/_build}
+
+packages=(g++ gcc make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
+          libcmocka-dev libibverbs-dev librdmacm-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=()
+  [[ $(id -u) == 0 ]] || sudo=(sudo)
+  echo "setup: installing ${missing[*]}" >&2
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cd "$top"
+[[ -x configure && configure -nt configure.ac && Makefile.in -nt Makefile.am ]] || autoreconf -fi
+mkdir -p "$build"
+cd "$build"
+[[ -f Makefile && config.status -nt "$top/configure" ]] || "$top/configure" --enable-werror ${NAA_CONFIGURE_FLAGS:-}
+make -j"$(nproc)"

@@ -1,0 +1,113 @@
+#define _POSIX_C_SOURCE 200809L
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+int test_server_start(test_server *s, const char *const *extra) {
+  const char *binary = getenv("NAA_SERVER");
+  if (binary == NULL) {
+    fprintf(stderr, "test_server: NAA_SERVER is not set (run through make check)\n");
+    return -1;
+  }
+  strcpy(s->dir, "/tmp/naa-test-XXXXXX");
+  if (mkdtemp(s->dir) == NULL) return -1;
+  char ready[128];
+  snprintf(ready, sizeof ready, "%s/port", s->dir);
+
+  const char *argv[32] = {binary, "--address", "127.0.0.1", "--port", "0", "--ready-file", ready};
+  int argc = 7;
+  for (; extra != NULL && *extra != NULL && argc < 31; extra++) argv[argc++] = *extra;
+  argv[argc] = NULL;
+
+  s->pid = fork();
+  if (s->pid < 0) return -1;
+  if (s->pid == 0) {
+    execv(binary, (char *const *)argv);
+    _exit(127);
+  }
+  for (int waited = 0; waited < 10000; waited += 10) { /* 10 s: generous for a loaded CI */
+    FILE *f = fopen(ready, "r");
+    if (f != NULL) {
+      int ok = fscanf(f, "%d", &s->port) == 1;
+      fclose(f);
+      if (ok) return 0;
+    }
+    int status;
+    if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+      fprintf(stderr, "test_server: naa-server exited before it was ready\n");
+      return -1;
+    }
+    sleep_ms(10);
+  }
+  fprintf(stderr, "test_server: naa-server not ready after 10 s\n");
+  test_server_kill(s);
+  return -1;
+}
+
+static void cleanup_dir(test_server *s) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/port", s->dir);
+  unlink(path);
+  rmdir(s->dir);
+}
+
+int test_server_stop(test_server *s) {
+  if (s->pid <= 0) return -1;
+  kill(s->pid, SIGTERM);
+  int status = 0;
+  for (int waited = 0; waited < 10000; waited += 10) {
+    if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+      s->pid = 0;
+      cleanup_dir(s);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    sleep_ms(10);
+  }
+  test_server_kill(s);
+  return -1;
+}
+
+void test_server_kill(test_server *s) {
+  if (s->pid <= 0) return;
+  kill(s->pid, SIGKILL);
+  waitpid(s->pid, NULL, 0);
+  s->pid = 0;
+  cleanup_dir(s);
+}
+
+void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs) {
+  char spec[64];
+  snprintf(spec, sizeof spec, "127.0.0.1:%d:%u:%u", s->port, fncode, n_inputs);
+  setenv("NAA_SPEC", spec, 1);
+}
+
+int test_unused_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+      getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}

@@ -1,0 +1,26 @@
+/* A naa-server child process for integration tests: started on a free loopback port, stopped
+ * with SIGTERM (SIGKILL if it does not stop). The binary is $NAA_SERVER (set by make check). */
+#ifndef NAA_TEST_SERVER_H
+#define NAA_TEST_SERVER_H
+
+#include <sys/types.h>
+
+typedef struct test_server {
+  pid_t pid;
+  int port;
+  char dir[64];
+} test_server;
+
+/* extra: NULL-terminated additional naa-server arguments, or NULL. 0 on success. */
+int test_server_start(test_server *s, const char *const *extra);
+/* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
+int test_server_stop(test_server *s);
+void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */
+
+/* Sets NAA_SPEC to "127.0.0.1:PORT:FNCODE:N_INPUTS". */
+void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs);
+
+/* A loopback TCP port nobody listens on (bound, then released). */
+int test_unused_port(void);
+
+#endif
