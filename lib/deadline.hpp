@@ -10,7 +10,10 @@ class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  static Deadline after(std::chrono::milliseconds span) { return Deadline(Clock::now() + span); }
+  template <class Rep, class Period>
+  static Deadline after(std::chrono::duration<Rep, Period> span) {
+    return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(span));
+  }
   static Deadline now() { return Deadline(Clock::now()); }
 
   bool expired() const { return Clock::now() >= at_; }

@@ -22,6 +22,24 @@ std::chrono::milliseconds timeout_from_environment() {
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));
 }
 
+Progress progress_from_environment() {
+  Progress p;
+  const char *mode = std::getenv("NAA_PROGRESS");
+  std::string m = mode != nullptr ? mode : "";
+  if (m == "spin") p.mode = Progress::Mode::Spin;
+  else if (m == "block") p.mode = Progress::Mode::Block;
+  else if (m.empty() || m == "spin-then-block") p.mode = Progress::Mode::SpinThenBlock;
+  else throw Error(NAA_ERR_CONFIG, "NAA_PROGRESS '" + m + "' is not spin, block or spin-then-block");
+  if (const char *us = std::getenv("NAA_SPIN_US"); us != nullptr && *us != '\0') {
+    char *end = nullptr;
+    long v = std::strtol(us, &end, 10);
+    if (*end != '\0' || v < 0 || v > 10000000)
+      throw Error(NAA_ERR_CONFIG, std::string("NAA_SPIN_US '") + us + "' is not 0..10000000");
+    p.spin = std::chrono::microseconds(v);
+  }
+  return p;
+}
+
 std::string local_ip_from_environment() {
   const char *ip = std::getenv("NAA_LOCAL_IP");
   return ip != nullptr ? ip : "";

@@ -10,6 +10,15 @@ namespace naa {
 // naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
 std::chrono::milliseconds timeout_from_environment();
 
+// NAA_PROGRESS: how naa_wait waits. spin: poll until done (lowest latency, burns the core);
+// block: sleep in the transport until a completion arrives (frees the core, adds a wake-up);
+// spin-then-block (default): poll for NAA_SPIN_US microseconds (default 100), then block.
+struct Progress {
+  enum class Mode { Spin, Block, SpinThenBlock } mode = Mode::SpinThenBlock;
+  std::chrono::microseconds spin{100};
+};
+Progress progress_from_environment();
+
 // NAA_LOCAL_IP: the source address to connect from (empty: let routing choose).
 std::string local_ip_from_environment();
 

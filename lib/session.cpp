@@ -3,7 +3,6 @@
 #include "error.hpp"
 #include "immediate.hpp"
 #include "log.hpp"
-#include "options.hpp"
 
 namespace naa {
 namespace {
@@ -21,11 +20,12 @@ std::string hex(uint32_t v) {
 
 Session::Session(transport::Transport &transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 std::chrono::milliseconds timeout)
+                 std::chrono::milliseconds timeout, Progress progress)
     : function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
       timeout_(timeout),
+      progress_(progress),
       request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(timeout_);
   ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline);
@@ -170,6 +170,12 @@ void Session::absorb(const transport::Completion &c) {
   }
 }
 
+void Session::poll_once() {
+  transport::Completion c[4];
+  size_t n = ep_->poll(c, 4);
+  for (size_t i = 0; i < n; ++i) absorb(c[i]);
+}
+
 int Session::complete(naa_status *status) {
   state_ = State::Ready;
   uint8_t rc = imm::return_code(reply_.imm);
@@ -199,9 +205,7 @@ int Session::test(bool *flag, naa_status *status) {
     return NAA_ERR_STATE;
   }
   try {
-    transport::Completion c[4];
-    size_t n = ep_->poll(c, 4);
-    for (size_t i = 0; i < n; ++i) absorb(c[i]);
+    poll_once();
   } catch (const Error &e) {
     return fail(e);
   }
@@ -219,6 +223,16 @@ int Session::wait(naa_status *status) {
   }
   Deadline deadline = Deadline::after(timeout_);
   try {
+    if (progress_.mode != Progress::Mode::Block) {
+      auto spin_until = progress_.mode == Progress::Mode::Spin
+                            ? deadline
+                            : Deadline::after(progress_.spin);
+      // Checked by time only every 64 polls: reading the clock costs as much as a poll.
+      for (unsigned i = 1; !finished(); ++i) {
+        poll_once();
+        if (i % 64 == 0 && (spin_until.expired() || deadline.expired())) break;
+      }
+    }
     while (!finished()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);

@@ -12,6 +12,7 @@
 
 #include "error.hpp"
 #include "mrsp.hpp"
+#include "options.hpp"
 #include "naa.h"
 #include "regions.hpp"
 #include "rm/resolver.hpp"
@@ -23,7 +24,7 @@ class Session {
  public:
   // Connects and runs MRSP within `timeout`. Throws Error.
   Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
-          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout);
+          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout, Progress progress);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
@@ -37,6 +38,7 @@ class Session {
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
   void absorb(const transport::Completion &c);
+  void poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
   int complete(naa_status *status);
   int fail(const Error &e);
@@ -46,6 +48,7 @@ class Session {
   const std::vector<Region> regions_;
   std::unique_ptr<rm::Target> target_;
   const std::chrono::milliseconds timeout_;
+  const Progress progress_;
   State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
 

@@ -374,7 +374,7 @@ class OfiEndpoint : public Endpoint {
   // stashed for the next poll, never dropped.
   template <class Post>
   void retry_post(const char *what, Post post) {
-    auto give_up = Deadline::after(std::chrono::duration_cast<std::chrono::milliseconds>(kPostRetryLimit));
+    auto give_up = Deadline::after(kPostRetryLimit);
     for (;;) {
       ssize_t rc = post();
       if (rc == 0) return;
