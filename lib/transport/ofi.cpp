@@ -528,4 +528,21 @@ std::unique_ptr<Transport> open_ofi_transport(const std::string &provider) {
   return std::make_unique<OfiTransport>(provider);
 }
 
+std::vector<std::string> list_ofi_providers() {
+  InfoPtr hints = make_hints("");
+  fi_info *list = nullptr;
+  std::vector<std::string> lines;
+  if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) < 0) return lines;
+  InfoPtr owned(list);
+  for (fi_info *i = list; i != nullptr; i = i->next)
+    lines.push_back(std::string(i->fabric_attr->prov_name) + "  fabric " + i->fabric_attr->name +
+                    "  domain " + i->domain_attr->name);
+  return lines;
+}
+
+std::string ofi_runtime_version() {
+  uint32_t v = fi_version();
+  return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
 }  // namespace naa::transport

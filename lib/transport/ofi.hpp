@@ -8,4 +8,11 @@ namespace naa::transport {
 
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider);
 
+// The libfabric providers that offer what libnaa needs (FI_EP_MSG, RMA, remote CQ data), one
+// line each: "tcp  fabric 127.0.0.1/32  domain lo"; empty if none.
+std::vector<std::string> list_ofi_providers();
+
+// The version of the libfabric library loaded at run time, e.g. "1.17".
+std::string ofi_runtime_version();
+
 }  // namespace naa::transport

@@ -1,0 +1,19 @@
+# Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
+# loopback port, sets NAA_TEST_PORT, and stops the server when the script exits.
+: "${NAA_SERVER:?run through make check}"
+naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
+naa_test_pids=
+trap 'for p in $naa_test_pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$naa_test_dir"' EXIT
+
+start_server() {
+  rm -f "$naa_test_dir/port"
+  "$NAA_SERVER" --address 127.0.0.1 --port 0 --ready-file "$naa_test_dir/port" "$@" &
+  naa_test_pids="$naa_test_pids $!"
+  i=0
+  until [ -s "$naa_test_dir/port" ]; do
+    i=$((i + 1)); [ $i -le 1000 ] || { echo "naa-server did not start" >&2; exit 1; }
+    kill -0 $! 2>/dev/null || { echo "naa-server exited" >&2; exit 1; }
+    sleep 0.01
+  done
+  NAA_TEST_PORT=$(cat "$naa_test_dir/port")
+}

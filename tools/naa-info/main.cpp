@@ -1,0 +1,146 @@
+// naa-info: what fi_info and ibv_devinfo are to their libraries. Shows the libnaa version, the
+// transports built in and usable here, the NAAs the current environment resolves, and with
+// --ping whether each of them answers (connect + MRSP, no kernel is run).
+#include <getopt.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "error.hpp"
+#include "log.hpp"
+#include "options.hpp"
+#include "rm/naa_spec.hpp"
+#include "rm/resolver.hpp"
+#include "session.hpp"
+#include "transport/transport.hpp"
+#ifdef NAA_HAVE_LIBFABRIC
+#include "transport/ofi.hpp"
+#endif
+#ifdef NAA_HAVE_VERBS
+#include <infiniband/verbs.h>
+#endif
+
+namespace {
+
+void usage(FILE *out) {
+  std::fprintf(out,
+      "Usage: naa-info [-p] [-f CODE]\n"
+      "Show libnaa's version, its transports, and the NAAs of the current environment.\n"
+      "\n"
+      "  -p, --ping           connect to each NAA (connect + memory-region exchange, no kernel\n"
+      "                       run) and report the time; exit 1 if any is unreachable\n"
+      "  -f, --function CODE  only the NAAs serving function code CODE\n"
+      "  -h, --help           show this help\n"
+      "  -V, --version        show the version\n");
+}
+
+void show_transports() {
+  std::printf("transports:\n");
+#ifdef NAA_HAVE_LIBFABRIC
+  std::printf("  ofi     libfabric %s (ofi, ofi+PROVIDER)\n", naa::transport::ofi_runtime_version().c_str());
+  auto providers = naa::transport::list_ofi_providers();
+  if (providers.empty()) std::printf("          no provider offers FI_EP_MSG with RMA and remote CQ data\n");
+  for (const auto &p : providers) std::printf("          %s\n", p.c_str());
+#else
+  std::printf("  ofi     not built (configure --with-libfabric)\n");
+#endif
+#ifdef NAA_HAVE_VERBS
+  int n = 0;
+  ibv_device **devices = ibv_get_device_list(&n);
+  std::printf("  verbs   rdma-core found at build time; transport not in this version; %d RDMA device(s)%s\n",
+              n, n > 0 ? ":" : "");
+  for (int i = 0; i < n; ++i) std::printf("          %s\n", ibv_get_device_name(devices[i]));
+  if (devices != nullptr) ibv_free_device_list(devices);
+#else
+  std::printf("  verbs   not built (configure --with-verbs)\n");
+#endif
+  std::string chosen = naa::transport::transport_from_environment();
+  try {
+    auto t = naa::transport::open_transport(chosen);
+    std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
+  } catch (const naa::Error &e) {
+    std::printf("  NAA_TRANSPORT=%s -> unusable: %s\n", chosen.c_str(), e.what());
+  }
+}
+
+// Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect.
+double ping(const naa::rm::NaaEntry &e) {
+  std::vector<uint8_t> bytes(e.n_inputs);
+  std::vector<naa::Region> regions;
+  for (unsigned i = 0; i < e.n_inputs; ++i)
+    regions.push_back({&bytes[i], 1, static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
+  auto transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+  auto start = std::chrono::steady_clock::now();
+  naa::Session session(*transport, e.function_code, std::move(regions),
+                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"),
+                       naa::timeout_from_environment(), naa::progress_from_environment());
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  naa::log::set_program("naa-info");
+  bool do_ping = false;
+  long only = -1;
+  static const option long_options[] = {{"ping", no_argument, nullptr, 'p'},
+                                        {"function", required_argument, nullptr, 'f'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {"version", no_argument, nullptr, 'V'},
+                                        {nullptr, 0, nullptr, 0}};
+  int opt;
+  while ((opt = getopt_long(argc, argv, "pf:hV", long_options, nullptr)) != -1) {
+    switch (opt) {
+      case 'p': do_ping = true; break;
+      case 'f': {
+        char *end = nullptr;
+        only = std::strtol(optarg, &end, 10);
+        if (*end != '\0' || only < 1 || only > 127) {
+          std::fprintf(stderr, "naa-info: function code '%s' is not in 1..127\n", optarg);
+          return 2;
+        }
+        break;
+      }
+      case 'h': usage(stdout); return 0;
+      case 'V': std::printf("naa-info (libnaa) %s\n", PACKAGE_VERSION); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+
+  std::printf("libnaa %s\n", PACKAGE_VERSION);
+  show_transports();
+
+  std::printf("NAAs:\n");
+  const char *spec = std::getenv("NAA_SPEC");
+  if (spec == nullptr || *spec == '\0') {
+    std::printf("  none: NAA_SPEC is not set\n");
+    return do_ping ? 1 : 0;
+  }
+  std::vector<naa::rm::NaaEntry> entries;
+  std::string why;
+  if (!naa::rm::parse_naa_spec(spec, entries, &why)) {
+    std::printf("  NAA_SPEC is malformed: %s\n", why.c_str());
+    return 1;
+  }
+  int unreachable = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto &e = entries[i];
+    if (only >= 0 && e.function_code != only) continue;
+    std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)", e.function_code,
+                e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1);
+    if (do_ping) {
+      try {
+        std::printf("  reachable, connect + MRSP %.2f ms", ping(e));
+      } catch (const naa::Error &err) {
+        std::printf("  UNREACHABLE: %s", err.what());
+        ++unreachable;
+      }
+    }
+    std::printf("\n");
+  }
+  return unreachable > 0 ? 1 : 0;
+}
