@@ -95,7 +95,8 @@ static const naa_handle NAA_HANDLE_NULL = NAA_HANDLE_NULL_INIT;
 typedef struct naa_status {
   uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
   uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
-  size_t bytes_received;   /* payload bytes of the NAA's final write (the wire reports no more) */
+  size_t bytes_received;   /* payload bytes of the NAA's final write as the transport reports
+                             it (the wire tells no more); 0 where it does not (libfabric tcp) */
   uint32_t function_code;  /* function code the invocation ran */
 } naa_status;
 

@@ -25,6 +25,11 @@ naa::HandleTable<Session> &handles() {
   return *table;
 }
 
+#define NAA_STR2(x) #x
+#define NAA_STR(x) NAA_STR2(x)
+constexpr const char kVersion[] =
+    NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
+
 template <class Body>
 int guarded(const char *function, Body body) {
   try {
@@ -132,7 +137,7 @@ const char *naa_version(int *major, int *minor, int *patch) {
   if (major != nullptr) *major = NAA_VERSION_MAJOR;
   if (minor != nullptr) *minor = NAA_VERSION_MINOR;
   if (patch != nullptr) *patch = NAA_VERSION_PATCH;
-  return PACKAGE_VERSION;
+  return kVersion;
 }
 
 }  // extern "C"

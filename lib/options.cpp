@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "error.hpp"
 
@@ -13,8 +14,10 @@ std::chrono::milliseconds timeout_from_environment() {
   const char *text = std::getenv("NAA_TIMEOUT");
   if (text == nullptr || *text == '\0')
     return std::chrono::milliseconds(static_cast<long>(kDefaultTimeoutSeconds * 1000));
+  // strtod alone would also take hex, "inf" and leading blanks.
+  bool decimal = std::strspn(text, "0123456789.") == std::strlen(text);
   char *end = nullptr;
-  double seconds = std::strtod(text, &end);
+  double seconds = decimal ? std::strtod(text, &end) : 0;
   // An upper bound keeps the millisecond count far from overflow; a year is no deadline anyway.
   if (end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 31536000)
     throw Error(NAA_ERR_CONFIG, std::string("NAA_TIMEOUT '") + text +

@@ -45,15 +45,17 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
   size_t best_index = 0;
   unsigned best_use = 0;
   std::string codes;
+  std::string mismatch;  // why an entry for the code did not fit, if one did not
   for (size_t i = 0; i < entries.size(); ++i) {
     const NaaEntry &e = entries[i];
     codes += (codes.empty() ? "" : ", ") + std::to_string(e.function_code);
     if (e.function_code != function_code) continue;
-    if (e.n_inputs != n_inputs)
-      throw Error(NAA_ERR_INVALID_ARGUMENT,
-                  "NAA_SPEC says function code " + std::to_string(function_code) + " at " +
-                      key(e.host, e.port) + " takes " + std::to_string(e.n_inputs) +
-                      " inputs, naa_create was given " + std::to_string(n_inputs));
+    if (e.n_inputs != n_inputs) {
+      mismatch = "NAA_SPEC says function code " + std::to_string(function_code) + " at " +
+                 key(e.host, e.port) + " takes " + std::to_string(e.n_inputs) +
+                 " inputs, naa_create was given " + std::to_string(n_inputs);
+      continue;
+    }
     unsigned use;
     {
       std::lock_guard<std::mutex> lock(usage_mu);
@@ -66,6 +68,7 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
       best_use = use;
     }
   }
+  if (best == nullptr && !mismatch.empty()) throw Error(NAA_ERR_INVALID_ARGUMENT, mismatch);
   if (best == nullptr)
     throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                     " in NAA_SPEC (it lists codes " + codes + ")");

@@ -3,6 +3,7 @@
 #include "transport/ofi.hpp"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -493,6 +494,13 @@ class OfiTransport : public Transport {
       if (inet_pton(AF_INET, local_ip.c_str(), &src->sin_addr) != 1)
         throw Error(NAA_ERR_CONFIG, "NAA_LOCAL_IP '" + local_ip + "' is not an IPv4 address");
     }
+    // Resolved here first so that a misspelt host is reported as such: libfabric answers an
+    // unresolvable name with the same -FI_ENODATA as "no provider".
+    addrinfo want{}, *found = nullptr;
+    want.ai_socktype = SOCK_STREAM;
+    if (int gai = getaddrinfo(host.c_str(), nullptr, &want, &found); gai != 0)
+      throw Error(NAA_ERR_CONNECTION, "cannot resolve NAA host '" + host + "': " + gai_strerror(gai));
+    freeaddrinfo(found);
     fi_info *info = nullptr;
     std::string service = std::to_string(port);
     int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);

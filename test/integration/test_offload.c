@@ -202,6 +202,22 @@ static void test_threads(void **state) {
   }
 }
 
+/* An NAA_SPEC entry for the code whose input count differs is passed over when another fits. */
+static void test_spec_skips_mismatched_entry(void **state) {
+  (void)state;
+  char spec[128];
+  snprintf(spec, sizeof spec, "127.0.0.1:%d:1:2,127.0.0.1:%d:1:1", server.port, server.port);
+  setenv("NAA_SPEC", spec, 1);
+  uint8_t buf[8] = {0};
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle h;
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  snprintf(spec, sizeof spec, "127.0.0.1:%d:1:2", server.port);
+  setenv("NAA_SPEC", spec, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_INVALID_ARGUMENT);
+}
+
 /* The reference NAA stays silent on an unknown code and the host hangs; ours answers 0x7f. */
 static void test_unknown_function_code(void **state) {
   (void)state;
@@ -353,6 +369,7 @@ int main(void) {
       cmocka_unit_test(test_daxpy_and_dgemm),
       cmocka_unit_test(test_several_handles),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_spec_skips_mismatched_entry),
       cmocka_unit_test(test_unknown_function_code),
       cmocka_unit_test(test_state_errors),
       cmocka_unit_test(test_finalize_while_running),

@@ -159,7 +159,7 @@ static void create_bad_transport(void **state) {
 }
 
 static void create_bad_timeout(void **state) {
-  static const char *const bad[] = {"abc", "-1", "0", "5s"};
+  static const char *const bad[] = {"abc", "-1", "0", "5s", "0x10", " 5", "inf", "nan"};
   size_t i;
   (void)state;
   setenv("NAA_SPEC", SPEC_OTHER_CODES, 1);
@@ -167,6 +167,27 @@ static void create_bad_timeout(void **state) {
     setenv("NAA_TIMEOUT", bad[i], 1);
     assert_int_equal(create_1x1(CODE), NAA_ERR_CONFIG);
   }
+}
+
+static void create_bad_progress(void **state) {
+  static const char *const bad_mode[] = {"busy", "SPIN", ""};
+  static const char *const bad_spin[] = {"-1", "x", "10000001"};
+  size_t i;
+  (void)state;
+  setenv("NAA_SPEC", SPEC_OTHER_CODES, 1);
+  for (i = 0; i < 2; ++i) { /* "" means the default, so only the first two are malformed */
+    setenv("NAA_PROGRESS", bad_mode[i], 1);
+    assert_int_equal(create_1x1(CODE), NAA_ERR_CONFIG);
+  }
+  unsetenv("NAA_PROGRESS");
+  for (i = 0; i < sizeof bad_spin / sizeof bad_spin[0]; ++i) {
+    setenv("NAA_SPIN_US", bad_spin[i], 1);
+    assert_int_equal(create_1x1(CODE), NAA_ERR_CONFIG);
+  }
+  unsetenv("NAA_SPIN_US");
+  setenv("NAA_PROGRESS", bad_mode[2], 1);
+  assert_int_equal(create_1x1(CODE), NAA_ERR_NO_NAA); /* past the options: the spec lacks CODE */
+  unsetenv("NAA_PROGRESS");
 }
 
 static void create_argument_errors_win(void **state) {
@@ -298,6 +319,7 @@ int main(void) {
       cmocka_unit_test_setup(create_input_count_differs_from_spec, clean_environment),
       cmocka_unit_test_setup(create_bad_transport, clean_environment),
       cmocka_unit_test_setup(create_bad_timeout, clean_environment),
+      cmocka_unit_test_setup(create_bad_progress, clean_environment),
       cmocka_unit_test_setup(create_argument_errors_win, clean_environment),
       cmocka_unit_test_setup(create_environment_error_order, clean_environment),
       cmocka_unit_test_setup(null_handle_is_invalid, clean_environment),

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +25,7 @@ void on_signal(int) { stop_requested.store(true); }
 void usage(FILE *out) {
   std::fprintf(out,
       "Usage: naa-server [OPTION]...\n"
-      "Serve NAA kernels to libnaa (and NAAICE reference) clients.\n"
+      "Serve NAA kernels to libnaa clients (the NAAICE wire protocol; ofi+tcp in this version).\n"
       "\n"
       "  -a, --address ADDR       listen on ADDR (default 0.0.0.0)\n"
       "  -p, --port PORT          listen on PORT (default 12345; 0 picks a free port)\n"
@@ -50,7 +51,7 @@ bool parse_size(const char *text, uint64_t *out) {
   char *end = nullptr;
   errno = 0;
   unsigned long long v = std::strtoull(text, &end, 10);
-  if (end == text || errno != 0 || text[0] == '-') return false;
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || errno != 0) return false;
   unsigned shift = 0;
   switch (*end) {
     case '\0': break;
@@ -68,7 +69,8 @@ bool parse_uint(const char *text, unsigned long max, unsigned long *out) {
   char *end = nullptr;
   errno = 0;
   unsigned long v = std::strtoul(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || text[0] == '-' || v > max) return false;
+  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno != 0 || v > max)
+    return false;
   *out = v;
   return true;
 }
