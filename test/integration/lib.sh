@@ -1,13 +1,15 @@
 # Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
-# loopback port, sets NAA_TEST_PORT, and stops the server when the script exits.
+# port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device), sets
+# NAA_TEST_PORT, and stops the server when the script exits.
 : "${NAA_SERVER:?run through make check}"
+NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
 naa_test_pids=
 trap 'for p in $naa_test_pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$naa_test_dir"' EXIT
 
 start_server() {
   rm -f "$naa_test_dir/port"
-  "$NAA_SERVER" --address 127.0.0.1 --port 0 --ready-file "$naa_test_dir/port" "$@" &
+  "$NAA_SERVER" --address "$NAA_TEST_HOST" --port 0 --ready-file "$naa_test_dir/port" "$@" &
   naa_test_pids="$naa_test_pids $!"
   i=0
   until [ -s "$naa_test_dir/port" ]; do

@@ -18,6 +18,11 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+const char *test_host(void) {
+  const char *host = getenv("NAA_TEST_HOST");
+  return host != NULL && *host != '\0' ? host : "127.0.0.1";
+}
+
 int test_server_start(test_server *s, const char *const *extra) {
   const char *binary = getenv("NAA_SERVER");
   if (binary == NULL) {
@@ -29,7 +34,7 @@ int test_server_start(test_server *s, const char *const *extra) {
   char ready[128];
   snprintf(ready, sizeof ready, "%s/port", s->dir);
 
-  const char *argv[32] = {binary, "--address", "127.0.0.1", "--port", "0", "--ready-file", ready};
+  const char *argv[32] = {binary, "--address", test_host(), "--port", "0", "--ready-file", ready};
   int argc = 7;
   for (; extra != NULL && *extra != NULL && argc < 31; extra++) argv[argc++] = *extra;
   argv[argc] = NULL;
@@ -91,8 +96,8 @@ void test_server_kill(test_server *s) {
 }
 
 void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs) {
-  char spec[64];
-  snprintf(spec, sizeof spec, "127.0.0.1:%d:%u:%u", s->port, fncode, n_inputs);
+  char spec[128];
+  snprintf(spec, sizeof spec, "%s:%d:%u:%u", test_host(), s->port, fncode, n_inputs);
   setenv("NAA_SPEC", spec, 1);
 }
 

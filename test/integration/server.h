@@ -11,13 +11,17 @@ typedef struct test_server {
   char dir[64];
 } test_server;
 
+/* The address the server binds and clients connect to: $NAA_TEST_HOST, or 127.0.0.1. Over
+ * verbs it must be an address with an RDMA device (rdma_cm cannot use the loopback). */
+const char *test_host(void);
+
 /* extra: NULL-terminated additional naa-server arguments, or NULL. 0 on success. */
 int test_server_start(test_server *s, const char *const *extra);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */
 
-/* Sets NAA_SPEC to "127.0.0.1:PORT:FNCODE:N_INPUTS". */
+/* Sets NAA_SPEC to "HOST:PORT:FNCODE:N_INPUTS". */
 void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs);
 
 /* A loopback TCP port nobody listens on (bound, then released). */

@@ -206,14 +206,15 @@ static void test_threads(void **state) {
 static void test_spec_skips_mismatched_entry(void **state) {
   (void)state;
   char spec[128];
-  snprintf(spec, sizeof spec, "127.0.0.1:%d:1:2,127.0.0.1:%d:1:1", server.port, server.port);
+  snprintf(spec, sizeof spec, "%s:%d:1:2,%s:%d:1:1", test_host(), server.port, test_host(),
+           server.port);
   setenv("NAA_SPEC", spec, 1);
   uint8_t buf[8] = {0};
   naa_param_t p = {buf, sizeof buf, false};
   naa_handle h;
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  snprintf(spec, sizeof spec, "127.0.0.1:%d:1:2", server.port);
+  snprintf(spec, sizeof spec, "%s:%d:1:2", test_host(), server.port);
   setenv("NAA_SPEC", spec, 1);
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_INVALID_ARGUMENT);
 }
@@ -281,8 +282,8 @@ static void test_server_not_running(void **state) {
   (void)state;
   int port = test_unused_port();
   assert_true(port > 0);
-  char spec[64];
-  snprintf(spec, sizeof spec, "127.0.0.1:%d:1:1", port);
+  char spec[128];
+  snprintf(spec, sizeof spec, "%s:%d:1:1", test_host(), port);
   setenv("NAA_SPEC", spec, 1);
   uint8_t buf[8];
   naa_param_t p = {buf, sizeof buf, false};
