@@ -1,4 +1,5 @@
-// Transport names, as in Mercury: "ofi+tcp" is libfabric's tcp provider.
+// Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider, and
+// "auto" chooses per destination: verbs where an RDMA device routes to the NAA, TCP elsewhere.
 #include <cstdlib>
 
 #include "config.h"
@@ -8,38 +9,88 @@
 #ifdef NAA_HAVE_LIBFABRIC
 #include "transport/ofi.hpp"
 #endif
+#ifdef NAA_HAVE_VERBS
+#include "transport/verbs.hpp"
+#endif
 
 namespace naa::transport {
+namespace {
+
+std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider) {
+#ifdef NAA_HAVE_LIBFABRIC
+  NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
+                provider.empty() ? "(any)" : provider.c_str());
+  return open_ofi_transport(provider);
+#else
+  (void)provider;
+  throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without libfabric");
+#endif
+}
+
+std::unique_ptr<Transport> open_verbs(const std::string &name) {
+#ifdef NAA_HAVE_VERBS
+  (void)name;
+  return open_verbs_transport();
+#else
+  throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without rdma-core "
+                                   "(configure --with-verbs)");
+#endif
+}
+
+// Decides per connection, and for a listener by its address, so one process can reach an NAA
+// on the RDMA fabric and another over plain TCP.
+class AutoTransport : public Transport {
+ public:
+  const char *name() const override { return name_.c_str(); }
+
+  std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
+                                    const std::string &local_ip, Deadline deadline) override {
+    std::string choice = auto_transport_for(host, local_ip, deadline);
+    NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
+    name_ = "auto: " + choice;
+    return open_transport(choice)->connect(host, port, local_ip, deadline);
+  }
+
+  std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
+    std::string choice = "ofi+tcp";
+#ifdef NAA_HAVE_VERBS
+    if (verbs_can_listen_on(host)) choice = "verbs";
+#endif
+    NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
+    name_ = "auto: " + choice;
+    return open_transport(choice)->listen(host, port);
+  }
+
+ private:
+  std::string name_ = "auto";
+};
+
+}  // namespace
 
 std::string transport_from_environment() {
   const char *name = std::getenv("NAA_TRANSPORT");
   return name != nullptr && *name != '\0' ? name : "auto";
 }
 
-std::unique_ptr<Transport> open_transport(const std::string &name) {
-  if (name == "verbs")
-    throw Error(NAA_ERR_UNSUPPORTED, "NAA_TRANSPORT=verbs: the verbs transport is not part of this "
-                                     "version yet; use ofi+tcp");
-  std::string provider;
-  if (name == "auto") {
-    // Until the verbs transport exists, auto means libfabric over TCP, which reaches any NAA
-    // that naa-server serves over ofi+tcp.
-    provider = "tcp";
-  } else if (name == "ofi") {
-    provider.clear();
-  } else if (name.rfind("ofi+", 0) == 0 && name.size() > 4) {
-    provider = name.substr(4);
-  } else {
-    throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
-                                    "' is not a transport (use auto, ofi, ofi+PROVIDER or verbs)");
-  }
-#ifdef NAA_HAVE_LIBFABRIC
-  NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
-                provider.empty() ? "(any)" : provider.c_str());
-  return open_ofi_transport(provider);
+std::string auto_transport_for(const std::string &host, const std::string &local_ip,
+                               Deadline deadline) {
+#ifdef NAA_HAVE_VERBS
+  if (verbs_routes_to(host, local_ip, deadline)) return "verbs";
 #else
-  throw Error(NAA_ERR_UNSUPPORTED, "NAA_TRANSPORT " + name + ": libnaa was built without libfabric");
+  (void)host;
+  (void)local_ip;
+  (void)deadline;
 #endif
+  return "ofi+tcp";
+}
+
+std::unique_ptr<Transport> open_transport(const std::string &name) {
+  if (name == "auto") return std::make_unique<AutoTransport>();
+  if (name == "verbs") return open_verbs(name);
+  if (name == "ofi") return open_ofi(name, "");
+  if (name.rfind("ofi+", 0) == 0 && name.size() > 4) return open_ofi(name, name.substr(4));
+  throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
+                                  "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
 }
 
 }  // namespace naa::transport

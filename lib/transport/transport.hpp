@@ -119,4 +119,9 @@ std::unique_ptr<Transport> open_transport(const std::string &name);
 // The name in force: NAA_TRANSPORT, or "auto".
 std::string transport_from_environment();
 
+// What NAA_TRANSPORT=auto uses to reach `host`: "verbs" when an RDMA device routes there
+// (rdma_cm resolves address and route before `deadline`), else "ofi+tcp".
+std::string auto_transport_for(const std::string &host, const std::string &local_ip,
+                               Deadline deadline);
+
 }  // namespace naa::transport

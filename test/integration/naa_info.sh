@@ -10,7 +10,7 @@ export NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2,$NAA_TEST_HOST:$dead:3:1" NA
 "$info" > "$naa_test_dir/plain"
 cat "$naa_test_dir/plain"
 grep -q "^libnaa " "$naa_test_dir/plain"
-grep -q "NAA_TRANSPORT=auto -> ofi+tcp" "$naa_test_dir/plain"
+grep -q "NAA_TRANSPORT=${NAA_TRANSPORT:-auto} -> " "$naa_test_dir/plain"
 grep -q "function code  10  $NAA_TEST_HOST:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC entry 1)" "$naa_test_dir/plain"
 grep -q "function code   3  $NAA_TEST_HOST:$dead  1 input(s)  (NAA_SPEC entry 2)" "$naa_test_dir/plain"
 

@@ -51,8 +51,7 @@ void show_transports() {
 #ifdef NAA_HAVE_VERBS
   int n = 0;
   ibv_device **devices = ibv_get_device_list(&n);
-  std::printf("  verbs   rdma-core found at build time; transport not in this version; %d RDMA device(s)%s\n",
-              n, n > 0 ? ":" : "");
+  std::printf("  verbs   rdma-core (librdmacm + libibverbs); %d RDMA device(s)%s\n", n, n > 0 ? ":" : "");
   for (int i = 0; i < n; ++i) std::printf("          %s\n", ibv_get_device_name(devices[i]));
   if (devices != nullptr) ibv_free_device_list(devices);
 #else
@@ -61,10 +60,21 @@ void show_transports() {
   std::string chosen = naa::transport::transport_from_environment();
   try {
     auto t = naa::transport::open_transport(chosen);
-    std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
+    if (chosen == "auto")
+      std::printf("  NAA_TRANSPORT=auto -> per NAA: verbs where an RDMA device routes to it, else ofi+tcp\n");
+    else
+      std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
   } catch (const naa::Error &e) {
     std::printf("  NAA_TRANSPORT=%s -> unusable: %s\n", chosen.c_str(), e.what());
   }
+}
+
+// The transport naa_create would use for this NAA.
+std::string transport_for(const naa::rm::NaaEntry &e) {
+  std::string chosen = naa::transport::transport_from_environment();
+  if (chosen != "auto") return chosen;
+  auto deadline = naa::Deadline::after(std::chrono::seconds(5));
+  return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(), deadline);
 }
 
 // Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect.
@@ -130,8 +140,9 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto &e = entries[i];
     if (only >= 0 && e.function_code != only) continue;
-    std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)", e.function_code,
-                e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1);
+    std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)  via %s", e.function_code,
+                e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1,
+                transport_for(e).c_str());
     if (do_ping) {
       try {
         std::printf("  reachable, connect + MRSP %.2f ms", ping(e));

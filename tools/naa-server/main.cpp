@@ -29,7 +29,7 @@ void usage(FILE *out) {
       "\n"
       "  -a, --address ADDR       listen on ADDR (default 0.0.0.0)\n"
       "  -p, --port PORT          listen on PORT (default 12345; 0 picks a free port)\n"
-      "  -t, --transport NAME     auto, ofi, ofi+PROVIDER (default: $NAA_TRANSPORT or auto)\n"
+      "  -t, --transport NAME     auto, verbs, ofi, ofi+PROVIDER (default: $NAA_TRANSPORT or auto)\n"
       "  -k, --kernel PATH        load kernels from the shared object PATH (repeatable;\n"
       "                           see naa_kernel.h for the kernel ABI)\n"
       "  -c, --max-clients N      refuse connections beyond N clients (default 64)\n"

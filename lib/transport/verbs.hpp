@@ -1,0 +1,19 @@
+// The verbs transport: RC queue pairs over librdmacm (RDMA_PS_TCP), the transport the NAAICE
+// FPGA NAAs speak. rdma_cm chooses device, port and RoCEv2 GID from the route to the peer's
+// address; NAA_LOCAL_IP or NAA_RDMA_DEVICE pin the source side.
+#pragma once
+
+#include "transport/transport.hpp"
+
+namespace naa::transport {
+
+std::unique_ptr<Transport> open_verbs_transport();
+
+// True when an RDMA device routes to `host` (rdma_cm resolves an address and a route to it
+// within `deadline`): what NAA_TRANSPORT=auto asks before it chooses verbs.
+bool verbs_routes_to(const std::string &host, const std::string &local_ip, Deadline deadline);
+
+// True when `host` is an address of an RDMA device here (a verbs listener can bind to it).
+bool verbs_can_listen_on(const std::string &host);
+
+}  // namespace naa::transport
