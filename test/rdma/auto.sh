@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# NAA_TRANSPORT=auto (unset) picks verbs for an NAA an RDMA device routes to and ofi+tcp for
+# one on the loopback, in one process; a server started with auto listens the same way.
+set -eu
+unset NAA_TRANSPORT
+. "$NAA_SRCDIR/test/integration/lib.sh"
+start_server
+verbs_port=$NAA_TEST_PORT
+NAA_TEST_HOST=127.0.0.1 start_server
+tcp_port=$NAA_TEST_PORT
+export NAA_SPEC="$RDMA_VM_IP_B:$verbs_port:10:2,127.0.0.1:$tcp_port:3:1"
+
+"$NAA_TOOLS/naa-info/naa-info" --ping | tee "$naa_test_dir/info"
+grep -q "function code  10  $RDMA_VM_IP_B:$verbs_port .* via verbs  reachable" "$naa_test_dir/info"
+grep -q "function code   3  127.0.0.1:$tcp_port .* via ofi+tcp  reachable" "$naa_test_dir/info"
+
+NAA_LOG_LEVEL=info "$NAA_EXAMPLES/vecadd" 100000 > "$naa_test_dir/vecadd" 2>&1
+cat "$naa_test_dir/vecadd"
+grep -q "all 200000 elements correct" "$naa_test_dir/vecadd"
+grep -q "NAA_TRANSPORT=auto: verbs for $RDMA_VM_IP_B:$verbs_port" "$naa_test_dir/vecadd"
+# rdma_cm's choice of device and GID is logged: the client side must be rxe0's IPv4 GID.
+grep -q "verbs: $RDMA_VM_IP_A:[0-9]* <-> $RDMA_VM_IP_B:$verbs_port on $RDMA_VM_DEV_A port 1, GID index $RDMA_VM_GID_A (::ffff:$RDMA_VM_IP_A)" "$naa_test_dir/vecadd"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs inside rdma-vm (see scripts/test-rdma.sh): the integration suite over verbs between the
+# guest's two Soft-RoCE devices (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1 at
+# $RDMA_VM_IP_B), plus what only a real RDMA device can show: NAA_TRANSPORT=auto choosing per
+# destination, and the memory-lock error. Usage: suite.sh SRCDIR BUILDDIR RESULTS
+set -uo pipefail
+src=$1 build=$2 results=$3
+[[ ${RDMA_VM:-} == 1 ]] || { echo "suite.sh runs inside rdma-vm" >&2; exit 2; }
+export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLES=$build/examples \
+       NAA_TOOLS=$build/tools NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
+export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
+per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
+
+# run NAME [ENV=VAL...] -- COMMAND...: one result, automake style (exit 77 = skipped).
+run() {
+  local name=$1 envs=() rc=0
+  shift
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  echo "---- $name" >&2
+  env "${envs[@]}" timeout -k 5 $per_test_limit "$@" > "$results/$name.log" 2>&1 || rc=$?
+  local verdict=FAIL
+  ((rc == 0)) && verdict=PASS
+  ((rc == 77)) && verdict=SKIP
+  echo ":test-result: $verdict" > "$results/$name.trs"
+  echo "$verdict: $name (verbs, exit $rc)" >&2
+  grep -E '^\[  (PASSED|FAILED)  \]' "$results/$name.log" >&2 || true
+}
+
+echo "verbs suite: client $RDMA_VM_IP_A ($RDMA_VM_DEV_A), server $RDMA_VM_IP_B ($RDMA_VM_DEV_B)" >&2
+run verbs-test_offload NAA_TRANSPORT=verbs -- "$build/test/integration/test_offload"
+run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
+run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
+run verbs-auto -- bash "$src/test/rdma/auto.sh"
+run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
+exit 0
