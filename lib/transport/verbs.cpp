@@ -117,6 +117,12 @@ bool have_rdma_devices() {
   return n > 0;
 }
 
+void require_rdma_devices(const std::string &what) {
+  if (!have_rdma_devices())
+    throw Error(NAA_ERR_UNSUPPORTED, what + ": this machine has no RDMA device (ibv_get_device_list "
+                                     "found none; NAA_TRANSPORT=auto would use ofi+tcp)");
+}
+
 // An rdma_cm event channel whose events are read with a deadline.
 class CmChannel {
  public:
@@ -625,6 +631,7 @@ class VerbsTransport : public Transport {
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline) override {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
+    require_rdma_devices(what);
     sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
     std::string source = source_address(local_ip);
     sockaddr_in src{};
@@ -639,6 +646,7 @@ class VerbsTransport : public Transport {
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
+    require_rdma_devices("listening on " + host);
     return std::make_unique<VerbsListener>(host, port);
   }
 };

@@ -13,7 +13,7 @@ start_server() {
   naa_test_pids="$naa_test_pids $!"
   i=0
   until [ -s "$naa_test_dir/port" ]; do
-    i=$((i + 1)); [ $i -le 1000 ] || { echo "naa-server did not start" >&2; exit 1; }
+    i=$((i + 1)); [ $i -le 6000 ] || { echo "naa-server did not start" >&2; exit 1; }
     kill -0 $! 2>/dev/null || { echo "naa-server exited" >&2; exit 1; }
     sleep 0.01
   done

@@ -45,7 +45,7 @@ int test_server_start(test_server *s, const char *const *extra) {
     execv(binary, (char *const *)argv);
     _exit(127);
   }
-  for (int waited = 0; waited < 10000; waited += 10) { /* 10 s: generous for a loaded CI */
+  for (int waited = 0; waited < 60000; waited += 10) { /* 60 s: a loaded CI, or TCG in rdma-vm */
     FILE *f = fopen(ready, "r");
     if (f != NULL) {
       int ok = fscanf(f, "%d", &s->port) == 1;
@@ -59,7 +59,7 @@ int test_server_start(test_server *s, const char *const *extra) {
     }
     sleep_ms(10);
   }
-  fprintf(stderr, "test_server: naa-server not ready after 10 s\n");
+  fprintf(stderr, "test_server: naa-server not ready after 60 s\n");
   test_server_kill(s);
   return -1;
 }

@@ -295,6 +295,48 @@ static void test_server_not_running(void **state) {
   assert_int_equal(h.id, 0);
 }
 
+/* The transport and address the suite was started with, put back after tests that change them. */
+static char saved_transport[64], saved_host[64];
+
+static void save_environment(void) {
+  const char *t = getenv("NAA_TRANSPORT"), *h = getenv("NAA_TEST_HOST");
+  snprintf(saved_transport, sizeof saved_transport, "%s", t != NULL ? t : "");
+  snprintf(saved_host, sizeof saved_host, "%s", h != NULL ? h : "");
+}
+
+static int restore_environment(void **state) {
+  (void)state;
+  setenv("NAA_TRANSPORT", saved_transport, 1); /* empty counts as unset */
+  setenv("NAA_TEST_HOST", saved_host, 1);
+  return 0;
+}
+
+/* rdma_cm cannot reach the loopback: verbs to 127.0.0.1 is refused as unsupported, at once,
+ * whether or not this machine has RDMA devices; auto falls back to TCP for it. */
+static void test_verbs_to_loopback(void **state) {
+  (void)state;
+  test_server loop;
+  const char *const extra[] = {"--transport", "ofi+tcp", NULL};
+  setenv("NAA_TEST_HOST", "127.0.0.1", 1);
+  assert_int_equal(test_server_start(&loop, extra), 0);
+  uint8_t buf[8] = {0};
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle h;
+  test_server_use(&loop, FN_ADD1, 1);
+  setenv("NAA_TRANSPORT", "verbs", 1);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_UNSUPPORTED);
+  assert_true(seconds_since(&t0) < 30);
+  setenv("NAA_TRANSPORT", "auto", 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+  assert_int_equal(buf[0], 1);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  test_server_stop(&loop);
+}
+
 /* An NAA that cannot hold the regions answers MRSP with an error message. */
 static void test_mrsp_refused(void **state) {
   (void)state;
@@ -362,6 +404,7 @@ static void test_server_killed(void **state) {
 }
 
 int main(void) {
+  save_environment();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_many_invocations),
@@ -375,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_state_errors),
       cmocka_unit_test(test_finalize_while_running),
       cmocka_unit_test(test_server_not_running),
+      cmocka_unit_test_teardown(test_verbs_to_loopback, restore_environment),
       cmocka_unit_test(test_mrsp_refused),
       cmocka_unit_test(test_plugin_kernel),
       cmocka_unit_test(test_server_killed),
