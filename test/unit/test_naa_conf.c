@@ -98,7 +98,7 @@ static void spec_entries(void **state) {
   (void)state;
   naa_conf conf = parse_ok("naa01 12345 10:2\n::1 7 3:1\n");
   char buf[64];
-  assert_int_equal(naa_conf_spec_entry(&conf.naas[0], 10, buf, sizeof buf), 18);
+  assert_int_equal(naa_conf_spec_entry(&conf.naas[0], 10, buf, sizeof buf), 16);
   assert_string_equal(buf, "naa01:12345:10:2");
   assert_true(naa_conf_spec_entry(&conf.naas[1], 3, buf, sizeof buf) > 0);
   assert_string_equal(buf, "[::1]:7:3:1");
