@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit tests and integration tests against a real naa-server (make check),
-# then the verbs suite on Soft-RoCE inside rdma-vm (skipped, loudly, where the VM cannot start).
+# the Slurm and MPI tests against a real single-node Slurm (make check-slurm; skipped where
+# Slurm is not installed: ../shared/tools/slurm-local install), then the verbs suite on
+# Soft-RoCE inside rdma-vm (skipped, loudly, where the VM cannot start).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${NAA_BUILD_DIR:-$top/_build}
@@ -9,6 +11,7 @@ cd "$build"
 
 status=0
 make -j"$(nproc)" check || status=$?
+make -j"$(nproc)" check-slurm || status=$?
 bash "$top/scripts/test-rdma.sh" || status=$?
 
 # One line over every test case (CMocka cases and test scripts), as "N passed, N failed, N skipped".

@@ -9,6 +9,7 @@
 #include "error.hpp"
 #include "log.hpp"
 #include "rm/naa_spec.hpp"
+#include "rm/slurm.hpp"
 
 namespace naa::rm {
 namespace {
@@ -17,6 +18,19 @@ std::mutex usage_mu;
 std::map<std::string, unsigned> usage;  // "host:port" -> live Targets in this process
 
 std::string key(const std::string &host, uint16_t port) { return host + ":" + std::to_string(port); }
+
+unsigned use_count(const std::string &host, uint16_t port) {
+  std::lock_guard<std::mutex> lock(usage_mu);
+  auto it = usage.find(key(host, port));
+  return it == usage.end() ? 0 : it->second;
+}
+
+std::unique_ptr<Target> logged(std::unique_ptr<Target> target, uint8_t function_code) {
+  NAA_LOG_INFO("function code %u -> %s:%u (%s)", static_cast<unsigned>(function_code),
+               target->host().c_str(), static_cast<unsigned>(target->port()),
+               target->source().c_str());
+  return target;
+}
 
 }  // namespace
 
@@ -32,11 +46,20 @@ Target::~Target() {
   if (it != usage.end() && --it->second == 0) usage.erase(it);
 }
 
+// Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
+// job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
 std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
   const char *spec = std::getenv("NAA_SPEC");
-  if (spec == nullptr || *spec == '\0')
-    throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
-                                    ": NAA_SPEC is not set (and no resource manager provided one)");
+  if (spec == nullptr || *spec == '\0') {
+    if (!in_slurm_job())
+      throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
+                                      ": NAA_SPEC is not set and this is not a Slurm job "
+                                      "(SLURM_JOB_ID is not set)");
+    SlurmChoice choice = resolve_slurm(function_code, n_inputs, use_count);
+    return logged(std::make_unique<Target>(std::move(choice.host), choice.port,
+                                           std::move(choice.source)),
+                  function_code);
+  }
   std::vector<NaaEntry> entries;
   std::string why;
   if (!parse_naa_spec(spec, entries, &why)) throw Error(NAA_ERR_CONFIG, why);
@@ -56,12 +79,7 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
                  " inputs, naa_create was given " + std::to_string(n_inputs);
       continue;
     }
-    unsigned use;
-    {
-      std::lock_guard<std::mutex> lock(usage_mu);
-      auto it = usage.find(key(e.host, e.port));
-      use = it == usage.end() ? 0 : it->second;
-    }
+    const unsigned use = use_count(e.host, e.port);
     if (best == nullptr || use < best_use) {
       best = &e;
       best_index = i;
@@ -72,12 +90,9 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
   if (best == nullptr)
     throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                     " in NAA_SPEC (it lists codes " + codes + ")");
-  auto target = std::make_unique<Target>(best->host, best->port,
-                                         "NAA_SPEC entry " + std::to_string(best_index + 1));
-  NAA_LOG_INFO("function code %u -> %s:%u (%s)", static_cast<unsigned>(function_code),
-               target->host().c_str(), static_cast<unsigned>(target->port()),
-               target->source().c_str());
-  return target;
+  return logged(std::make_unique<Target>(best->host, best->port,
+                                         "NAA_SPEC entry " + std::to_string(best_index + 1)),
+                function_code);
 }
 
 }  // namespace naa::rm

@@ -1,5 +1,5 @@
-// Which NAA serves a function code. Today from the environment (NAA_SPEC, as the reference
-// middleware reads it); the Slurm resolver slots in behind the same call.
+// Which NAA serves a function code: from NAA_SPEC (as the reference middleware reads it), else,
+// inside a Slurm job, from the job and the site's naa.conf (rm/slurm.hpp).
 #pragma once
 
 #include <cstdint>

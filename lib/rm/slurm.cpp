@@ -1,0 +1,254 @@
+#include "rm/slurm.hpp"
+#include "config.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "error.hpp"
+#include "log.hpp"
+#include "rm/naa_conf.h"
+
+#ifdef NAA_HAVE_SLURM
+#include <slurm/slurm.h>
+#endif
+
+#ifndef NAA_SYSCONFDIR
+#define NAA_SYSCONFDIR "/usr/local/etc"
+#endif
+
+namespace naa::rm {
+namespace {
+
+std::string env_or(const char *name, const std::string &fallback) {
+  const char *v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
+std::string dirname_of(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// "Key=value" lines of slurm.conf; keys are case-insensitive there.
+std::string slurm_conf_value(const std::string &conf, const std::string &key) {
+  std::ifstream in(conf);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = line.substr(0, eq);
+    k.erase(0, k.find_first_not_of(" \t"));
+    k.erase(k.find_last_not_of(" \t") + 1);
+    if (strcasecmp(k.c_str(), key.c_str()) != 0) continue;
+    std::string v = line.substr(eq + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    v.erase(v.find_last_not_of(" \t\r") + 1);
+    return v;
+  }
+  return {};
+}
+
+// The conf= argument of the naa_spank line in plugstack.conf, so a site names its naa.conf once.
+std::string conf_from_plugstack() {
+  const std::string slurm_conf = env_or("SLURM_CONF", "/etc/slurm/slurm.conf");
+  std::string plugstack = slurm_conf_value(slurm_conf, "PlugStackConfig");
+  if (plugstack.empty()) plugstack = dirname_of(slurm_conf) + "/plugstack.conf";
+  std::ifstream in(plugstack);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    if (line.find("naa_spank") == std::string::npos) continue;
+    std::istringstream words(line);
+    for (std::string w; words >> w;)
+      if (w.rfind("conf=", 0) == 0) return w.substr(5);
+  }
+  return {};
+}
+
+// The rank that spreads processes over NAAs: the MPI rank when there is one (mpirun starts ranks
+// without Slurm knowing them), else the Slurm task id, as the plugin uses.
+unsigned long process_rank() {
+  for (const char *name : {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char *end = nullptr;
+    const unsigned long r = std::strtoul(v, &end, 10);
+    if (*end == '\0') return r;
+  }
+  return 0;
+}
+
+struct JobInfo {
+  std::string licenses;   // as Slurm prints them, e.g. "naa:1,scratch:2"
+  std::string naa_codes;  // --naa of the naa_spank plugin, e.g. "10,11"; empty if not given
+                          // (from the environment, see resolve_slurm)
+};
+
+#ifdef NAA_HAVE_SLURM
+// libslurm, opened on first use and kept: its handle must outlive every call into it.
+struct Libslurm {
+  void (*init)(const char *) = nullptr;
+  int (*load_job)(job_info_msg_t **, uint32_t, uint16_t) = nullptr;
+  void (*free_job_info_msg)(job_info_msg_t *) = nullptr;
+  int (*get_errno)() = nullptr;
+  char *(*strerror)(int) = nullptr;
+  std::string error;
+};
+
+template <typename F>
+void bind(void *lib, const char *name, F &f, std::string &error) {
+  f = reinterpret_cast<F>(dlsym(lib, name));
+  if (f == nullptr && error.empty()) error = std::string("libslurm lacks ") + name;
+}
+
+const Libslurm &libslurm() {
+  static const Libslurm lib = [] {
+    Libslurm l;
+    // The soname configure found first (the job_info_t layout we compiled against), then the
+    // development symlink.
+    void *h = nullptr;
+    std::string tried;
+    for (const char *name : {NAA_LIBSLURM_SONAME, "libslurm.so"}) {
+      // RTLD_GLOBAL: libslurm loads its own plugins (auth_munge, hash_k12), which resolve
+      // libslurm's symbols (slurm_conf, ...) through the global scope.
+      h = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+      if (h != nullptr) break;
+      tried += std::string(tried.empty() ? "" : "; ") + dlerror();
+    }
+    if (h == nullptr) {
+      l.error = "cannot load libslurm (" + tried + ")";
+      return l;
+    }
+    l.init = reinterpret_cast<void (*)(const char *)>(dlsym(h, "slurm_init"));  // Slurm >= 22.05
+    bind(h, "slurm_load_job", l.load_job, l.error);
+    bind(h, "slurm_free_job_info_msg", l.free_job_info_msg, l.error);
+    bind(h, "slurm_get_errno", l.get_errno, l.error);
+    bind(h, "slurm_strerror", l.strerror, l.error);
+    if (l.error.empty() && l.init != nullptr) l.init(nullptr);
+    return l;
+  }();
+  return lib;
+}
+
+// Blocks at most Slurm's MessageTimeout (slurm.conf, 10 s by default) per attempt.
+JobInfo load_job(uint32_t job_id) {
+  const Libslurm &lib = libslurm();
+  if (!lib.error.empty())
+    throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) + ": " + lib.error);
+  job_info_msg_t *msg = nullptr;
+  if (lib.load_job(&msg, job_id, 0) != 0 || msg == nullptr || msg->record_count < 1) {
+    const int e = lib.get_errno();
+    if (msg != nullptr) lib.free_job_info_msg(msg);
+    throw Error(NAA_ERR_NO_NAA, "cannot load Slurm job " + std::to_string(job_id) + ": " +
+                                    lib.strerror(e));
+  }
+  JobInfo info;
+  const slurm_job_info_t &job = msg->job_array[0];
+  if (job.licenses != nullptr) info.licenses = job.licenses;
+  lib.free_job_info_msg(msg);
+  return info;
+}
+#else
+JobInfo load_job(uint32_t job_id) {
+  throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) +
+                                  ": libnaa was built without Slurm headers (slurm/spank.h, "
+                                  "slurm/slurm.h), so it cannot ask Slurm");
+}
+#endif
+
+bool lists(const std::string &comma_list, const std::string &item, char strip_after) {
+  std::istringstream in(comma_list);
+  for (std::string word; std::getline(in, word, ',');) {
+    if (strip_after != '\0') word = word.substr(0, word.find(strip_after));
+    if (word == item) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool in_slurm_job() {
+  const char *id = std::getenv("SLURM_JOB_ID");
+  return id != nullptr && *id != '\0';
+}
+
+std::string naa_conf_path() {
+  if (const char *p = std::getenv("NAA_CONF"); p != nullptr && *p != '\0') return p;
+  const std::string from_plugstack = conf_from_plugstack();
+  return from_plugstack.empty() ? NAA_SYSCONFDIR "/naa.conf" : from_plugstack;
+}
+
+SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs,
+                          unsigned (*use_count)(const std::string &host, uint16_t port)) {
+  const std::string code = std::to_string(function_code);
+  const std::string job_text = std::getenv("SLURM_JOB_ID");
+  char *end = nullptr;
+  const unsigned long job_id = std::strtoul(job_text.c_str(), &end, 10);
+  if (*end != '\0' || job_id == 0 || job_id > UINT32_MAX)
+    throw Error(NAA_ERR_CONFIG, "SLURM_JOB_ID \"" + job_text + "\" is not a job id");
+
+  JobInfo job = load_job(static_cast<uint32_t>(job_id));
+  // The plugin records --naa in the job's control environment, which Slurm hands to every
+  // process of the job as SLURM_SPANK_NAA_CODES (the job record does not carry it).
+  job.naa_codes = env_or("SLURM_SPANK_NAA_CODES", "");
+  const std::string what = "Slurm job " + job_text;
+  std::string grant;
+  if (!job.naa_codes.empty()) {
+    if (!lists(job.naa_codes, code, '\0'))
+      throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code + ": NAA_SPEC is not set and " +
+                                      what + " asked for --naa=" + job.naa_codes + " only");
+    grant = "--naa=" + job.naa_codes;
+  } else if (lists(job.licenses, "naa", ':')) {
+    grant = "licence " + job.licenses;
+  } else {
+    throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code + ": NAA_SPEC is not set and " +
+                                    what + " has neither --naa nor an naa licence (licences: " +
+                                    (job.licenses.empty() ? "none" : job.licenses) + ")");
+  }
+
+  const std::string path = naa_conf_path();
+  naa_conf conf;
+  char error[1024];
+  if (naa_conf_load(path.c_str(), &conf, error, sizeof error) != 0)
+    throw Error(NAA_ERR_CONFIG, what + ": " + error);
+  struct Free {
+    naa_conf *c;
+    ~Free() { naa_conf_free(c); }
+  } free_conf{&conf};
+
+  const size_t count = naa_conf_count(&conf, function_code);
+  if (count == 0)
+    throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code + ": NAA_SPEC is not set and " +
+                                    path + " (for " + what + ") lists none");
+  // Start at the NAA the plugin would give this rank; more handles in one process move on to
+  // the least used.
+  const unsigned long rank = process_rank();
+  const naa_conf_naa *best = nullptr;
+  unsigned best_use = 0;
+  std::string mismatch;
+  for (size_t k = 0; k < count; ++k) {
+    const naa_conf_naa *naa = naa_conf_pick(&conf, function_code, rank + k);
+    const unsigned inputs = naa_conf_kernel_of(naa, function_code)->n_inputs;
+    if (inputs != n_inputs) {
+      mismatch = path + " line " + std::to_string(naa->line) + " says function code " + code +
+                 " takes " + std::to_string(inputs) + " inputs, naa_create was given " +
+                 std::to_string(n_inputs);
+      continue;
+    }
+    const unsigned use = use_count(naa->host, naa->port);
+    if (best == nullptr || use < best_use) {
+      best = naa;
+      best_use = use;
+    }
+  }
+  if (best == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, mismatch);
+  return SlurmChoice{best->host, best->port,
+                     path + " line " + std::to_string(best->line) + ", " + what + " " + grant +
+                         ", rank " + std::to_string(rank)};
+}
+
+}  // namespace naa::rm
