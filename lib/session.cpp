@@ -1,5 +1,6 @@
 #include "session.hpp"
 
+#include "auth.hpp"
 #include "error.hpp"
 #include "immediate.hpp"
 #include "log.hpp"
@@ -28,7 +29,9 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
       progress_(progress),
       request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(timeout_);
-  ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline);
+  const std::string key = auth::key_from_environment();
+  ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline,
+                          key.empty() ? std::string() : auth::encode(key));
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));

@@ -111,8 +111,10 @@ class OfiWriteChain : public WriteChain {
 
 class OfiEndpoint : public Endpoint {
  public:
-  OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep)
-      : fabric_(std::move(fabric)), info_(std::move(info)), pep_(pep) {
+  OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep,
+              std::string request_data = {})
+      : fabric_(std::move(fabric)), info_(std::move(info)), pep_(pep),
+        request_data_(std::move(request_data)) {
     peer_ = sockaddr_name(info_->dest_addr);
     imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
     const uint64_t mr_mode = info_->domain_attr->mr_mode;
@@ -132,8 +134,10 @@ class OfiEndpoint : public Endpoint {
     close();
   }
 
-  void connect(Deadline deadline) {
-    check(fi_connect(ep_, info_->dest_addr, nullptr, 0), "fi_connect");
+  void connect(Deadline deadline, const std::string &private_data) {
+    check(fi_connect(ep_, info_->dest_addr, private_data.empty() ? nullptr : private_data.data(),
+                     private_data.size()),
+          "fi_connect");
     wait_connected(deadline, "connection to " + peer_);
   }
 
@@ -263,6 +267,7 @@ class OfiEndpoint : public Endpoint {
   }
 
   const std::string &peer() const override { return peer_; }
+  const std::string &request_data() const override { return request_data_; }
 
  private:
   void open() {
@@ -300,7 +305,11 @@ class OfiEndpoint : public Endpoint {
       fi_eq_cm_entry entry{};
       int timeout = deadline.remaining_ms(kWaitSliceMs);
       ssize_t rc = fi_eq_sread(eq_, &event, &entry, sizeof entry, timeout, 0);
-      if (rc == -FI_EAVAIL) raise_eq_error(what);
+      // libfabric 1.17's tcp provider reports a rejected request as EINPROGRESS, without the
+      // peer's reason: on the client side, name the likely causes.
+      if (rc == -FI_EAVAIL)
+        raise_eq_error(pep_ != nullptr ? what : what + ": refused or dropped by the NAA (wrong or "
+                                                       "missing NAA_AUTH_KEY? too many clients?)");
       if (rc >= 0 && event == FI_CONNECTED) {
         connected_ = true;
         return;
@@ -313,10 +322,19 @@ class OfiEndpoint : public Endpoint {
     }
   }
 
+  // A refused connection may carry the peer's reason (naa-server's reject text) as error data.
   [[noreturn]] void raise_eq_error(const std::string &what) {
     fi_eq_err_entry err{};
     fi_eq_readerr(eq_, &err, 0);
-    throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err));
+    std::string reason;
+    if (err.err_data != nullptr && err.err_data_size > 0) {
+      auto *p = static_cast<const char *>(err.err_data);
+      size_t len = strnlen(p, err.err_data_size);
+      bool printable = len > 0;
+      for (size_t i = 0; i < len; ++i) printable = printable && p[i] >= 0x20 && p[i] < 0x7f;
+      if (printable) reason = " (\"" + std::string(p, len) + "\")";
+    }
+    throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
   }
 
   [[noreturn]] void raise_cq_error() {
@@ -395,6 +413,7 @@ class OfiEndpoint : public Endpoint {
   std::shared_ptr<OfiFabric> fabric_;
   InfoPtr info_;
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
+  std::string request_data_;
   std::string peer_;
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
@@ -446,11 +465,15 @@ class OfiListener : public Listener {
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override {
     for (;;) {
       uint32_t event = 0;
-      fi_eq_cm_entry entry{};
-      ssize_t rc = fi_eq_sread(eq_, &event, &entry, sizeof entry,
-                               deadline.remaining_ms(kWaitSliceMs), 0);
-      if (rc >= 0 && event == FI_CONNREQ)
-        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_);
+      // The connection request's private data follows the entry.
+      alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + 256] = {};
+      fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
+      ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+      if (rc >= 0 && event == FI_CONNREQ) {
+        size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
+        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_,
+                                             std::string(buf + sizeof entry, data_len));
+      }
       if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
       if (rc == -FI_EAVAIL) {
         fi_eq_err_entry err{};
@@ -481,7 +504,8 @@ class OfiTransport : public Transport {
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
-                                    const std::string &local_ip, Deadline deadline) override {
+                                    const std::string &local_ip, Deadline deadline,
+                                    const std::string &private_data) override {
     InfoPtr hints = make_hints(provider_);
     sockaddr_in *src = nullptr;
     if (!local_ip.empty()) {
@@ -517,7 +541,7 @@ class OfiTransport : public Transport {
                  chosen->domain_attr->name);
     auto fabric = std::make_shared<OfiFabric>(chosen.get());
     auto ep = std::make_unique<OfiEndpoint>(std::move(fabric), std::move(chosen), nullptr);
-    ep->connect(deadline);
+    ep->connect(deadline, private_data);
     return ep;
   }
 

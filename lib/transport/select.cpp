@@ -44,11 +44,12 @@ class AutoTransport : public Transport {
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
-                                    const std::string &local_ip, Deadline deadline) override {
+                                    const std::string &local_ip, Deadline deadline,
+                                    const std::string &private_data) override {
     std::string choice = auto_transport_for(host, local_ip, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     name_ = "auto: " + choice;
-    return open_transport(choice)->connect(host, port, local_ip, deadline);
+    return open_transport(choice)->connect(host, port, local_ip, deadline, private_data);
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {

@@ -92,6 +92,10 @@ class Endpoint {
   virtual size_t wait(Completion *out, size_t max, Deadline deadline) = 0;
 
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
+
+  // Server side: the private data of the peer's connection request (empty if none; verbs pads
+  // it with zeros to the fabric's size).
+  virtual const std::string &request_data() const = 0;
 };
 
 class Listener {
@@ -106,9 +110,11 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char *name() const = 0;
-  // `local_ip` (may be empty) pins the source address, like the reference's NAA_LOCAL_IP.
+  // `local_ip` (may be empty) pins the source address, like the reference's NAA_LOCAL_IP;
+  // `private_data` travels with the connection request (at most 56 bytes).
   virtual std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
-                                            const std::string &local_ip, Deadline deadline) = 0;
+                                            const std::string &local_ip, Deadline deadline,
+                                            const std::string &private_data = {}) = 0;
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
 };
 

@@ -266,7 +266,8 @@ class VerbsEndpoint : public Endpoint {
  public:
   // Takes `id` (already resolved, or a connection request migrated to `ch`) and builds the
   // protection domain, completion queue and RC queue pair on its device.
-  VerbsEndpoint(std::unique_ptr<CmChannel> ch, rdma_cm_id *id) : ch_(std::move(ch)), id_(id) {
+  VerbsEndpoint(std::unique_ptr<CmChannel> ch, rdma_cm_id *id, std::string request_data = {})
+      : ch_(std::move(ch)), id_(id), request_data_(std::move(request_data)) {
     peer_ = addr_name(rdma_get_peer_addr(id_));
     try {
       open();
@@ -278,8 +279,11 @@ class VerbsEndpoint : public Endpoint {
 
   ~VerbsEndpoint() override { close(); }
 
-  void connect(Deadline deadline) {
-    rdma_conn_param param = spec_conn_param();
+  void connect(Deadline deadline, const std::string &private_data) {
+    if (private_data.size() > 56)
+      throw Error(NAA_ERR_INTERNAL, "connection private data longer than rdma_cm's 56 bytes");
+    rdma_conn_param param =
+        spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
     if (rdma_connect(id_, &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
     expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
     connected_ = true;
@@ -418,6 +422,7 @@ class VerbsEndpoint : public Endpoint {
   }
 
   const std::string &peer() const override { return peer_; }
+  const std::string &request_data() const override { return request_data_; }
 
  private:
   void open() {
@@ -545,6 +550,7 @@ class VerbsEndpoint : public Endpoint {
 
   std::unique_ptr<CmChannel> ch_;
   rdma_cm_id *id_;
+  std::string request_data_;
   std::string peer_;
   ibv_pd *pd_ = nullptr;
   ibv_comp_channel *comp_ch_ = nullptr;
@@ -607,6 +613,10 @@ class VerbsListener : public Listener {
       if (raw == nullptr) return nullptr;
       rdma_cm_id *id = raw->id;
       bool request = raw->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+      std::string data;
+      if (request && raw->param.conn.private_data != nullptr)
+        data.assign(static_cast<const char *>(raw->param.conn.private_data),
+                    raw->param.conn.private_data_len);
       if (!request) NAA_LOG_WARN("verbs listener: rdma_cm event %s", rdma_event_str(raw->event));
       rdma_ack_cm_event(raw);
       if (!request) continue;
@@ -614,7 +624,7 @@ class VerbsListener : public Listener {
       IdGuard guard(id);
       auto ch = std::make_unique<CmChannel>();
       if (rdma_migrate_id(id, ch->get()) != 0) fail_errno(NAA_ERR_TRANSPORT, "rdma_migrate_id");
-      return std::make_unique<VerbsEndpoint>(std::move(ch), guard.release());
+      return std::make_unique<VerbsEndpoint>(std::move(ch), guard.release(), std::move(data));
     }
   }
 
@@ -629,7 +639,8 @@ class VerbsTransport : public Transport {
   const char *name() const override { return "verbs"; }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
-                                    const std::string &local_ip, Deadline deadline) override {
+                                    const std::string &local_ip, Deadline deadline,
+                                    const std::string &private_data) override {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
     sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
@@ -641,7 +652,7 @@ class VerbsTransport : public Transport {
     resolve(id.get(), *ch, source.empty() ? nullptr : &src, dst,
             deadline, what);
     auto ep = std::make_unique<VerbsEndpoint>(std::move(ch), id.release());
-    ep->connect(deadline);
+    ep->connect(deadline, private_data);
     return ep;
   }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "naa.h"
 #include "server.h"
@@ -337,6 +338,40 @@ static void test_verbs_to_loopback(void **state) {
   test_server_stop(&loop);
 }
 
+/* A server with a key refuses clients without it (or with another) at connection time, before
+ * it allocates anything, and serves the client that presents it. */
+static void test_auth_key(void **state) {
+  (void)state;
+  char key_file[] = "/tmp/naa-key-XXXXXX";
+  int fd = mkstemp(key_file);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, "rack7-secret\n", 13), 13);
+  close(fd);
+  test_server guarded;
+  const char *const extra[] = {"--auth-key-file", key_file, NULL};
+  assert_int_equal(test_server_start(&guarded, extra), 0);
+  test_server_use(&guarded, FN_ADD1, 1);
+  uint8_t buf[16] = {0};
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle h;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  unsetenv("NAA_AUTH_KEY");
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_CONNECTION);
+  setenv("NAA_AUTH_KEY", "rack7-secreT", 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_CONNECTION);
+  assert_true(seconds_since(&t0) < 30); /* refused, not timed out */
+  setenv("NAA_AUTH_KEY", "rack7-secret", 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+  assert_int_equal(buf[0], 1);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  unsetenv("NAA_AUTH_KEY");
+  assert_int_equal(test_server_stop(&guarded), 0);
+  unlink(key_file);
+}
+
 /* An NAA that cannot hold the regions answers MRSP with an error message. */
 static void test_mrsp_refused(void **state) {
   (void)state;
@@ -419,6 +454,7 @@ int main(void) {
       cmocka_unit_test(test_finalize_while_running),
       cmocka_unit_test(test_server_not_running),
       cmocka_unit_test_teardown(test_verbs_to_loopback, restore_environment),
+      cmocka_unit_test(test_auth_key),
       cmocka_unit_test(test_mrsp_refused),
       cmocka_unit_test(test_plugin_kernel),
       cmocka_unit_test(test_server_killed),

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "auth.hpp"
 #include "config.h"
 #include "error.hpp"
 #include "kernels.hpp"
@@ -37,6 +38,8 @@ void usage(FILE *out) {
       "  -M, --total-memory SIZE  bytes all clients together may allocate (default 4G)\n"
       "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
+      "  -K, --auth-key-file PATH accept only clients that present the key in PATH\n"
+      "                           (default: $NAA_AUTH_KEY or $NAA_AUTH_KEY_FILE, else anyone)\n"
       "  -l, --list-kernels       print the available kernels and exit\n"
       "  -v, --verbose            log at info level (NAA_LOG_LEVEL=debug for more)\n"
       "  -h, --help               show this help and exit\n"
@@ -97,11 +100,13 @@ int main(int argc, char **argv) {
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
       {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
+      {"auth-key-file", required_argument, nullptr, 'K'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   unsigned long n;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:r:lvhV", long_options, nullptr)) != -1) {
+  std::string key_file;
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:r:K:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -125,6 +130,7 @@ int main(int argc, char **argv) {
         options.mrsp_timeout = std::chrono::seconds(n);
         break;
       case 'r': options.ready_file = optarg; break;
+      case 'K': key_file = optarg; break;
       case 'l': list_only = true; break;
       case 'v': if (!std::getenv("NAA_LOG_LEVEL")) setenv("NAA_LOG_LEVEL", "info", 1); break;
       case 'h': usage(stdout); return 0;
@@ -158,6 +164,10 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);  // a vanished TCP peer must not kill the server
 
   try {
+    options.auth_key = key_file.empty() ? naa::auth::key_from_environment()
+                                        : naa::auth::key_from_file(key_file);
+    if (!options.auth_key.empty())
+      std::fprintf(stderr, "naa-server: clients must present the authentication key\n");
     naa::server::Server server(options, kernels);
     std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s, %zu kernels)\n",
                  options.address.c_str(), static_cast<unsigned>(server.port()),

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "auth.hpp"
 #include "connection.hpp"
 #include "error.hpp"
 #include "log.hpp"
@@ -59,6 +60,12 @@ void Server::run(const std::atomic<bool> &stop) {
     }
     reap(false);
     if (!ep) continue;
+    // Before anything is allocated for the client: the key is the first thing checked.
+    if (!options_.auth_key.empty() && !auth::matches(ep->request_data(), options_.auth_key)) {
+      NAA_LOG_WARN("refusing %s: missing or wrong authentication key", ep->peer().c_str());
+      ep->reject("naa-server: authentication failed (NAA_AUTH_KEY)");
+      continue;
+    }
     if (workers_.size() >= options_.max_clients) {
       NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep->peer().c_str(),
                    options_.max_clients);

@@ -1,0 +1,26 @@
+// Optional access control: with NAA_AUTH_KEY (or NAA_AUTH_KEY_FILE) set, libnaa sends the key in
+// the connection request's private data and naa-server refuses a request without the right key
+// before it allocates or registers anything for it. It keeps jobs off an NAA that is not theirs;
+// it is not cryptography (the key crosses the fabric in the clear), and the reference NAAs ignore
+// private data, so it protects only NAAs that check it.
+#pragma once
+
+#include <string>
+
+namespace naa::auth {
+
+constexpr size_t kMaxKeyLength = 48;  // rdma_cm's REQ carries 56 bytes of private data (PS_TCP)
+
+// NAA_AUTH_KEY, else the first line of the file NAA_AUTH_KEY_FILE names, else "" (no key).
+// Throws Error(NAA_ERR_CONFIG) for an unreadable file or a key longer than kMaxKeyLength.
+std::string key_from_environment();
+std::string key_from_file(const std::string &path);
+
+// The private data that carries `key` ("NAA1", one length byte, the key): self-delimiting,
+// because InfiniBand pads private data with zeros.
+std::string encode(const std::string &key);
+
+// Whether `private_data` carries exactly `key`, compared in constant time.
+bool matches(const std::string &private_data, const std::string &key);
+
+}  // namespace naa::auth

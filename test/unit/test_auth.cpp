@@ -1,0 +1,84 @@
+// The authentication key's private-data encoding and the key sources (lib/auth.cpp).
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <setjmp.h>
+#include <string>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "auth.hpp"
+#include "error.hpp"
+
+using naa::auth::encode;
+using naa::auth::matches;
+
+static void encoding_is_magic_length_key(void **) {
+  std::string d = encode("s3cret");
+  assert_int_equal(d.size(), 4 + 1 + 6);
+  assert_memory_equal(d.data(), "NAA1\x06s3cret", d.size());
+}
+
+static void matches_exact_key_only(void **) {
+  assert_true(matches(encode("s3cret"), "s3cret"));
+  assert_false(matches(encode("s3cre"), "s3cret"));    // a prefix of the key
+  assert_false(matches(encode("s3cretX"), "s3cret"));  // the key as a prefix
+  assert_false(matches(encode("S3cret"), "s3cret"));
+  assert_false(matches("", "s3cret"));
+  assert_false(matches("NAA1", "s3cret"));
+}
+
+static void infiniband_padding_is_accepted(void **) {
+  std::string padded = encode("k");
+  padded.resize(56, '\0');  // rdma_cm delivers REQ private data padded to 56 bytes
+  assert_true(matches(padded, "k"));
+  assert_false(matches(std::string(56, '\0'), "k"));
+}
+
+static void environment_sources(void **) {
+  unsetenv("NAA_AUTH_KEY");
+  unsetenv("NAA_AUTH_KEY_FILE");
+  assert_string_equal(naa::auth::key_from_environment().c_str(), "");
+  setenv("NAA_AUTH_KEY", std::string(48, 'x').c_str(), 1);
+  assert_int_equal(naa::auth::key_from_environment().size(), 48);
+  setenv("NAA_AUTH_KEY", std::string(49, 'x').c_str(), 1);
+  bool refused = false;
+  try {
+    naa::auth::key_from_environment();
+  } catch (const naa::Error &e) {
+    refused = e.code() == NAA_ERR_CONFIG;
+  }
+  assert_true(refused);
+  unsetenv("NAA_AUTH_KEY");
+
+  char path[] = "/tmp/naa-key-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  std::fputs("from-file\nsecond line ignored\n", f);
+  std::fclose(f);
+  setenv("NAA_AUTH_KEY_FILE", path, 1);
+  assert_string_equal(naa::auth::key_from_environment().c_str(), "from-file");
+  std::remove(path);
+  refused = false;
+  try {
+    naa::auth::key_from_environment();  // the file is gone
+  } catch (const naa::Error &e) {
+    refused = e.code() == NAA_ERR_CONFIG;
+  }
+  assert_true(refused);
+  unsetenv("NAA_AUTH_KEY_FILE");
+}
+
+int main() {
+  const CMUnitTest tests[] = {
+      cmocka_unit_test(encoding_is_magic_length_key),
+      cmocka_unit_test(matches_exact_key_only),
+      cmocka_unit_test(infiniband_padding_is_accepted),
+      cmocka_unit_test(environment_sources),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
