@@ -1,16 +1,15 @@
 #!/bin/sh
-# The README's demo path as a test: a naa-server on loopback and examples/vecadd against it.
+# The README's demo path as a test: a naa-server on loopback and an example against it,
+# examples/vecadd or the one named as argument (examples_fortran.sh runs vecadd_f).
 set -eu
 : "${NAA_SERVER:?run through make check}" "${NAA_EXAMPLES:?run through make check}"
+example=${1:-vecadd}
+. "$(dirname "$0")/naa_server.sh"
 dir=$(mktemp -d /tmp/naa-examples-XXXXXX)
-"$NAA_SERVER" --address 127.0.0.1 --port 0 --ready-file "$dir/port" &
-server=$!
-trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$dir"' EXIT
-i=0
-until [ -s "$dir/port" ]; do
-  i=$((i + 1)); [ $i -le 1000 ] || { echo "naa-server did not start" >&2; exit 1; }
-  kill -0 $server 2>/dev/null || { echo "naa-server exited" >&2; exit 1; }
-  sleep 0.01
-done
-NAA_SPEC="127.0.0.1:$(cat "$dir/port"):10:2" NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000000 | tee "$dir/out"
+trap 'stop_naa_server; rm -rf "$dir"' EXIT
+start_naa_server "$NAA_SERVER" "$dir"
+rc=0
+NAA_SPEC="127.0.0.1:$naa_port:10:2" NAA_TIMEOUT=60 "$NAA_EXAMPLES/$example" 1000000 >"$dir/out" || rc=$?
+cat "$dir/out"
+[ $rc -eq 0 ] || { echo "$example exited with status $rc" >&2; exit 1; }
 grep -q "all 2000000 elements correct" "$dir/out"
