@@ -7,6 +7,7 @@ bash "$top/scripts/setup.sh"
 cd "$build"
 
 status=0
+# make check ends with test/install/consumer.sh: make install into a temporary DESTDIR, build the examples with pkg-config.
 make -j"$(nproc)" check || status=$?
 
 # One line over every test case (CMocka cases and test scripts), as "N passed, N failed, N skipped".
