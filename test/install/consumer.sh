@@ -1,7 +1,8 @@
 #!/bin/sh
 # The installed library as its users see it. Installs the build into a temporary staging
 # directory (make install DESTDIR=...), then builds examples/vecadd.c and, if the Fortran
-# binding is built, examples/vecadd.f90 with nothing but the compiler and pkg-config (naa.pc,
+# binding is built, examples/vecadd.f90, and examples/vecadd.cpp (naa.hpp, as -std=c++17) with
+# nothing but the compiler and pkg-config (naa.pc,
 # naa-fortran.pc, found through PKG_CONFIG_LIBDIR + PKG_CONFIG_SYSROOT_DIR), and runs both
 # against the installed naa-server.
 #
@@ -18,6 +19,7 @@ makevar() { sed -n "s/^$1 = //p" "$builddir/Makefile"; }
   { echo "consumer: $builddir is not a configured libnaa build directory" >&2; exit 99; }
 command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config is not installed"; exit 77; }
 cc=$(makevar CC)
+cxx=$(makevar CXX)
 fc=$(makevar FC)
 have_fortran=$(makevar have_fortran)
 version=$(makevar PACKAGE_VERSION)
@@ -62,12 +64,13 @@ server=$(find "$root" -path '*/bin/naa-server' -type f)
 [ -n "$server" ] || fail "make install installed no bin/naa-server"
 
 # build_and_run NAME COMPILER PKG SOURCE: compile SOURCE as a user would, check that the
-# program uses the staged libnaa, and run it against the installed naa-server.
+# program uses the staged libnaa, and run it against the installed naa-server. COMPILER may
+# carry flags ("g++ -std=c++17").
 build_and_run() {
   echo "consumer: $2 \$(pkg-config --cflags $3) -o $1 $4 \$(pkg-config --libs $3)"
   echo "          = $2 $(pkg-config --cflags $3) -o $1 $4 $(pkg-config --libs $3)"
-  # shellcheck disable=SC2046 # word splitting of the flags is intended
-  "$2" $(pkg-config --cflags "$3") -o "$stage/$1" "$4" $(pkg-config --libs "$3") ||
+  # shellcheck disable=SC2046,SC2086 # word splitting of the compiler and flags is intended
+  $2 $(pkg-config --cflags "$3") -o "$stage/$1" "$4" $(pkg-config --libs "$3") ||
     fail "$1 does not build with the flags of $3.pc"
   if command -v ldd >/dev/null 2>&1; then
     LD_LIBRARY_PATH=$libdir ldd "$stage/$1" | grep -q "libnaa\.so.* => $libdir/" ||
@@ -81,14 +84,19 @@ build_and_run() {
   grep -q "all 2000000 elements correct" "$stage/$1.out" || fail "$1 did not report all elements correct"
 }
 
-# The C header the compiler picks must be the staged one, not one installed elsewhere.
+# The headers the compilers pick must be the staged ones, not ones installed elsewhere.
 # shellcheck disable=SC2046
 "$cc" $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.c" | grep -q "$root/.*/naa\.h" ||
   fail "the compiler does not take naa.h from the installation"
+# shellcheck disable=SC2046
+"$cxx" -std=c++17 $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.cpp" |
+  grep -q "$root/.*/naa\.hpp" || fail "the C++ compiler does not take naa.hpp from the installation"
 
 NAA_SERVER=$server
 start_server
 build_and_run vecadd "$cc" naa "$top_srcdir/examples/vecadd.c"
+# The C++ layer is header-only: naa.pc is all it needs, and C++17 is all it asks of the user.
+build_and_run vecadd_cpp "$cxx -std=c++17" naa "$top_srcdir/examples/vecadd.cpp"
 
 if [ "$have_fortran" = yes ]; then
   pkg-config --exists naa-fortran || fail "the Fortran binding is built but naa-fortran.pc is not installed"
