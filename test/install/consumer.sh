@@ -63,6 +63,19 @@ libdir=$(pkg-config --libs-only-L naa | sed 's/^ *-L//; s/ .*//')
 server=$(find "$root" -path '*/bin/naa-server' -type f)
 [ -n "$server" ] || fail "make install installed no bin/naa-server"
 
+# Every page in man/ is installed (man-lint.sh checks that they all are in dist_man_MANS), and
+# the installed files lint and render cleanly as man(1) would show them.
+pages=$(find "$root" -path '*/man/man[1-9]/*' -type f | sort)
+n_installed=$(printf '%s\n' $pages | grep -c . || true)
+n_source=$(ls "$top_srcdir"/man/*.[1-9] | wc -l)
+[ "$n_installed" -eq "$n_source" ] || fail "make install installed $n_installed man pages, man/ has $n_source"
+if command -v mandoc >/dev/null 2>&1; then
+  # shellcheck disable=SC2086 # one argument per page
+  sh "$top_srcdir/test/man-lint.sh" $pages || fail "the installed man pages do not lint or render cleanly"
+else
+  echo "consumer: mandoc is not installed: the $n_installed installed man pages are not rendered"
+fi
+
 # build_and_run NAME COMPILER PKG SOURCE: compile SOURCE as a user would, check that the
 # program uses the staged libnaa, and run it against the installed naa-server. COMPILER may
 # carry flags ("g++ -std=c++17").
