@@ -1,5 +1,5 @@
 /*
- * naa.hpp - a small header-only C++17 layer over naa.h; see naa(7), "C++".
+ * naa.hpp - a small header-only C++17 layer over naa.h; see naa(7), LANGUAGE BINDINGS.
  *
  *   std::vector<double> a(n), b(n), c(n);
  *   naa::handle h(10, {naa::buffer(a), naa::buffer(b).single_send()}, {naa::buffer(c)});
