@@ -1,9 +1,9 @@
 #!/bin/sh
 # The installed library as its users see it. Installs the build into a temporary staging
-# directory (make install DESTDIR=...), then builds examples/vecadd.c and, if the Fortran
-# binding is built, examples/vecadd.f90, and examples/vecadd.cpp (naa.hpp, as -std=c++17) with
-# nothing but the compiler and pkg-config (naa.pc,
-# naa-fortran.pc, found through PKG_CONFIG_LIBDIR + PKG_CONFIG_SYSROOT_DIR), and runs both
+# directory (make install DESTDIR=...), lints and renders the installed man pages, then builds
+# examples/vecadd.c, examples/vecadd.cpp (naa.hpp, as -std=c++17) and, if the Fortran binding
+# is built, examples/vecadd.f90 with nothing but the compiler and pkg-config (naa.pc,
+# naa-fortran.pc, found through PKG_CONFIG_LIBDIR + PKG_CONFIG_SYSROOT_DIR), and runs them
 # against the installed naa-server.
 #
 # make check runs it (after the other tests), make installcheck too; by hand:
