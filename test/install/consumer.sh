@@ -118,6 +118,6 @@ if [ "$have_fortran" = yes ]; then
   check_flags naa-fortran
   build_and_run vecadd_f "$fc" naa-fortran "$top_srcdir/examples/vecadd.f90"
 else
-  echo "consumer: the Fortran binding is not built; tested the C consumer only"
+  echo "consumer: the Fortran binding is not built; tested the C and C++ consumers only"
 fi
 echo "consumer: PASS"
