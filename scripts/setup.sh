@@ -5,7 +5,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${NAA_BUILD_DIR:-$top/_build}
 
-packages=(g++ gcc make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
+packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
           libcmocka-dev libibverbs-dev librdmacm-dev mandoc)
 missing=()
 for p in "${packages[@]}"; do

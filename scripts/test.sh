@@ -10,6 +10,7 @@ bash "$top/scripts/setup.sh"
 cd "$build"
 
 status=0
+# make check ends with test/install/consumer.sh: make install into a temporary DESTDIR, build the examples with pkg-config.
 make -j"$(nproc)" check || status=$?
 make -j"$(nproc)" check-slurm || status=$?
 bash "$top/scripts/test-rdma.sh" || status=$?

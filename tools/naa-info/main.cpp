@@ -3,10 +3,14 @@
 // --ping whether each of them answers (connect + MRSP, no kernel is run).
 #include <getopt.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "config.h"
@@ -77,6 +81,64 @@ std::string transport_for(const naa::rm::NaaEntry &e) {
   return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(), deadline);
 }
 
+// First line of a sysfs attribute, "" if it cannot be read: the kernel refuses reads of
+// gid_attrs for unused GID table entries (EINVAL), which just means "nothing there".
+std::string read_sysfs_line(const std::filesystem::path &file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  return line;
+}
+
+// Names of the entries of dir, numeric ones in numeric order (ports 1..N, GID indexes 0..M).
+std::vector<std::string> sorted_entries(const std::filesystem::path &dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end(), [](const std::string &a, const std::string &b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return names;
+}
+
+// The RoCE v2 GIDs of every port of every RDMA device, from sysfs as rdma-core reads them:
+// these (index, address) pairs are what a RoCE v2 connection must use, and a wrong GID index
+// is the usual reason a RoCE setup "connects" nowhere.
+void show_roce_v2_gids() {
+  const std::filesystem::path root = "/sys/class/infiniband";
+  std::printf("RoCE v2 GIDs:\n");
+  const auto devices = sorted_entries(root);
+  if (devices.empty()) {
+    std::printf("  none: no RDMA device in %s\n", root.c_str());
+    return;
+  }
+  for (const auto &dev : devices) {
+    for (const auto &port : sorted_entries(root / dev / "ports")) {
+      const auto port_dir = root / dev / "ports" / port;
+      int shown = 0;
+      for (const auto &index : sorted_entries(port_dir / "gids")) {
+        const std::string gid = read_sysfs_line(port_dir / "gids" / index);
+        if (gid.empty() || gid.find_first_not_of("0:") == std::string::npos) continue;
+        if (read_sysfs_line(port_dir / "gid_attrs" / "types" / index) != "RoCE v2") continue;
+        std::string note;
+        const std::string ndev = read_sysfs_line(port_dir / "gid_attrs" / "ndevs" / index);
+        if (!ndev.empty()) note = "  netdev " + ndev;
+        // An IPv4-mapped GID (::ffff:a.b.c.d) is the address to give NAA_LOCAL_IP and NAA_SPEC.
+        if (gid.compare(0, 30, "0000:0000:0000:0000:0000:ffff:") == 0 && gid.size() == 39) {
+          const unsigned long hi = std::strtoul(gid.substr(30, 4).c_str(), nullptr, 16);
+          const unsigned long lo = std::strtoul(gid.substr(35, 4).c_str(), nullptr, 16);
+          note += "  IPv4 " + std::to_string(hi >> 8) + "." + std::to_string(hi & 0xff) + "." +
+                  std::to_string(lo >> 8) + "." + std::to_string(lo & 0xff);
+        }
+        std::printf("  %s port %s  GID index %3s  %s%s\n", dev.c_str(), port.c_str(), index.c_str(), gid.c_str(),
+                    note.c_str());
+        ++shown;
+      }
+      if (shown == 0) std::printf("  %s port %s  no RoCE v2 GID\n", dev.c_str(), port.c_str());
+    }
+  }
+}
+
 // Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect.
 double ping(const naa::rm::NaaEntry &e) {
   std::vector<uint8_t> bytes(e.n_inputs);
@@ -123,6 +185,7 @@ int main(int argc, char **argv) {
 
   std::printf("libnaa %s\n", PACKAGE_VERSION);
   show_transports();
+  show_roce_v2_gids();
 
   std::printf("NAAs:\n");
   const char *spec = std::getenv("NAA_SPEC");

@@ -1,0 +1,194 @@
+! naa.f90 - Fortran 2008 binding of libnaa (include/naa.h).
+!
+! The derived types are bind(C) and the five calls are bind(C) interfaces straight to the C
+! functions: no wrapper code runs between a Fortran program and libnaa. Only the two string
+! functions have Fortran wrappers, because C strings are not Fortran strings:
+! naa_strerror_f(code) and naa_version_f([major, minor, patch]).
+!
+!   use naa
+!   real(c_double), allocatable, target :: a(:), c(:)
+!   type(naa_param_t) :: in(1), out(1)
+!   type(naa_handle) :: h            ! starts as NAA_HANDLE_NULL (id = 0)
+!   type(naa_status) :: st
+!   in(1)  = naa_param_t(c_loc(a), size(a, kind=c_size_t) * c_sizeof(0.0_c_double), .false._c_bool)
+!   out(1) = naa_param_t(c_loc(c), size(c, kind=c_size_t) * c_sizeof(0.0_c_double), .false._c_bool)
+!   rc = naa_create(10_c_int32_t, in, 1_c_size_t, out, 1_c_size_t, h)
+!   rc = naa_invoke(h)
+!   rc = naa_wait(h, st)
+!   rc = naa_finalize(h)
+!
+! The buffers must have the TARGET attribute, be contiguous, and stay allocated until
+! naa_finalize. Fortran has no unsigned integers: naa_handle%id (C uint64_t) is an opaque
+! integer(c_int64_t), naa_status%immediate and %function_code (uint32_t) are
+! integer(c_int32_t) and naa_status%naa_return_code (uint8_t) is integer(c_int8_t); read the
+! return code as iand(int(st%naa_return_code), 255) (every NAA_RC_* is below 128 anyway).
+! naa_test and naa_wait always take a status here (the C API also accepts NULL).
+module naa
+  use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_int, c_int8_t, c_int32_t, c_int64_t, &
+                                         c_f_pointer, c_ptr, c_size_t, c_associated, c_null_ptr
+  implicit none
+  private
+
+  ! include/naa.h: NAA_VERSION_*
+  integer(c_int), parameter, public :: NAA_VERSION_MAJOR = 0
+  integer(c_int), parameter, public :: NAA_VERSION_MINOR = 1
+  integer(c_int), parameter, public :: NAA_VERSION_PATCH = 0
+
+  ! enum naa_error: every call returns NAA_SUCCESS or one of these
+  integer(c_int), parameter, public :: NAA_SUCCESS = 0
+  integer(c_int), parameter, public :: NAA_ERR_INVALID_ARGUMENT = 1
+  integer(c_int), parameter, public :: NAA_ERR_INVALID_HANDLE = 2
+  integer(c_int), parameter, public :: NAA_ERR_NO_NAA = 3
+  integer(c_int), parameter, public :: NAA_ERR_CONNECTION = 4
+  integer(c_int), parameter, public :: NAA_ERR_TRANSPORT = 5
+  integer(c_int), parameter, public :: NAA_ERR_TIMEOUT = 6
+  integer(c_int), parameter, public :: NAA_ERR_NAA = 7
+  integer(c_int), parameter, public :: NAA_ERR_NO_RESOURCES = 8
+  integer(c_int), parameter, public :: NAA_ERR_PROTOCOL = 9
+  integer(c_int), parameter, public :: NAA_ERR_STATE = 10
+  integer(c_int), parameter, public :: NAA_ERR_CONFIG = 11
+  integer(c_int), parameter, public :: NAA_ERR_UNSUPPORTED = 12
+  integer(c_int), parameter, public :: NAA_ERR_INTERNAL = 13
+
+  ! enum naa_return_code: naa_status%naa_return_code
+  integer(c_int), parameter, public :: NAA_RC_SUCCESS = int(z'00', c_int)
+  integer(c_int), parameter, public :: NAA_RC_SOCKET_NOT_AVAILABLE = int(z'01', c_int)
+  integer(c_int), parameter, public :: NAA_RC_KERNEL_TIMEOUT = int(z'02', c_int)
+  integer(c_int), parameter, public :: NAA_RC_APPLICATION_MIN = int(z'10', c_int)
+  integer(c_int), parameter, public :: NAA_RC_APPLICATION_MAX = int(z'7f', c_int)
+
+  ! struct naa_param
+  type, bind(C), public :: naa_param_t
+    type(c_ptr) :: addr = c_null_ptr
+    integer(c_size_t) :: size = 0
+    logical(c_bool) :: single_send = .false.
+  end type naa_param_t
+
+  ! struct naa_handle; the default value is NAA_HANDLE_NULL
+  type, bind(C), public :: naa_handle
+    integer(c_int64_t) :: id = 0
+  end type naa_handle
+
+  type(naa_handle), parameter, public :: NAA_HANDLE_NULL = naa_handle(0_c_int64_t)
+
+  ! struct naa_status (uint8_t, uint32_t, size_t, uint32_t: the companion C compiler's padding)
+  type, bind(C), public :: naa_status
+    integer(c_int8_t) :: naa_return_code = 0
+    integer(c_int32_t) :: immediate = 0
+    integer(c_size_t) :: bytes_received = 0
+    integer(c_int32_t) :: function_code = 0
+  end type naa_status
+
+  public :: naa_create, naa_invoke, naa_test, naa_wait, naa_finalize
+  public :: naa_strerror_f, naa_version_f
+
+  interface
+    ! int naa_create(uint32_t, naa_param_t *, size_t, naa_param_t *, size_t, naa_handle *)
+    function naa_create(function_code, inputs, n_inputs, outputs, n_outputs, handle) &
+        bind(C, name='naa_create') result(rc)
+      import :: c_int, c_int32_t, c_size_t, naa_param_t, naa_handle
+      integer(c_int32_t), value :: function_code
+      type(naa_param_t), intent(in) :: inputs(*)
+      integer(c_size_t), value :: n_inputs
+      type(naa_param_t), intent(in) :: outputs(*)
+      integer(c_size_t), value :: n_outputs
+      type(naa_handle), intent(inout) :: handle
+      integer(c_int) :: rc
+    end function naa_create
+
+    ! int naa_invoke(naa_handle *)
+    function naa_invoke(handle) bind(C, name='naa_invoke') result(rc)
+      import :: c_int, naa_handle
+      type(naa_handle), intent(inout) :: handle
+      integer(c_int) :: rc
+    end function naa_invoke
+
+    ! int naa_test(naa_handle *, bool *, naa_status *)
+    function naa_test(handle, flag, status) bind(C, name='naa_test') result(rc)
+      import :: c_bool, c_int, naa_handle, naa_status
+      type(naa_handle), intent(inout) :: handle
+      logical(c_bool), intent(out) :: flag
+      type(naa_status), intent(inout) :: status
+      integer(c_int) :: rc
+    end function naa_test
+
+    ! int naa_wait(naa_handle *, naa_status *)
+    function naa_wait(handle, status) bind(C, name='naa_wait') result(rc)
+      import :: c_int, naa_handle, naa_status
+      type(naa_handle), intent(inout) :: handle
+      type(naa_status), intent(inout) :: status
+      integer(c_int) :: rc
+    end function naa_wait
+
+    ! int naa_finalize(naa_handle *)
+    function naa_finalize(handle) bind(C, name='naa_finalize') result(rc)
+      import :: c_int, naa_handle
+      type(naa_handle), intent(inout) :: handle
+      integer(c_int) :: rc
+    end function naa_finalize
+
+    ! const char *naa_strerror(int)
+    function c_naa_strerror(error) bind(C, name='naa_strerror') result(s)
+      import :: c_int, c_ptr
+      integer(c_int), value :: error
+      type(c_ptr) :: s
+    end function c_naa_strerror
+
+    ! const char *naa_version(int *, int *, int *)
+    function c_naa_version(major, minor, patch) bind(C, name='naa_version') result(s)
+      import :: c_int, c_ptr
+      integer(c_int), intent(out) :: major, minor, patch
+      type(c_ptr) :: s
+    end function c_naa_version
+
+    ! size_t strlen(const char *)
+    function c_strlen(s) bind(C, name='strlen') result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function c_strlen
+  end interface
+
+contains
+
+  ! A NUL-terminated C string as a Fortran string ('' for NULL).
+  function from_c_string(s) result(f)
+    type(c_ptr), intent(in) :: s
+    character(len=:), allocatable :: f
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+
+    if (.not. c_associated(s)) then
+      f = ''
+      return
+    end if
+    n = int(c_strlen(s))
+    call c_f_pointer(s, chars, [n])
+    allocate (character(len=n) :: f)
+    do i = 1, n
+      f(i:i) = chars(i)
+    end do
+  end function from_c_string
+
+  ! English description of an error code, as naa_strerror.
+  function naa_strerror_f(code) result(message)
+    integer(c_int), intent(in) :: code
+    character(len=:), allocatable :: message
+
+    message = from_c_string(c_naa_strerror(code))
+  end function naa_strerror_f
+
+  ! The library's version as 'MAJOR.MINOR.PATCH' (of the libnaa linked at run time), and
+  ! its numbers if asked for.
+  function naa_version_f(major, minor, patch) result(version)
+    integer(c_int), intent(out), optional :: major, minor, patch
+    character(len=:), allocatable :: version
+    integer(c_int) :: v(3)
+
+    version = from_c_string(c_naa_version(v(1), v(2), v(3)))
+    if (present(major)) major = v(1)
+    if (present(minor)) minor = v(2)
+    if (present(patch)) patch = v(3)
+  end function naa_version_f
+
+end module naa

@@ -1,0 +1,149 @@
+/*
+ * naa.hpp - a small header-only C++17 layer over naa.h; see naa(7), LANGUAGE BINDINGS.
+ *
+ *   std::vector<double> a(n), b(n), c(n);
+ *   naa::handle h(10, {naa::buffer(a), naa::buffer(b).single_send()}, {naa::buffer(c)});
+ *   h.invoke();
+ *   naa_status st = h.wait();   // or poll: std::optional<naa_status> s; while (!(s = h.test())) {...}
+ *
+ * Every failure throws naa::error, which keeps the naa_error_t code (and, for NAA_ERR_NAA,
+ * the status with the NAA's return code). The handle finalizes itself when it goes out of
+ * scope. It needs only libnaa (pkg-config naa) and C++17; nothing here is compiled into the
+ * library, so the C ABI stays the only binary interface.
+ */
+#ifndef NAA_HPP
+#define NAA_HPP
+
+#include <naa.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace naa {
+
+/* A failed libnaa call: what() is "CALL: naa_strerror(code)". */
+class error : public std::runtime_error {
+ public:
+  error(int code, const char *call, const naa_status &status = naa_status{})
+      : std::runtime_error(std::string(call) + ": " + naa_strerror(code)), code_(code), status_(status) {}
+
+  naa_error_t code() const noexcept { return static_cast<naa_error_t>(code_); }
+  /* Filled when code() is NAA_ERR_NAA: status().naa_return_code is what the NAA reported. */
+  const naa_status &status() const noexcept { return status_; }
+
+ private:
+  int code_;
+  naa_status status_;
+};
+
+/* A non-owning view of one parameter buffer of arithmetic elements, like std::span: the memory
+ * must stay valid (and, for a vector, unreallocated) as long as the handle using it lives.
+ * Built from pointer + count or from any contiguous container (std::vector, std::array,
+ * C array). A view of const elements may only be an input. */
+class buffer {
+ public:
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  buffer(T *data, std::size_t count) noexcept
+      : param_{const_cast<std::remove_const_t<T> *>(data), count * sizeof(T), false},
+        read_only_(std::is_const_v<T>) {}
+
+  // Taking C& rather than C&& keeps temporaries out: their memory would be gone by invoke().
+  template <class C, class = decltype(std::data(std::declval<C &>()) + std::size(std::declval<C &>()))>
+  buffer(C &container) noexcept : buffer(std::data(container), std::size(container)) {}
+
+  /* The same buffer sent with the first invoke() only; the NAA keeps it (naa_create(3)). */
+  buffer single_send() const noexcept {
+    buffer b = *this;
+    b.param_.single_send = true;
+    return b;
+  }
+
+  const naa_param_t &param() const noexcept { return param_; }
+  bool read_only() const noexcept { return read_only_; }
+
+ private:
+  naa_param_t param_;
+  bool read_only_;
+};
+
+/* One naa_handle, finalized by the destructor. Move-only: two owners would finalize twice. */
+class handle {
+ public:
+  handle(std::uint32_t function_code, std::initializer_list<buffer> inputs,
+         std::initializer_list<buffer> outputs)
+      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size()) {}
+  handle(std::uint32_t function_code, const std::vector<buffer> &inputs, const std::vector<buffer> &outputs)
+      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size()) {}
+
+  handle(handle &&other) noexcept : h_(std::exchange(other.h_, NAA_HANDLE_NULL)) {}
+  handle &operator=(handle &&other) noexcept {
+    if (this != &other) {
+      release();
+      h_ = std::exchange(other.h_, NAA_HANDLE_NULL);
+    }
+    return *this;
+  }
+  handle(const handle &) = delete;
+  handle &operator=(const handle &) = delete;
+  ~handle() { release(); }
+
+  void invoke() { check(naa_invoke(&h_), "naa_invoke"); }
+
+  /* The status once the invocation has completed, std::nullopt while it runs. */
+  std::optional<naa_status> test() {
+    bool done = false;
+    naa_status st{};
+    check(naa_test(&h_, &done, &st), "naa_test", st);
+    return done ? std::optional<naa_status>(st) : std::nullopt;
+  }
+
+  naa_status wait() {
+    naa_status st{};
+    check(naa_wait(&h_, &st), "naa_wait", st);
+    return st;
+  }
+
+  /* Finalizes now and reports a failure, which the destructor cannot. */
+  void finalize() { check(naa_finalize(&h_), "naa_finalize"); }
+
+  /* The C handle, for calls this layer does not wrap; it stays owned by *this. */
+  naa_handle native() const noexcept { return h_; }
+  explicit operator bool() const noexcept { return h_.id != 0; }
+
+ private:
+  handle(std::uint32_t function_code, const buffer *in, std::size_t n_in, const buffer *out,
+         std::size_t n_out) {
+    std::vector<naa_param_t> inputs, outputs;
+    for (std::size_t i = 0; i < n_in; i++) inputs.push_back(in[i].param());
+    for (std::size_t i = 0; i < n_out; i++) {
+      // The NAA writes every output: a const one would be modified behind the compiler's back.
+      if (out[i].read_only()) throw error(NAA_ERR_INVALID_ARGUMENT, "naa::handle (output buffer of const elements)");
+      outputs.push_back(out[i].param());
+    }
+    check(naa_create(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &h_),
+          "naa_create");
+  }
+
+  static void check(int rc, const char *call, const naa_status &st = naa_status{}) {
+    if (rc != NAA_SUCCESS) throw error(rc, call, st);
+  }
+
+  // Destructors must not throw; a failing finalize has already released what it could.
+  void release() noexcept {
+    if (*this) (void)naa_finalize(&h_);
+  }
+
+  naa_handle h_ = NAA_HANDLE_NULL;
+};
+
+}  // namespace naa
+
+#endif /* NAA_HPP */

@@ -1,0 +1,76 @@
+/* C half of test_fortran_binding: what the C compiler makes of naa.h, for the Fortran half to
+ * compare with the bind(C) types and constants of the naa module, plus the two libc calls
+ * Fortran 2008 cannot make portably (setenv, and finding a port nothing listens on). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "naa.h"
+
+/* Keep in step with test_fortran_binding.f90. */
+#define N_LAYOUT 12
+#define N_CONSTANTS 22
+
+void naa_test_c_layout(size_t out[N_LAYOUT]) {
+  size_t i = 0;
+  out[i++] = sizeof(naa_param_t);
+  out[i++] = offsetof(naa_param_t, addr);
+  out[i++] = offsetof(naa_param_t, size);
+  out[i++] = offsetof(naa_param_t, single_send);
+  out[i++] = sizeof(naa_param_t[2]) / 2; /* array stride */
+  out[i++] = sizeof(naa_handle);
+  out[i++] = offsetof(naa_handle, id);
+  out[i++] = sizeof(naa_status);
+  out[i++] = offsetof(naa_status, naa_return_code);
+  out[i++] = offsetof(naa_status, immediate);
+  out[i++] = offsetof(naa_status, bytes_received);
+  out[i++] = offsetof(naa_status, function_code);
+}
+
+void naa_test_c_constants(int out[N_CONSTANTS]) {
+  int i = 0;
+  out[i++] = NAA_SUCCESS;
+  out[i++] = NAA_ERR_INVALID_ARGUMENT;
+  out[i++] = NAA_ERR_INVALID_HANDLE;
+  out[i++] = NAA_ERR_NO_NAA;
+  out[i++] = NAA_ERR_CONNECTION;
+  out[i++] = NAA_ERR_TRANSPORT;
+  out[i++] = NAA_ERR_TIMEOUT;
+  out[i++] = NAA_ERR_NAA;
+  out[i++] = NAA_ERR_NO_RESOURCES;
+  out[i++] = NAA_ERR_PROTOCOL;
+  out[i++] = NAA_ERR_STATE;
+  out[i++] = NAA_ERR_CONFIG;
+  out[i++] = NAA_ERR_UNSUPPORTED;
+  out[i++] = NAA_ERR_INTERNAL;
+  out[i++] = NAA_RC_SUCCESS;
+  out[i++] = NAA_RC_SOCKET_NOT_AVAILABLE;
+  out[i++] = NAA_RC_KERNEL_TIMEOUT;
+  out[i++] = NAA_RC_APPLICATION_MIN;
+  out[i++] = NAA_RC_APPLICATION_MAX;
+  out[i++] = NAA_VERSION_MAJOR;
+  out[i++] = NAA_VERSION_MINOR;
+  out[i++] = NAA_VERSION_PATCH;
+}
+
+int naa_test_c_setenv(const char *name, const char *value) { return setenv(name, value, 1); }
+
+/* A loopback TCP port that was free a moment ago (bound and released), or -1. */
+int naa_test_c_unused_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  close(fd);
+  return port;
+}

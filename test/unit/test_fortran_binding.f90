@@ -1,0 +1,172 @@
+! The Fortran binding (fortran/naa.f90) against the C ABI (include/naa.h), no NAA needed:
+!  - every bind(C) type has the C struct's size, field offsets and array stride, as the C
+!    compiler reports them (fortran_layout.c);
+!  - every error-code, return-code and version constant has the C value;
+!  - the string wrappers return the library's strings;
+!  - the five calls reach the library with their arguments intact: by-value function code and
+!    counts, the parameter arrays, the handle, the c_bool flag.
+program test_fortran_binding
+  use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_double, c_int, c_int32_t, c_intptr_t, &
+                                         c_loc, c_null_char, c_ptr, c_size_t, c_sizeof
+  use, intrinsic :: iso_fortran_env, only: output_unit
+  use naa
+  implicit none
+
+  integer, parameter :: N_LAYOUT = 12, N_CONSTANTS = 22 ! as in fortran_layout.c
+
+  interface
+    subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
+      import :: c_size_t
+      integer(c_size_t), intent(out) :: out(*)
+    end subroutine naa_test_c_layout
+    subroutine naa_test_c_constants(out) bind(C, name='naa_test_c_constants')
+      import :: c_int
+      integer(c_int), intent(out) :: out(*)
+    end subroutine naa_test_c_constants
+    function naa_test_c_setenv(name, value) bind(C, name='naa_test_c_setenv') result(rc)
+      import :: c_char, c_int
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      integer(c_int) :: rc
+    end function naa_test_c_setenv
+    function naa_test_c_unused_port() bind(C, name='naa_test_c_unused_port') result(port)
+      import :: c_int
+      integer(c_int) :: port
+    end function naa_test_c_unused_port
+  end interface
+
+  character(len=*), parameter :: layout_names(N_LAYOUT) = [character(len=40) :: &
+    'sizeof(naa_param_t)', 'offsetof(naa_param_t, addr)', 'offsetof(naa_param_t, size)', &
+    'offsetof(naa_param_t, single_send)', 'stride of naa_param_t[]', 'sizeof(naa_handle)', &
+    'offsetof(naa_handle, id)', 'sizeof(naa_status)', 'offsetof(naa_status, naa_return_code)', &
+    'offsetof(naa_status, immediate)', 'offsetof(naa_status, bytes_received)', &
+    'offsetof(naa_status, function_code)']
+  character(len=*), parameter :: constant_names(N_CONSTANTS) = [character(len=28) :: &
+    'NAA_SUCCESS', 'NAA_ERR_INVALID_ARGUMENT', 'NAA_ERR_INVALID_HANDLE', 'NAA_ERR_NO_NAA', &
+    'NAA_ERR_CONNECTION', 'NAA_ERR_TRANSPORT', 'NAA_ERR_TIMEOUT', 'NAA_ERR_NAA', &
+    'NAA_ERR_NO_RESOURCES', 'NAA_ERR_PROTOCOL', 'NAA_ERR_STATE', 'NAA_ERR_CONFIG', &
+    'NAA_ERR_UNSUPPORTED', 'NAA_ERR_INTERNAL', 'NAA_RC_SUCCESS', 'NAA_RC_SOCKET_NOT_AVAILABLE', &
+    'NAA_RC_KERNEL_TIMEOUT', 'NAA_RC_APPLICATION_MIN', 'NAA_RC_APPLICATION_MAX', &
+    'NAA_VERSION_MAJOR', 'NAA_VERSION_MINOR', 'NAA_VERSION_PATCH']
+  integer(c_int), parameter :: fortran_constants(N_CONSTANTS) = [ &
+    NAA_SUCCESS, NAA_ERR_INVALID_ARGUMENT, NAA_ERR_INVALID_HANDLE, NAA_ERR_NO_NAA, &
+    NAA_ERR_CONNECTION, NAA_ERR_TRANSPORT, NAA_ERR_TIMEOUT, NAA_ERR_NAA, &
+    NAA_ERR_NO_RESOURCES, NAA_ERR_PROTOCOL, NAA_ERR_STATE, NAA_ERR_CONFIG, &
+    NAA_ERR_UNSUPPORTED, NAA_ERR_INTERNAL, NAA_RC_SUCCESS, NAA_RC_SOCKET_NOT_AVAILABLE, &
+    NAA_RC_KERNEL_TIMEOUT, NAA_RC_APPLICATION_MIN, NAA_RC_APPLICATION_MAX, &
+    NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH]
+
+  type(naa_param_t), target :: p(2), inputs(2), outputs(1)
+  type(naa_handle), target :: h
+  type(naa_status), target :: st
+  real(c_double), target :: a(16), b(16), c(16)
+  integer(c_size_t) :: c_layout(N_LAYOUT), f_layout(N_LAYOUT)
+  integer(c_int) :: c_constants(N_CONSTANTS), major, minor, patch, port
+  logical(c_bool) :: flag
+  character(len=32) :: expected, spec
+  integer :: i, failures
+
+  failures = 0
+
+  ! --- layout -------------------------------------------------------------------------------
+  call naa_test_c_layout(c_layout)
+  f_layout = [c_sizeof(p(1)), offset(c_loc(p(1)%addr), c_loc(p(1))), &
+              offset(c_loc(p(1)%size), c_loc(p(1))), offset(c_loc(p(1)%single_send), c_loc(p(1))), &
+              offset(c_loc(p(2)), c_loc(p(1))), c_sizeof(h), offset(c_loc(h%id), c_loc(h)), &
+              c_sizeof(st), offset(c_loc(st%naa_return_code), c_loc(st)), &
+              offset(c_loc(st%immediate), c_loc(st)), offset(c_loc(st%bytes_received), c_loc(st)), &
+              offset(c_loc(st%function_code), c_loc(st))]
+  do i = 1, N_LAYOUT
+    call expect(f_layout(i) == c_layout(i), trim(layout_names(i)), int(f_layout(i)), int(c_layout(i)))
+  end do
+
+  ! --- constants ----------------------------------------------------------------------------
+  call naa_test_c_constants(c_constants)
+  do i = 1, N_CONSTANTS
+    call expect(fortran_constants(i) == c_constants(i), trim(constant_names(i)), &
+                fortran_constants(i), c_constants(i))
+  end do
+
+  ! --- strings ------------------------------------------------------------------------------
+  call expect(naa_strerror_f(NAA_SUCCESS) == 'success', 'naa_strerror_f(NAA_SUCCESS) = "' // &
+              naa_strerror_f(NAA_SUCCESS) // '"')
+  call expect(naa_strerror_f(NAA_ERR_TIMEOUT) == 'timed out (see NAA_TIMEOUT)', &
+              'naa_strerror_f(NAA_ERR_TIMEOUT) = "' // naa_strerror_f(NAA_ERR_TIMEOUT) // '"')
+  call expect(naa_strerror_f(-1_c_int) == 'unknown error', 'naa_strerror_f(-1) = "' // &
+              naa_strerror_f(-1_c_int) // '"')
+  write (expected, '(i0,".",i0,".",i0)') NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH
+  call expect(naa_version_f() == trim(expected), 'naa_version_f() = "' // naa_version_f() // '"')
+  call expect(naa_version_f(major, minor, patch) == trim(expected) .and. major == NAA_VERSION_MAJOR &
+              .and. minor == NAA_VERSION_MINOR .and. patch == NAA_VERSION_PATCH, &
+              'naa_version_f(major, minor, patch) numbers')
+
+  ! --- calls on a handle that was never created ---------------------------------------------
+  call expect(h%id == NAA_HANDLE_NULL%id, 'a new naa_handle is NAA_HANDLE_NULL')
+  call expect(naa_invoke(h) == NAA_ERR_INVALID_HANDLE, 'naa_invoke(null handle)')
+  flag = .true.
+  call expect(naa_test(h, flag, st) == NAA_ERR_INVALID_HANDLE, 'naa_test(null handle)')
+  call expect(.not. logical(flag), 'naa_test sets the logical(c_bool) flag to .false.')
+  call expect(naa_wait(h, st) == NAA_ERR_INVALID_HANDLE, 'naa_wait(null handle)')
+  call expect(naa_finalize(h) == NAA_ERR_INVALID_HANDLE, 'naa_finalize(null handle)')
+
+  ! --- naa_create's arguments arrive intact -------------------------------------------------
+  inputs(1) = naa_param_t(c_loc(a), c_sizeof(a), .false._c_bool)
+  inputs(2) = naa_param_t(c_loc(b), c_sizeof(b), .true._c_bool)
+  outputs(1) = naa_param_t(c_loc(c), c_sizeof(c), .false._c_bool)
+  h%id = 42
+  call expect(naa_create(0_c_int32_t, inputs, 2_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_INVALID_ARGUMENT &
+              .and. h%id == 0, 'naa_create(function code 0) is refused and nulls the handle')
+  h%id = 42
+  call expect(naa_create(10_c_int32_t, inputs, 0_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_INVALID_ARGUMENT &
+              .and. h%id == 0, 'naa_create(n_inputs = 0) is refused')
+  ! Only code 11 is served: code 10 with valid buffers passes every argument check and then
+  ! finds no NAA.
+  call expect(set_env('NAA_SPEC', '127.0.0.1:1:11:2') == 0, 'setenv NAA_SPEC')
+  call expect(naa_create(10_c_int32_t, inputs, 2_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_NO_NAA, &
+              'naa_create(10, 2 inputs, 1 output) with only code 11 served: NAA_ERR_NO_NAA')
+  ! Code 10 with 2 inputs served on a port nothing listens on: the call gets as far as
+  ! connecting, so code, inputs, counts and outputs all reached the library as sent.
+  port = naa_test_c_unused_port()
+  write (spec, '("127.0.0.1:",i0,":10:2")') port
+  call expect(port > 0 .and. set_env('NAA_SPEC', trim(spec)) == 0, 'setenv NAA_SPEC ' // trim(spec))
+  call expect(naa_create(10_c_int32_t, inputs, 2_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_CONNECTION &
+              .and. h%id == 0, 'naa_create(10, 2 inputs, 1 output) against a closed port: NAA_ERR_CONNECTION')
+  ! The same NAA_SPEC entry with 1 input: refused while resolving, so n_inputs arrived as 1.
+  call expect(naa_create(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_INVALID_ARGUMENT, &
+              'naa_create(10, 1 input) against an entry for 2 inputs: NAA_ERR_INVALID_ARGUMENT')
+
+  if (failures > 0) then
+    write (output_unit, '(i0,a)') failures, ' check(s) FAILED'
+    stop 1
+  end if
+  write (output_unit, '(a)') 'all checks passed'
+
+contains
+
+  subroutine expect(ok, what, fortran_value, c_value)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    integer, intent(in), optional :: fortran_value, c_value
+
+    if (present(fortran_value) .and. present(c_value)) then
+      write (output_unit, '(a,a,a,i0,a,i0)') merge('ok:   ', 'FAIL: ', ok), what, ': Fortran ', fortran_value, &
+        ', C ', c_value
+    else
+      write (output_unit, '(a,a)') merge('ok:   ', 'FAIL: ', ok), what
+    end if
+    if (.not. ok) failures = failures + 1
+  end subroutine expect
+
+  function offset(field, base) result(bytes)
+    type(c_ptr), intent(in) :: field, base
+    integer(c_size_t) :: bytes
+
+    bytes = int(transfer(field, 0_c_intptr_t) - transfer(base, 0_c_intptr_t), c_size_t)
+  end function offset
+
+  function set_env(name, value) result(rc)
+    character(len=*), intent(in) :: name, value
+    integer(c_int) :: rc
+
+    rc = naa_test_c_setenv(name // c_null_char, value // c_null_char)
+  end function set_env
+end program test_fortran_binding
