@@ -31,6 +31,8 @@ echo "verbs suite: client $RDMA_VM_IP_A ($RDMA_VM_DEV_A), server $RDMA_VM_IP_B (
 run verbs-test_offload NAA_TRANSPORT=verbs -- "$build/test/integration/test_offload"
 run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
+run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
+run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
 exit 0
