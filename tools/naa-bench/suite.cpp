@@ -1,0 +1,211 @@
+#include "suite.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "buffer.hpp"
+#include "clock.hpp"
+#include "handle.hpp"
+#include "options.hpp"
+#include "raw.hpp"
+
+namespace naa::bench {
+namespace {
+
+const double kNone = std::nan("");
+
+double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
+
+// Interleaving rounds: libnaa and raw alternate in blocks, so that a noisy neighbour on a
+// shared machine slows both about equally instead of whichever ran at the time.
+constexpr size_t kRounds = 4;
+
+template <class Op>
+void time_round_trips(Op &&op, size_t n, Samples &samples, int64_t *total_ns) {
+  for (size_t i = 0; i < n; ++i) {
+    int64_t t0 = now_ns();
+    op();
+    int64_t dt = now_ns() - t0;
+    samples.add(dt);
+    *total_ns += dt;
+  }
+}
+
+}  // namespace
+
+std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE *out) {
+  const bool with_raw = raw.transport != nullptr;
+  std::vector<Column> cols = {{"Size", "", "", 0},
+                              {"Iters", "iterations", "libnaa", 0},
+                              {"Median(us)", "median_us", "libnaa", 2},
+                              {"P99(us)", "p99_us", "libnaa", 2},
+                              {"MB/s", "mb_per_s", "libnaa", 2}};
+  if (with_raw) {
+    cols.push_back({"Raw med(us)", "median_us", "raw", 2});
+    cols.push_back({"Raw p99(us)", "p99_us", "raw", 2});
+    cols.push_back({"Raw MB/s", "mb_per_s", "raw", 2});
+    cols.push_back({"Lat ratio", "latency_ratio", "libnaa/raw", 3});
+    cols.push_back({"BW ratio", "bandwidth_ratio", "libnaa/raw", 3});
+  }
+  Table table(out, s.csv, "latency",
+              std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
+                          "MB/s = Size / mean round trip, each way") +
+                  (with_raw ? "; Raw: the same writes on the transport interface, interleaved" : ""),
+              cols);
+  const Progress progress = progress_from_environment();
+  const auto timeout = timeout_from_environment();
+  std::vector<PlotPoint> points;
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Handle h(s.function_code, size, s.in_place);
+    std::unique_ptr<RawClient> r;
+    if (with_raw) r = std::make_unique<RawClient>(*raw.transport, raw.host, raw.port, size, progress, timeout);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) {
+      h.round_trip();
+      if (r) r->round_trip();
+    }
+    Samples lib(n), rs(n);
+    int64_t lib_total = 0, raw_total = 0;
+    for (size_t round = 0; round < kRounds; ++round) {
+      size_t share = n / kRounds + (round < n % kRounds ? 1 : 0);
+      time_round_trips([&] { h.round_trip(); }, share, lib, &lib_total);
+      if (r) time_round_trips([&] { r->round_trip(); }, share, rs, &raw_total);
+    }
+    PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_total / 1e3 / n), kNone, kNone};
+    std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), p.libnaa_mbps};
+    if (r) {
+      p.raw_us = rs.median_us();
+      p.raw_mbps = mb_per_s(size, raw_total / 1e3 / n);
+      row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, p.libnaa_us / p.raw_us,
+                             p.libnaa_mbps / p.raw_mbps});
+    }
+    table.row(row);
+    points.push_back(p);
+  }
+  return points;
+}
+
+// The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
+// about that long between naa_invoke and naa_wait; whatever of t_pure does not hide behind the
+// computation shows up in t_total - t_compute.
+void run_overlap(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "overlap",
+              "overlap: naa_invoke, busy loop of about one round trip, naa_wait; "
+              "overlap % = 100 * (1 - (t_total - t_compute) / t_pure)",
+              {{"Size", "", "", 0},
+               {"Iters", "iterations", "libnaa", 0},
+               {"Pure(us)", "pure_us", "libnaa", 2},
+               {"Compute(us)", "compute_us", "libnaa", 2},
+               {"Total(us)", "total_us", "libnaa", 2},
+               {"Overlap(%)", "overlap_percent", "libnaa", 1}});
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Handle h(s.function_code, size, s.in_place);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) h.round_trip();
+    int64_t t0 = now_ns();
+    for (size_t i = 0; i < n; ++i) h.round_trip();
+    const double pure = (now_ns() - t0) / 1e3 / n;
+    t0 = now_ns();
+    for (size_t i = 0; i < n; ++i) busy_us(pure);
+    const double compute = (now_ns() - t0) / 1e3 / n;
+    t0 = now_ns();
+    for (size_t i = 0; i < n; ++i) {
+      h.invoke();
+      busy_us(pure);
+      h.wait();
+    }
+    const double total = (now_ns() - t0) / 1e3 / n;
+    double overlap = 100.0 * (1.0 - (total - compute) / pure);
+    table.row({double(size), double(n), pure, compute, total, std::clamp(overlap, 0.0, 100.0)});
+  }
+}
+
+// k handles to one server kept busy in turn: wait for the oldest, invoke it again. k = 2 is the
+// double-buffered pattern (handle B's inputs go out while A's results come back); k = 1 is the
+// single-handle serial pattern.
+void run_throughput(const Settings &s, FILE *out) {
+  std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", "libnaa", 0}};
+  bool has1 = false, has2 = false;
+  for (unsigned k : s.inflight) {
+    cols.push_back({std::to_string(k) + (k == 1 ? " hdl MB/s" : " hdls MB/s"), "mb_per_s",
+                    "libnaa_" + std::to_string(k) + "_in_flight", 2});
+    has1 = has1 || k == 1;
+    has2 = has2 || k == 2;
+  }
+  if (has1 && has2) cols.push_back({"Dbuf/serial", "double_buffered_ratio", "libnaa", 3});
+  Table table(out, s.csv, "throughput",
+              "throughput: k handles in flight to one server, MB/s each way; "
+              "Dbuf/serial = 2 handles double-buffered vs 1 handle serial",
+              cols);
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    std::vector<double> row = {double(size), double(n)};
+    double one = 0, two = 0;
+    for (unsigned k : s.inflight) {
+      std::vector<std::unique_ptr<Handle>> hs;
+      for (unsigned i = 0; i < k; ++i) hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
+      for (size_t i = 0; i < s.warmup_for(n); ++i) hs[i % k]->round_trip();
+      const size_t total = n < 2 * k ? 2 * k : n;
+      int64_t t0 = now_ns();
+      for (auto &h : hs) h->invoke();
+      for (size_t i = 0; i < total; ++i) {
+        Handle &h = *hs[i % k];
+        h.wait();
+        if (i + k < total) h.invoke();
+      }
+      double mbps = mb_per_s(size * total, (now_ns() - t0) / 1e3);
+      row.push_back(mbps);
+      if (k == 1) one = mbps;
+      if (k == 2) two = mbps;
+    }
+    if (has1 && has2) row.push_back(two / one);
+    table.row(row);
+  }
+}
+
+void run_setup(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "setup",
+              "setup: naa_create (connect + registration + MRSP) and naa_finalize, median",
+              {{"Size", "", "", 0},
+               {"Iters", "iterations", "libnaa", 0},
+               {"Create(us)", "create_us", "libnaa", 1},
+               {"Finalize(us)", "finalize_us", "libnaa", 1}});
+  // The first naa_create of a process also loads the fabric's providers: not a per-handle cost.
+  Handle(s.function_code, 1, s.in_place);
+  for (size_t size : s.sizes) {
+    Samples create(s.setup_iters), finalize(s.setup_iters);
+    for (size_t i = 0; i < s.setup_iters; ++i) {
+      Buffer in(size), outbuf(size);
+      naa_param_t pi{in.data(), size, false}, po{s.in_place ? in.data() : outbuf.data(), size, false};
+      naa_handle handle = NAA_HANDLE_NULL_INIT;
+      int64_t t0 = now_ns();
+      check_call("naa_create", naa_create(s.function_code, &pi, 1, &po, 1, &handle));
+      int64_t t1 = now_ns();
+      check_call("naa_finalize", naa_finalize(&handle));
+      create.add(t1 - t0);
+      finalize.add(now_ns() - t1);
+    }
+    table.row({double(size), double(s.setup_iters), create.median_us(), finalize.median_us()});
+  }
+}
+
+void run_memcpy(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "memcpy", "memcpy: one core copying Size bytes between two buffers",
+              {{"Size", "", "", 0}, {"Iters", "iterations", "memcpy", 0}, {"MB/s", "mb_per_s", "memcpy", 2}});
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Buffer a(size), b(size);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) std::memcpy(b.data(), a.data(), size);
+    int64_t t0 = now_ns();
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(b.data(), a.data(), size);
+      // Keeps the copies from being merged or dropped as dead stores.
+      asm volatile("" : : "r"(b.data()) : "memory");
+    }
+    table.row({double(size), double(n), mb_per_s(size * n, (now_ns() - t0) / 1e3)});
+  }
+}
+
+}  // namespace naa::bench
