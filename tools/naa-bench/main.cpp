@@ -52,6 +52,8 @@ void usage(FILE *out) {
       "                         a raw peer (spawned on HOST unless --raw-peer-at) and print\n"
       "                         libnaa/raw ratios\n"
       "      --raw-peer-at HOST:PORT  use a raw peer started elsewhere with --raw-peer\n"
+      "      --raw-via-server   let the naa-server answer the raw writes too (MRSP once, then\n"
+      "                         the same writes), so both sides meet the same responder\n"
       "      --raw-peer         be the raw peer: listen on --host (default 0.0.0.0) and --port\n"
       "                         (default 0, any free port; printed as \"port N\"), answer raw\n"
       "                         clients until SIGTERM or --idle seconds without one\n"
@@ -150,7 +152,7 @@ int main(int argc, char **argv) {
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
   unsigned long long v = 0;
   unsigned idle = 0;
-  enum { kRawPeerAt = 1000, kRawPeer, kIdle, kMemcpy };
+  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -159,6 +161,7 @@ int main(int argc, char **argv) {
       {"inflight", required_argument, nullptr, 'k'},    {"setup-iters", required_argument, nullptr, 'S'},
       {"in-place", no_argument, nullptr, 'I'},          {"raw", no_argument, nullptr, 'r'},
       {"raw-peer-at", required_argument, nullptr, kRawPeerAt},
+      {"raw-via-server", no_argument, nullptr, kRawViaServer},
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},        {"csv", no_argument, nullptr, 'c'},
       {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
@@ -229,6 +232,7 @@ int main(int argc, char **argv) {
         s.raw_port = static_cast<uint16_t>(v);
         break;
       }
+      case kRawViaServer: s.raw = s.raw_via_server = true; break;
       case kRawPeer: raw_peer = true; break;
       case kIdle:
         if (!parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
@@ -289,7 +293,11 @@ int main(int argc, char **argv) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
       transport = naa::transport::open_transport(naa::transport::transport_from_environment());
       raw.transport = transport.get();
-      if (s.raw_port != 0) {
+      if (s.raw_via_server) {
+        raw.via_server = true;
+        raw.host = server.substr(0, server.rfind(':'));
+        raw.port = static_cast<uint16_t>(std::stoul(server.substr(server.rfind(':') + 1)));
+      } else if (s.raw_port != 0) {
         raw.host = s.raw_host;
         raw.port = s.raw_port;
       } else {

@@ -19,7 +19,6 @@ enum Context : uint64_t { kCtrlRecv = 1, kCtrlSend = 2, kWrites = 3, kImmRecv = 
 constexpr size_t kCtrlSize = 16;
 constexpr auto kSetupTimeout = std::chrono::seconds(10);
 constexpr auto kStopSlice = std::chrono::milliseconds(200);
-constexpr uint32_t kNoopRequest = imm::host_request(3);
 
 void encode(uint8_t *out, uint64_t addr, uint32_t rkey, uint32_t size) {
   uint64_t a = htobe64(addr);
@@ -40,9 +39,11 @@ void decode(const uint8_t *in, uint64_t *addr, uint32_t *rkey, uint32_t *size) {
   *size = be32toh(s);
 }
 
-// Waits for our control SEND to complete and the peer's control message to arrive.
-void finish_control_exchange(transport::Endpoint &ep, bool need_send, Deadline deadline) {
+// Waits for our control SEND to complete and the peer's control message to arrive; returns
+// its length, which must be `expect` unless that is 0.
+size_t finish_control_exchange(transport::Endpoint &ep, bool need_send, size_t expect, Deadline deadline) {
   bool sent = !need_send, received = false;
+  size_t length = 0;
   while (!sent || !received) {
     transport::Completion c[4];
     size_t n = ep.wait(c, 4, deadline);
@@ -50,13 +51,16 @@ void finish_control_exchange(transport::Endpoint &ep, bool need_send, Deadline d
     for (size_t i = 0; i < n; ++i) {
       if (c[i].kind == transport::CompletionKind::Send) sent = true;
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kCtrlRecv) {
-        if (c[i].bytes != kCtrlSize)
+        if (expect != 0 && c[i].bytes != expect)
           throw Error(NAA_ERR_PROTOCOL, "raw peer " + ep.peer() + ": control message of " +
-                                            std::to_string(c[i].bytes) + " bytes, expected 16");
+                                            std::to_string(c[i].bytes) + " bytes, expected " +
+                                            std::to_string(expect));
         received = true;
+        length = c[i].bytes;
       }
     }
   }
+  return length;
 }
 
 std::atomic<bool> stop_peer{false};
@@ -69,7 +73,7 @@ void serve(std::unique_ptr<transport::Endpoint> ep) {
   ep->post_recv(ctrl, kCtrlSize, *ctrl_mr, kCtrlRecv);
   Deadline deadline = Deadline::after(kSetupTimeout);
   ep->accept(deadline);
-  finish_control_exchange(*ep, false, deadline);
+  finish_control_exchange(*ep, false, kCtrlSize, deadline);
   uint64_t client_addr;
   uint32_t client_rkey, size;
   decode(ctrl, &client_addr, &client_rkey, &size);
@@ -102,32 +106,69 @@ void serve(std::unique_ptr<transport::Endpoint> ep) {
 
 }  // namespace
 
-RawClient::RawClient(transport::Transport &transport, const std::string &host, uint16_t port,
-                     size_t size, Progress progress, std::chrono::milliseconds timeout)
-    : progress_(progress), timeout_(timeout), input_(size), output_(size) {
+RawClient::RawClient(transport::Transport &transport, Peer peer, const std::string &host,
+                     uint16_t port, size_t size, uint8_t function_code, Progress progress,
+                     std::chrono::milliseconds timeout)
+    : progress_(progress),
+      timeout_(timeout),
+      input_(size),
+      output_(size),
+      request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(kSetupTimeout);
   ep_ = transport.connect(host, port, local_ip_from_environment(), deadline);
   ctrl_mr_ = ep_->register_memory(ctrl_, sizeof ctrl_, false);
   input_mr_ = ep_->register_memory(input_.data(), size, false);
   output_mr_ = ep_->register_memory(output_.data(), size, true);
+  uint64_t addr;
+  uint32_t rkey;
+  if (peer == Peer::Server)
+    exchange_with_server(size, &addr, &rkey, deadline);
+  else
+    exchange_with_raw_peer(size, &addr, &rkey, deadline);
+  chain_ = ep_->prepare_writes({{input_mr_.get(), 0, size, addr, rkey}}, kWrites);
+}
+
+void RawClient::exchange_with_raw_peer(size_t size, uint64_t *addr, uint32_t *rkey, Deadline deadline) {
+  uint8_t *send = ctrl_ + mrsp::kBufferSize;
   ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kCtrlRecv);
-  encode(ctrl_ + 32, output_mr_->remote_addr, output_mr_->rkey, static_cast<uint32_t>(size));
-  ep_->post_send(ctrl_ + 32, kCtrlSize, *ctrl_mr_, kCtrlSend);
-  finish_control_exchange(*ep_, true, deadline);
-  uint64_t peer_addr;
-  uint32_t peer_rkey, peer_size;
-  decode(ctrl_, &peer_addr, &peer_rkey, &peer_size);
+  encode(send, output_mr_->remote_addr, output_mr_->rkey, static_cast<uint32_t>(size));
+  ep_->post_send(send, kCtrlSize, *ctrl_mr_, kCtrlSend);
+  finish_control_exchange(*ep_, true, kCtrlSize, deadline);
+  uint32_t peer_size;
+  decode(ctrl_, addr, rkey, &peer_size);
   if (peer_size != size)
     throw Error(NAA_ERR_PROTOCOL, "raw peer " + ep_->peer() + " offered " +
                                       std::to_string(peer_size) + " bytes for our " + std::to_string(size));
-  chain_ = ep_->prepare_writes({{input_mr_.get(), 0, size, peer_addr, peer_rkey}}, kWrites);
+}
+
+// MRSP as the spec lays it out, without libnaa's session: one input, one output.
+void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey, Deadline deadline) {
+  const uint32_t sizes[2] = {static_cast<uint32_t>(size), static_cast<uint32_t>(size)};
+  uint64_t placeholders[2];
+  mrsp::placeholder_addresses(sizes, 2, 0, placeholders);
+  const mrsp::RequestEntry request[2] = {
+      {mrsp::kInput, placeholders[0], input_mr_->remote_addr, input_mr_->rkey, sizes[0]},
+      {mrsp::kOutput, placeholders[1], output_mr_->remote_addr, output_mr_->rkey, sizes[1]}};
+  uint8_t *send = ctrl_ + mrsp::kBufferSize;
+  size_t len = mrsp::encode_request(request, 2, send, mrsp::kBufferSize);
+  ep_->post_recv(ctrl_, mrsp::kBufferSize, *ctrl_mr_, kCtrlRecv);
+  ep_->post_send(send, len, *ctrl_mr_, kCtrlSend);
+  size_t received = finish_control_exchange(*ep_, true, 0, deadline);
+  mrsp::Message reply;
+  std::string why;
+  if (!mrsp::decode(ctrl_, received, reply, &why) || reply.type != mrsp::Type::Advertise ||
+      reply.advert.size() != 2)
+    throw Error(NAA_ERR_PROTOCOL, "naa-server " + ep_->peer() + " did not advertise two regions" +
+                                      (why.empty() ? "" : ": " + why));
+  *addr = reply.advert[0].naa_address;
+  *rkey = reply.advert[0].rkey;
 }
 
 RawClient::~RawClient() = default;
 
 void RawClient::round_trip() {
   if (ep_->immediate_consumes_recv()) ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kImmRecv);
-  ep_->post_writes(*chain_, kNoopRequest);
+  ep_->post_writes(*chain_, request_imm_);
   writes_pending_ = reply_pending_ = true;
   wait_done();
 }

@@ -21,6 +21,7 @@ struct Settings {
   bool raw = false;
   std::string raw_host;        // where the raw peer listens (spawned there unless raw_port)
   uint16_t raw_port = 0;       // 0: spawn our own raw peer
+  bool raw_via_server = false; // drive the raw writes against the naa-server instead
   bool csv = false;
   std::string plot_path;
 

@@ -18,19 +18,15 @@ const double kNone = std::nan("");
 
 double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
 
-// Interleaving rounds: libnaa and raw alternate in blocks, so that a noisy neighbour on a
-// shared machine slows both about equally instead of whichever ran at the time.
-constexpr size_t kRounds = 4;
-
+// With --raw, libnaa and raw round trips alternate one by one, so that a noisy neighbour on a
+// shared machine slows both alike instead of whichever ran at the time.
 template <class Op>
-void time_round_trips(Op &&op, size_t n, Samples &samples, int64_t *total_ns) {
-  for (size_t i = 0; i < n; ++i) {
-    int64_t t0 = now_ns();
-    op();
-    int64_t dt = now_ns() - t0;
-    samples.add(dt);
-    *total_ns += dt;
-  }
+void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns) {
+  int64_t t0 = now_ns();
+  op();
+  int64_t dt = now_ns() - t0;
+  samples.add(dt);
+  *total_ns += dt;
 }
 
 }  // namespace
@@ -52,7 +48,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
   Table table(out, s.csv, "latency",
               std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
                           "MB/s = Size / mean round trip, each way") +
-                  (with_raw ? "; Raw: the same writes on the transport interface, interleaved" : ""),
+                  (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : ""),
               cols);
   const Progress progress = progress_from_environment();
   const auto timeout = timeout_from_environment();
@@ -61,17 +57,20 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     const size_t n = s.iterations_for(size);
     Handle h(s.function_code, size, s.in_place);
     std::unique_ptr<RawClient> r;
-    if (with_raw) r = std::make_unique<RawClient>(*raw.transport, raw.host, raw.port, size, progress, timeout);
+    if (with_raw)
+      r = std::make_unique<RawClient>(*raw.transport,
+                                      raw.via_server ? RawClient::Peer::Server : RawClient::Peer::Raw,
+                                      raw.host, raw.port, size, static_cast<uint8_t>(s.function_code),
+                                      progress, timeout);
     for (size_t i = 0; i < s.warmup_for(n); ++i) {
       h.round_trip();
       if (r) r->round_trip();
     }
     Samples lib(n), rs(n);
     int64_t lib_total = 0, raw_total = 0;
-    for (size_t round = 0; round < kRounds; ++round) {
-      size_t share = n / kRounds + (round < n % kRounds ? 1 : 0);
-      time_round_trips([&] { h.round_trip(); }, share, lib, &lib_total);
-      if (r) time_round_trips([&] { r->round_trip(); }, share, rs, &raw_total);
+    for (size_t i = 0; i < n; ++i) {
+      time_round_trip([&] { h.round_trip(); }, lib, &lib_total);
+      if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total);
     }
     PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_total / 1e3 / n), kNone, kNone};
     std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), p.libnaa_mbps};

@@ -14,6 +14,7 @@ struct RawTarget {  // the raw peer, when --raw
   transport::Transport *transport = nullptr;
   std::string host;
   uint16_t port = 0;
+  bool via_server = false;  // the naa-server itself answers the raw writes
 };
 
 // Round trip median/p99 and bandwidth for libnaa, and side by side for the raw transport when
