@@ -34,7 +34,7 @@ constexpr int kWaitSliceMs = 100;
 // The profile (callgrind, 64-byte round trips) had the EQ read at 20 % of an empty poll.
 constexpr unsigned kEventCheckInterval = 64;
 // Segments larger than this are split into writes of this size. Over ofi+tcp on loopback
-// neither splitting helped: see doc/performance.md (NAA_OFI_WRITE_CHUNK to measure).
+// no split size beat unsplit writes (doc/performance.md; NAA_OFI_WRITE_CHUNK to measure).
 constexpr size_t kDefaultWriteChunk = SIZE_MAX;
 
 size_t write_chunk_from_environment() {

@@ -58,6 +58,9 @@ void usage(FILE *out) {
       "                         (default 0, any free port; printed as \"port N\"), answer raw\n"
       "                         clients until SIGTERM or --idle seconds without one\n"
       "      --idle SEC         with --raw-peer: exit after SEC seconds without a client\n"
+      "      --compare VAR=V1,V2,...  instead of the tests: one handle per value of the\n"
+      "                         environment variable VAR (\"-\": unset), round trips alternating;\n"
+      "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
       "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
       "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
       "  -P, --plot FILE.png    draw latency and bandwidth over size with gnuplot\n"
@@ -152,7 +155,7 @@ int main(int argc, char **argv) {
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
   unsigned long long v = 0;
   unsigned idle = 0;
-  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy };
+  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -163,7 +166,8 @@ int main(int argc, char **argv) {
       {"raw-peer-at", required_argument, nullptr, kRawPeerAt},
       {"raw-via-server", no_argument, nullptr, kRawViaServer},
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
-      {"memcpy", no_argument, nullptr, kMemcpy},        {"csv", no_argument, nullptr, 'c'},
+      {"memcpy", no_argument, nullptr, kMemcpy},
+      {"compare", required_argument, nullptr, kCompare},        {"csv", no_argument, nullptr, 'c'},
       {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
   int opt;
@@ -239,6 +243,13 @@ int main(int argc, char **argv) {
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy: memcpy_mode = true; break;
+      case kCompare: {
+        const char *eq = std::strchr(optarg, '=');
+        if (eq == nullptr || eq == optarg || eq[1] == '\0') bad_option("--compare", optarg);
+        s.compare_variable.assign(optarg, static_cast<size_t>(eq - optarg));
+        s.compare_values = split(eq + 1);
+        break;
+      }
       case 'c': s.csv = true; break;
       case 'P': s.plot_path = optarg; break;
       case 'h': usage(stdout); return 0;
@@ -306,6 +317,10 @@ int main(int argc, char **argv) {
         raw.host = peer_host;
         raw.port = peer->port();
       }
+    }
+    if (!s.compare_variable.empty()) {
+      naa::bench::run_compare(s, stdout);
+      return 0;
     }
     std::vector<naa::bench::PlotPoint> points;
     if (s.latency) points = naa::bench::run_latency(s, raw, stdout);

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -10,6 +11,8 @@ namespace naa::bench {
 namespace {
 
 constexpr int kWidth = 14;
+
+int width(const Column &c) { return std::max<int>(kWidth, static_cast<int>(c.name.size()) + 2); }
 
 bool on_path(const char *program) {
   const char *path = std::getenv("PATH");
@@ -32,7 +35,7 @@ Table::Table(FILE *out, bool csv, std::string test, std::string title, std::vect
   if (csv_) return;
   std::fprintf(out_, "\n# %s\n#%-*s", title.c_str(), kWidth - 1, columns_[0].name.c_str());
   for (size_t i = 1; i < columns_.size(); ++i)
-    std::fprintf(out_, "%*s", kWidth, columns_[i].name.c_str());
+    std::fprintf(out_, "%*s", width(columns_[i]), columns_[i].name.c_str());
   std::fprintf(out_, "\n");
   std::fflush(out_);
 }
@@ -48,9 +51,9 @@ void Table::row(const std::vector<double> &values) {
     std::fprintf(out_, "%-*llu", kWidth, size);
     for (size_t i = 1; i < columns_.size(); ++i) {
       if (i >= values.size() || std::isnan(values[i]))
-        std::fprintf(out_, "%*s", kWidth, "-");
+        std::fprintf(out_, "%*s", width(columns_[i]), "-");
       else
-        std::fprintf(out_, "%*.*f", kWidth, columns_[i].precision, values[i]);
+        std::fprintf(out_, "%*.*f", width(columns_[i]), columns_[i].precision, values[i]);
     }
     std::fprintf(out_, "\n");
   }

@@ -17,6 +17,8 @@ struct Settings {
   size_t warmup = 0;           // 0: a tenth of the iterations, at least 2
   size_t setup_iters = 10;
   std::vector<unsigned> inflight = {1, 2, 4, 8};
+  std::string compare_variable;  // --compare VAR=V1,V2,...
+  std::vector<std::string> compare_values;
   bool latency = true, overlap = true, throughput = true, setup = true;
   bool raw = false;
   std::string raw_host;        // where the raw peer listens (spawned there unless raw_port)

@@ -190,6 +190,49 @@ void run_setup(const Settings &s, FILE *out) {
   }
 }
 
+void run_compare(const Settings &s, FILE *out) {
+  const std::string &var = s.compare_variable;
+  std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", "libnaa", 0}};
+  for (const std::string &v : s.compare_values) {
+    std::string variant = var + "=" + v;
+    cols.push_back({v + " med(us)", "median_us", variant, 2});
+    cols.push_back({v + " MB/s", "mb_per_s", variant, 2});
+    cols.push_back({v + " cpu(us)", "cpu_us", variant, 2});
+  }
+  Table table(out, s.csv, "compare",
+              "compare: " + var + " per handle, round trips alternating between the handles; "
+              "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip",
+              cols);
+  const char *saved = std::getenv(var.c_str());
+  const std::string restore = saved != nullptr ? saved : "";
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    std::vector<std::unique_ptr<Handle>> hs;
+    for (const std::string &v : s.compare_values) {
+      // libnaa reads its parameters when a handle is created, so each handle keeps its value.
+      if (v == "-") unsetenv(var.c_str());
+      else setenv(var.c_str(), v.c_str(), 1);
+      hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
+    }
+    if (saved != nullptr) setenv(var.c_str(), restore.c_str(), 1);
+    else unsetenv(var.c_str());
+    std::vector<int64_t> total(hs.size(), 0), cpu(hs.size(), 0);
+    std::vector<Samples> samples(hs.size(), Samples(n));
+    for (size_t i = 0; i < s.warmup_for(n); ++i)
+      for (auto &h : hs) h->round_trip();
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < hs.size(); ++k) {
+        int64_t c0 = thread_cpu_ns();
+        time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k]);
+        cpu[k] += thread_cpu_ns() - c0;
+      }
+    std::vector<double> row = {double(size), double(n)};
+    for (size_t k = 0; k < hs.size(); ++k)
+      row.insert(row.end(), {samples[k].median_us(), mb_per_s(size * n, total[k] / 1e3), cpu[k] / 1e3 / n});
+    table.row(row);
+  }
+}
+
 void run_memcpy(const Settings &s, FILE *out) {
   Table table(out, s.csv, "memcpy", "memcpy: one core copying Size bytes between two buffers",
               {{"Size", "", "", 0}, {"Iters", "iterations", "memcpy", 0}, {"MB/s", "mb_per_s", "memcpy", 2}});

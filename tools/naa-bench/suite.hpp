@@ -23,6 +23,9 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
 void run_overlap(const Settings &s, FILE *out);
 void run_throughput(const Settings &s, FILE *out);
 void run_setup(const Settings &s, FILE *out);
+// One handle per value of an environment variable libnaa reads at naa_create ("-": unset),
+// their round trips alternating: NAA_PROGRESS modes, NAA_OFI_WRITE_CHUNK split sizes, ...
+void run_compare(const Settings &s, FILE *out);
 // Single-core memcpy bandwidth: the physical reference for what one core can move.
 void run_memcpy(const Settings &s, FILE *out);
 
