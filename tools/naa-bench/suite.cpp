@@ -18,8 +18,9 @@ const double kNone = std::nan("");
 
 double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
 
-// With --raw, libnaa and raw round trips alternate one by one, so that a noisy neighbour on a
-// shared machine slows both alike instead of whichever ran at the time.
+// Times one call of op. With --raw, libnaa and raw round trips alternate one by one through
+// this, so that a noisy neighbour on a shared machine slows both alike instead of whichever
+// ran at the time.
 template <class Op>
 void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns) {
   int64_t t0 = now_ns();
@@ -88,10 +89,11 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
 
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
 // about that long between naa_invoke and naa_wait; whatever of t_pure does not hide behind the
-// computation shows up in t_total - t_compute.
+// computation shows up in t_total - t_compute. Medians, not means: on a shared machine a
+// descheduled iteration would otherwise count as communication that did not overlap.
 void run_overlap(const Settings &s, FILE *out) {
   Table table(out, s.csv, "overlap",
-              "overlap: naa_invoke, busy loop of about one round trip, naa_wait; "
+              "overlap: naa_invoke, busy loop of about one round trip, naa_wait (medians); "
               "overlap % = 100 * (1 - (t_total - t_compute) / t_pure)",
               {{"Size", "", "", 0},
                {"Iters", "iterations", "libnaa", 0},
@@ -103,19 +105,18 @@ void run_overlap(const Settings &s, FILE *out) {
     const size_t n = s.iterations_for(size);
     Handle h(s.function_code, size, s.in_place);
     for (size_t i = 0; i < s.warmup_for(n); ++i) h.round_trip();
-    int64_t t0 = now_ns();
-    for (size_t i = 0; i < n; ++i) h.round_trip();
-    const double pure = (now_ns() - t0) / 1e3 / n;
-    t0 = now_ns();
-    for (size_t i = 0; i < n; ++i) busy_us(pure);
-    const double compute = (now_ns() - t0) / 1e3 / n;
-    t0 = now_ns();
-    for (size_t i = 0; i < n; ++i) {
-      h.invoke();
-      busy_us(pure);
-      h.wait();
-    }
-    const double total = (now_ns() - t0) / 1e3 / n;
+    Samples pure_s(n), compute_s(n), total_s(n);
+    int64_t unused = 0;
+    for (size_t i = 0; i < n; ++i) time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
+    const double pure = pure_s.median_us();
+    for (size_t i = 0; i < n; ++i) time_round_trip([&] { busy_us(pure); }, compute_s, &unused);
+    for (size_t i = 0; i < n; ++i)
+      time_round_trip([&] {
+        h.invoke();
+        busy_us(pure);
+        h.wait();
+      }, total_s, &unused);
+    const double compute = compute_s.median_us(), total = total_s.median_us();
     double overlap = 100.0 * (1.0 - (total - compute) / pure);
     table.row({double(size), double(n), pure, compute, total, std::clamp(overlap, 0.0, 100.0)});
   }
