@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -60,6 +61,13 @@ inline void busy_us(double us) {
   const int64_t end = now_ns() + static_cast<int64_t>(us * 1e3);
   while (now_ns() < end) {
   }
+}
+
+// The host sleeping instead: what overlap would be if the NAA and the transport had cores of
+// their own, which a software NAA on the same machine as the host does not.
+inline void sleep_us(double us) {
+  timespec ts{static_cast<time_t>(us / 1e6), static_cast<long>(std::fmod(us, 1e6) * 1e3)};
+  nanosleep(&ts, nullptr);
 }
 
 }  // namespace naa::bench

@@ -45,6 +45,9 @@ void usage(FILE *out) {
       "  -m, --min-iters N      never fewer round trips than N per size (default 20)\n"
       "  -w, --warmup N         unmeasured round trips first (default a tenth, at least 2)\n"
       "  -t, --tests LIST       latency,overlap,throughput,setup (default all)\n"
+      "      --compute KIND     the overlap test's host computation: busy (a busy loop, the\n"
+      "                         default) or sleep (the host idles, as if the NAA and the\n"
+      "                         transport had cores of their own)\n"
       "  -k, --inflight LIST    handle counts for the throughput test (default 1,2,4,8)\n"
       "  -S, --setup-iters N    naa_create/naa_finalize pairs per size (default 10)\n"
       "  -I, --in-place         one in-place region instead of an input and an output\n"
@@ -155,7 +158,7 @@ int main(int argc, char **argv) {
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
   unsigned long long v = 0;
   unsigned idle = 0;
-  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare };
+  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -167,7 +170,8 @@ int main(int argc, char **argv) {
       {"raw-via-server", no_argument, nullptr, kRawViaServer},
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},
-      {"compare", required_argument, nullptr, kCompare},        {"csv", no_argument, nullptr, 'c'},
+      {"compare", required_argument, nullptr, kCompare},
+      {"compute", required_argument, nullptr, kCompute},        {"csv", no_argument, nullptr, 'c'},
       {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
   int opt;
@@ -243,6 +247,11 @@ int main(int argc, char **argv) {
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy: memcpy_mode = true; break;
+      case kCompute:
+        if (std::strcmp(optarg, "busy") == 0) s.overlap_sleep = false;
+        else if (std::strcmp(optarg, "sleep") == 0) s.overlap_sleep = true;
+        else bad_option("--compute", optarg);
+        break;
       case kCompare: {
         const char *eq = std::strchr(optarg, '=');
         if (eq == nullptr || eq == optarg || eq[1] == '\0') bad_option("--compare", optarg);
