@@ -38,6 +38,11 @@ class Handle {
 
   void invoke() { check_call("naa_invoke", naa_invoke(&h_)); }
   void wait() { check_call("naa_wait", naa_wait(&h_, nullptr)); }
+  bool test() {
+    bool done = false;
+    check_call("naa_test", naa_test(&h_, &done, nullptr));
+    return done;
+  }
   void round_trip() {
     invoke();
     wait();
