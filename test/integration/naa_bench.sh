@@ -1,0 +1,36 @@
+#!/bin/sh
+# naa-bench runs every test against a real naa-server and prints the rows it should; --raw runs
+# its own raw peer. Only the shape of the output is checked, never a timing.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+bench="$NAA_TOOLS/naa-bench/naa-bench"
+start_server
+export NAA_TIMEOUT=20
+args="--host $NAA_TEST_HOST --port $NAA_TEST_PORT --sizes 1,4K --iters 8 --min-iters 4 --setup-iters 2 --inflight 1,2"
+
+"$bench" $args --raw > "$naa_test_dir/table"
+cat "$naa_test_dir/table"
+for test in latency overlap throughput setup; do
+  grep -q "^# $test: " "$naa_test_dir/table" || { echo "no $test table" >&2; exit 1; }
+done
+# Per test one row per size (4 tests x 2 sizes), each starting with the size and its count.
+[ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 8 ] || { echo "wrong row count" >&2; exit 1; }
+# The latency rows carry the raw columns and both ratios: 10 numbers, none missing.
+[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 10 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
+  { echo "latency rows lack the raw measurements" >&2; exit 1; }
+grep -q "Dbuf/serial" "$naa_test_dir/table"
+
+"$bench" $args --tests latency --csv > "$naa_test_dir/csv"
+cat "$naa_test_dir/csv"
+grep -q '^latency,libnaa,4096,median_us,[0-9.]*$' "$naa_test_dir/csv"
+if grep -v -q -E '^[a-z]+,[a-z0-9_/]+,[0-9]+,[a-z0-9_]+,[0-9.]+$' "$naa_test_dir/csv"; then
+  echo "--csv printed a line that is not test,variant,size,metric,value" >&2; exit 1
+fi
+
+"$bench" --memcpy --sizes 4K --iters 4 --min-iters 4 | grep -q -E '^4096 +4 +[0-9.]+$'
+
+# Without a server to name, it must say so instead of guessing.
+if env -u NAA_SPEC "$bench" --tests latency > "$naa_test_dir/none" 2>&1; then
+  echo "naa-bench ran without a server" >&2; exit 1
+fi
+grep -q "no naa-server given" "$naa_test_dir/none"

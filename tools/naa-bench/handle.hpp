@@ -1,0 +1,57 @@
+// One libnaa handle for the benchmark: an input and an output region of the same size (or one
+// in-place region), created through the public API only, exactly as an application would.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "buffer.hpp"
+#include "naa.h"
+
+namespace naa::bench {
+
+// A failed libnaa call: the benchmark stops with the call's name and naa_strerror text.
+class CallFailed : public std::runtime_error {
+ public:
+  CallFailed(const char *call, int rc)
+      : std::runtime_error(std::string(call) + ": " + naa_strerror(rc) + " (" + std::to_string(rc) + ")") {}
+};
+
+inline void check_call(const char *call, int rc) {
+  if (rc != NAA_SUCCESS) throw CallFailed(call, rc);
+}
+
+class Handle {
+ public:
+  Handle(uint32_t function_code, size_t size, bool in_place)
+      : input_(size), output_(in_place ? nullptr : std::make_unique<Buffer>(size)) {
+    naa_param_t in{input_.data(), size, false};
+    naa_param_t out{output_ ? output_->data() : input_.data(), size, false};
+    check_call("naa_create", naa_create(function_code, &in, 1, &out, 1, &h_));
+  }
+  ~Handle() { naa_finalize(&h_); }
+  Handle(const Handle &) = delete;
+  Handle &operator=(const Handle &) = delete;
+
+  void invoke() { check_call("naa_invoke", naa_invoke(&h_)); }
+  void wait() { check_call("naa_wait", naa_wait(&h_, nullptr)); }
+  bool test() {
+    bool done = false;
+    check_call("naa_test", naa_test(&h_, &done, nullptr));
+    return done;
+  }
+  void round_trip() {
+    invoke();
+    wait();
+  }
+
+ private:
+  Buffer input_;
+  std::unique_ptr<Buffer> output_;
+  naa_handle h_ = NAA_HANDLE_NULL_INIT;
+};
+
+}  // namespace naa::bench

@@ -1,0 +1,349 @@
+// naa-bench: OSU-style measurements of libnaa against a running naa-server (latency, bandwidth,
+// overlap, handles in flight, setup), side by side with the raw transport (--raw), plus the
+// single-core memcpy reference (--memcpy). See naa-bench(1) and doc/performance.md.
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "config.h"
+#include "error.hpp"
+#include "handle.hpp"
+#include "raw.hpp"
+#include "rm/resolver.hpp"
+#include "settings.hpp"
+#include "suite.hpp"
+
+namespace {
+
+using naa::bench::Settings;
+
+constexpr int kPeerStartMs = 10000;
+constexpr int kPeerIdleSeconds = 600;  // a spawned peer outliving us by accident goes away
+
+void usage(FILE *out) {
+  std::fprintf(out,
+      "Usage: naa-bench [OPTIONS]\n"
+      "Measure libnaa against a running naa-server (NAA_SPEC, or --host/--port).\n"
+      "\n"
+      "  -H, --host HOST        the naa-server's address (with --port: NAA_SPEC=HOST:PORT:CODE:1)\n"
+      "  -p, --port PORT        the naa-server's port (default 12345 with --host)\n"
+      "  -f, --function CODE    function code to invoke (default 3, naa-server's noop kernel)\n"
+      "  -s, --sizes LIST       comma-separated sizes in bytes, K/M suffixes allowed\n"
+      "                         (default 1,4,16,...,64M: powers of 4 from 1 B to 64 MiB)\n"
+      "  -i, --iters N          round trips per size up to 16 KiB (default 1000); fewer above,\n"
+      "                         so that each size moves about N * 16 KiB\n"
+      "  -m, --min-iters N      never fewer round trips than N per size (default 20)\n"
+      "  -w, --warmup N         unmeasured round trips first (default a tenth, at least 2)\n"
+      "  -t, --tests LIST       latency,overlap,throughput,setup (default all)\n"
+      "      --compute KIND     the overlap test's host computation: busy (a busy loop, the\n"
+      "                         default) or sleep (the host idles, as if the NAA and the\n"
+      "                         transport had cores of their own)\n"
+      "  -k, --inflight LIST    handle counts for the throughput test (default 1,2,4,8)\n"
+      "  -S, --setup-iters N    naa_create/naa_finalize pairs per size (default 10)\n"
+      "  -I, --in-place         one in-place region instead of an input and an output\n"
+      "  -r, --raw              also drive the same writes on the transport interface against\n"
+      "                         a raw peer (spawned on HOST unless --raw-peer-at) and print\n"
+      "                         libnaa/raw ratios\n"
+      "      --raw-peer-at HOST:PORT  use a raw peer started elsewhere with --raw-peer\n"
+      "      --raw-via-server   let the naa-server answer the raw writes too (MRSP once, then\n"
+      "                         the same writes), so both sides meet the same responder\n"
+      "      --raw-peer         be the raw peer: listen on --host (default 0.0.0.0) and --port\n"
+      "                         (default 0, any free port; printed as \"port N\"), answer raw\n"
+      "                         clients until SIGTERM or --idle seconds without one\n"
+      "      --idle SEC         with --raw-peer: exit after SEC seconds without a client\n"
+      "      --compare VAR=V1,V2,...  instead of the tests: one handle per value of the\n"
+      "                         environment variable VAR (\"-\": unset), round trips alternating;\n"
+      "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
+      "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
+      "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
+      "  -P, --plot FILE.png    draw latency and bandwidth over size with gnuplot\n"
+      "  -h, --help             show this help\n"
+      "  -V, --version          show the version\n");
+}
+
+[[noreturn]] void bad_option(const char *option, const char *value) {
+  std::fprintf(stderr, "naa-bench: invalid value '%s' for %s (try --help)\n", value, option);
+  std::exit(2);
+}
+
+bool parse_count(const char *text, unsigned long long max, unsigned long long *out, bool suffix = false) {
+  char *end = nullptr;
+  errno = 0;
+  if (!std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0) return false;
+  if (suffix && (*end == 'K' || *end == 'k')) v <<= 10, ++end;
+  else if (suffix && (*end == 'M' || *end == 'm')) v <<= 20, ++end;
+  else if (suffix && (*end == 'G' || *end == 'g')) v <<= 30, ++end;
+  if (*end != '\0' || v > max) return false;
+  *out = v;
+  return true;
+}
+
+std::vector<std::string> split(const char *text) {
+  std::vector<std::string> parts;
+  std::string s(text);
+  size_t start = 0;
+  for (;;) {
+    size_t comma = s.find(',', start);
+    parts.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+// The spawned raw peer: this same program with --raw-peer, reporting its port on a pipe.
+class SpawnedPeer {
+ public:
+  SpawnedPeer(const std::string &host) {
+    int fds[2];
+    if (pipe(fds) != 0) throw naa::Error(NAA_ERR_NO_RESOURCES, "pipe for the raw peer failed");
+    pid_ = fork();
+    if (pid_ < 0) throw naa::Error(NAA_ERR_NO_RESOURCES, "fork for the raw peer failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the benchmark
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      std::string idle = std::to_string(kPeerIdleSeconds);
+      execl("/proc/self/exe", "naa-bench", "--raw-peer", "--host", host.c_str(), "--port", "0",
+            "--idle", idle.c_str(), static_cast<char *>(nullptr));
+      std::fprintf(stderr, "naa-bench: cannot start the raw peer: %s\n", std::strerror(errno));
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string line;
+    pollfd p{fds[0], POLLIN, 0};
+    char c;
+    while (line.find('\n') == std::string::npos) {
+      if (poll(&p, 1, kPeerStartMs) <= 0 || read(fds[0], &c, 1) != 1) {
+        close(fds[0]);
+        throw naa::Error(NAA_ERR_CONNECTION, "the raw peer did not report its port within 10 s "
+                                             "(see its messages above)");
+      }
+      line += c;
+    }
+    close(fds[0]);
+    unsigned port = 0;
+    if (std::sscanf(line.c_str(), "port %u", &port) != 1 || port == 0 || port > 65535)
+      throw naa::Error(NAA_ERR_PROTOCOL, "the raw peer reported '" + line + "' instead of its port");
+    port_ = static_cast<uint16_t>(port);
+  }
+  ~SpawnedPeer() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  pid_t pid_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Settings s;
+  std::string host, spec_port = "12345";
+  bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
+  unsigned long long v = 0;
+  unsigned idle = 0;
+  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute };
+  static const option long_options[] = {
+      {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
+      {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
+      {"iters", required_argument, nullptr, 'i'},       {"min-iters", required_argument, nullptr, 'm'},
+      {"warmup", required_argument, nullptr, 'w'},      {"tests", required_argument, nullptr, 't'},
+      {"inflight", required_argument, nullptr, 'k'},    {"setup-iters", required_argument, nullptr, 'S'},
+      {"in-place", no_argument, nullptr, 'I'},          {"raw", no_argument, nullptr, 'r'},
+      {"raw-peer-at", required_argument, nullptr, kRawPeerAt},
+      {"raw-via-server", no_argument, nullptr, kRawViaServer},
+      {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
+      {"memcpy", no_argument, nullptr, kMemcpy},
+      {"compare", required_argument, nullptr, kCompare},
+      {"compute", required_argument, nullptr, kCompute},        {"csv", no_argument, nullptr, 'c'},
+      {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
+  int opt;
+  while ((opt = getopt_long(argc, argv, "H:p:f:s:i:m:w:t:k:S:IrcP:hV", long_options, nullptr)) != -1) {
+    switch (opt) {
+      case 'H': host = optarg; host_given = true; break;
+      case 'p':
+        if (!parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
+        spec_port = optarg;
+        port_given = true;
+        break;
+      case 'f':
+        if (!parse_count(optarg, 127, &v) || v == 0) bad_option("--function", optarg);
+        s.function_code = static_cast<uint32_t>(v);
+        break;
+      case 's':
+        s.sizes.clear();
+        for (const std::string &part : split(optarg)) {
+          if (!parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0) bad_option("--sizes", optarg);
+          s.sizes.push_back(v);
+        }
+        break;
+      case 'i':
+        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--iters", optarg);
+        s.iters = v;
+        break;
+      case 'm':
+        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--min-iters", optarg);
+        s.min_iters = v;
+        break;
+      case 'w':
+        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--warmup", optarg);
+        s.warmup = v;
+        break;
+      case 't':
+        s.latency = s.overlap = s.throughput = s.setup = false;
+        for (const std::string &t : split(optarg)) {
+          if (t == "latency") s.latency = true;
+          else if (t == "overlap") s.overlap = true;
+          else if (t == "throughput") s.throughput = true;
+          else if (t == "setup") s.setup = true;
+          else bad_option("--tests", optarg);
+        }
+        break;
+      case 'k':
+        s.inflight.clear();
+        for (const std::string &part : split(optarg)) {
+          if (!parse_count(part.c_str(), 64, &v) || v == 0) bad_option("--inflight", optarg);
+          s.inflight.push_back(static_cast<unsigned>(v));
+        }
+        break;
+      case 'S':
+        if (!parse_count(optarg, 100000, &v) || v == 0) bad_option("--setup-iters", optarg);
+        s.setup_iters = v;
+        break;
+      case 'I': s.in_place = true; break;
+      case 'r': s.raw = true; break;
+      case kRawPeerAt: {
+        std::string at = optarg;
+        size_t colon = at.rfind(':');
+        if (colon == std::string::npos || colon == 0 ||
+            !parse_count(at.c_str() + colon + 1, 65535, &v) || v == 0)
+          bad_option("--raw-peer-at", optarg);
+        s.raw = true;
+        s.raw_host = at.substr(0, colon);
+        s.raw_port = static_cast<uint16_t>(v);
+        break;
+      }
+      case kRawViaServer: s.raw = s.raw_via_server = true; break;
+      case kRawPeer: raw_peer = true; break;
+      case kIdle:
+        if (!parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
+        idle = static_cast<unsigned>(v);
+        break;
+      case kMemcpy: memcpy_mode = true; break;
+      case kCompute:
+        if (std::strcmp(optarg, "busy") == 0) s.overlap_sleep = false;
+        else if (std::strcmp(optarg, "sleep") == 0) s.overlap_sleep = true;
+        else bad_option("--compute", optarg);
+        break;
+      case kCompare: {
+        const char *eq = std::strchr(optarg, '=');
+        if (eq == nullptr || eq == optarg || eq[1] == '\0') bad_option("--compare", optarg);
+        s.compare_variable.assign(optarg, static_cast<size_t>(eq - optarg));
+        s.compare_values = split(eq + 1);
+        break;
+      }
+      case 'c': s.csv = true; break;
+      case 'P': s.plot_path = optarg; break;
+      case 'h': usage(stdout); return 0;
+      case 'V': std::printf("naa-bench (libnaa) %s\n", PACKAGE_VERSION); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    std::fprintf(stderr, "naa-bench: unexpected argument '%s' (try --help)\n", argv[optind]);
+    return 2;
+  }
+  if (s.sizes.empty())
+    for (size_t size = 1; size <= (size_t{64} << 20); size *= 4) s.sizes.push_back(size);
+
+  if (raw_peer) {
+    uint16_t port = port_given ? static_cast<uint16_t>(std::stoul(spec_port)) : 0;
+    return naa::bench::run_raw_peer(host_given ? host : "0.0.0.0", port, std::chrono::seconds(idle));
+  }
+  try {
+    if (memcpy_mode) {
+      naa::bench::run_memcpy(s, stdout);
+      return 0;
+    }
+    if (port_given && !host_given) {
+      std::fprintf(stderr, "naa-bench: --port needs --host\n");
+      return 2;
+    }
+    if (host_given) {
+      std::string spec = host + ":" + spec_port + ":" + std::to_string(s.function_code) + ":1";
+      setenv("NAA_SPEC", spec.c_str(), 1);
+    } else if (std::getenv("NAA_SPEC") == nullptr) {
+      std::fprintf(stderr, "naa-bench: no naa-server given: use --host HOST [--port PORT] or set NAA_SPEC\n");
+      return 2;
+    }
+    // The server the handles will use, for the header and as the place to spawn the raw peer.
+    auto target = naa::rm::resolve(static_cast<uint8_t>(s.function_code), 1);
+    std::string server = target->host() + ":" + std::to_string(target->port());
+    target.reset();
+    const char *progress = std::getenv("NAA_PROGRESS");
+    if (!s.csv)
+      std::printf("# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "
+                  "NAA_PROGRESS=%s, %s regions\n",
+                  PACKAGE_VERSION, server.c_str(), s.function_code,
+                  naa::transport::transport_from_environment().c_str(),
+                  progress != nullptr && *progress != '\0' ? progress : "(default)",
+                  s.in_place ? "in-place" : "separate input and output");
+
+    std::unique_ptr<naa::transport::Transport> transport;
+    std::unique_ptr<SpawnedPeer> peer;
+    naa::bench::RawTarget raw;
+    if (s.raw) {
+      if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
+      transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+      raw.transport = transport.get();
+      if (s.raw_via_server) {
+        raw.via_server = true;
+        raw.host = server.substr(0, server.rfind(':'));
+        raw.port = static_cast<uint16_t>(std::stoul(server.substr(server.rfind(':') + 1)));
+      } else if (s.raw_port != 0) {
+        raw.host = s.raw_host;
+        raw.port = s.raw_port;
+      } else {
+        std::string peer_host = host_given ? host : server.substr(0, server.rfind(':'));
+        peer = std::make_unique<SpawnedPeer>(peer_host);
+        raw.host = peer_host;
+        raw.port = peer->port();
+      }
+    }
+    if (!s.compare_variable.empty()) {
+      naa::bench::run_compare(s, stdout);
+      return 0;
+    }
+    std::vector<naa::bench::PlotPoint> points;
+    if (s.latency) points = naa::bench::run_latency(s, raw, stdout);
+    if (s.overlap) naa::bench::run_overlap(s, stdout);
+    if (s.throughput) naa::bench::run_throughput(s, stdout);
+    if (s.setup) naa::bench::run_setup(s, stdout);
+    if (!s.plot_path.empty() && naa::bench::plot(points, s.plot_path) && !s.csv)
+      std::printf("\n# plot written to %s\n", s.plot_path.c_str());
+  } catch (const naa::Error &e) {
+    std::fprintf(stderr, "naa-bench: %s\n", e.what());
+    return 1;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "naa-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

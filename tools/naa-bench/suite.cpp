@@ -1,0 +1,271 @@
+#include "suite.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "buffer.hpp"
+#include "clock.hpp"
+#include "handle.hpp"
+#include "options.hpp"
+#include "raw.hpp"
+
+namespace naa::bench {
+namespace {
+
+const double kNone = std::nan("");
+
+double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
+
+// Times one call of op. With --raw, libnaa and raw round trips alternate one by one through
+// this, so that a noisy neighbour on a shared machine slows both alike instead of whichever
+// ran at the time.
+template <class Op>
+void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns) {
+  int64_t t0 = now_ns();
+  op();
+  int64_t dt = now_ns() - t0;
+  samples.add(dt);
+  *total_ns += dt;
+}
+
+}  // namespace
+
+std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE *out) {
+  const bool with_raw = raw.transport != nullptr;
+  std::vector<Column> cols = {{"Size", "", "", 0},
+                              {"Iters", "iterations", "libnaa", 0},
+                              {"Median(us)", "median_us", "libnaa", 2},
+                              {"P99(us)", "p99_us", "libnaa", 2},
+                              {"MB/s", "mb_per_s", "libnaa", 2}};
+  if (with_raw) {
+    cols.push_back({"Raw med(us)", "median_us", "raw", 2});
+    cols.push_back({"Raw p99(us)", "p99_us", "raw", 2});
+    cols.push_back({"Raw MB/s", "mb_per_s", "raw", 2});
+    cols.push_back({"Lat ratio", "latency_ratio", "libnaa/raw", 3});
+    cols.push_back({"BW ratio", "bandwidth_ratio", "libnaa/raw", 3});
+  }
+  Table table(out, s.csv, "latency",
+              std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
+                          "MB/s = Size / mean round trip, each way") +
+                  (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : ""),
+              cols);
+  const Progress progress = progress_from_environment();
+  const auto timeout = timeout_from_environment();
+  std::vector<PlotPoint> points;
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Handle h(s.function_code, size, s.in_place);
+    std::unique_ptr<RawClient> r;
+    if (with_raw)
+      r = std::make_unique<RawClient>(*raw.transport,
+                                      raw.via_server ? RawClient::Peer::Server : RawClient::Peer::Raw,
+                                      raw.host, raw.port, size, static_cast<uint8_t>(s.function_code),
+                                      progress, timeout);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) {
+      h.round_trip();
+      if (r) r->round_trip();
+    }
+    Samples lib(n), rs(n);
+    int64_t lib_total = 0, raw_total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      time_round_trip([&] { h.round_trip(); }, lib, &lib_total);
+      if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total);
+    }
+    PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_total / 1e3 / n), kNone, kNone};
+    std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), p.libnaa_mbps};
+    if (r) {
+      p.raw_us = rs.median_us();
+      p.raw_mbps = mb_per_s(size, raw_total / 1e3 / n);
+      row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, p.libnaa_us / p.raw_us,
+                             p.libnaa_mbps / p.raw_mbps});
+    }
+    table.row(row);
+    points.push_back(p);
+  }
+  return points;
+}
+
+// The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
+// about that long between naa_invoke and naa_wait; whatever of t_pure does not hide behind the
+// computation shows up in t_total - t_compute. Medians, not means: on a shared machine a
+// descheduled iteration would otherwise count as communication that did not overlap.
+void run_overlap(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "overlap",
+              std::string("overlap: naa_invoke, ") +
+                  (s.overlap_sleep ? "host sleeping" : "busy loop") +
+                  " for about one round trip, naa_test, naa_wait unless done (medians); "
+                  "overlap % = 100 * (1 - (t_total - t_compute) / t_pure); Done: share of the "
+                  "invocations complete at that naa_test; Invoke: median time in naa_invoke; Finish: "
+                  "median time from that naa_test to done",
+              {{"Size", "", "", 0},
+               {"Iters", "iterations", "libnaa", 0},
+               {"Pure(us)", "pure_us", "libnaa", 2},
+               {"Compute(us)", "compute_us", "libnaa", 2},
+               {"Total(us)", "total_us", "libnaa", 2},
+               {"Overlap(%)", "overlap_percent", "libnaa", 1},
+               {"Invoke(us)", "invoke_us", "libnaa", 2},
+               {"Done(%)", "done_at_test_percent", "libnaa", 1},
+               {"Finish(us)", "finish_us", "libnaa", 2}});
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Handle h(s.function_code, size, s.in_place);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) h.round_trip();
+    Samples pure_s(n), compute_s(n), total_s(n), invoke_s(n), finish_s(n);
+    size_t done_at_test = 0;
+    int64_t unused = 0;
+    for (size_t i = 0; i < n; ++i) time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
+    const double pure = pure_s.median_us();
+    auto compute = [&] { s.overlap_sleep ? sleep_us(pure) : busy_us(pure); };
+    for (size_t i = 0; i < n; ++i) time_round_trip(compute, compute_s, &unused);
+    // The first naa_test after the computation tells whether the data moved meanwhile (then
+    // what remains is the completion's own cost: over TCP the copy out of the socket) or not.
+    for (size_t i = 0; i < n; ++i)
+      time_round_trip([&] {
+        int64_t t = now_ns();
+        h.invoke();
+        invoke_s.add(now_ns() - t);
+        compute();
+        t = now_ns();
+        if (h.test()) ++done_at_test;
+        else h.wait();
+        finish_s.add(now_ns() - t);
+      }, total_s, &unused);
+    const double t_compute = compute_s.median_us(), t_total = total_s.median_us();
+    double overlap = 100.0 * (1.0 - (t_total - t_compute) / pure);
+    table.row({double(size), double(n), pure, t_compute, t_total, std::clamp(overlap, 0.0, 100.0),
+               invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us()});
+  }
+}
+
+// k handles to one server kept busy in turn: wait for the oldest, invoke it again. k = 2 is the
+// double-buffered pattern (handle B's inputs go out while A's results come back); k = 1 is the
+// single-handle serial pattern.
+void run_throughput(const Settings &s, FILE *out) {
+  std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", "libnaa", 0}};
+  bool has1 = false, has2 = false;
+  for (unsigned k : s.inflight) {
+    cols.push_back({std::to_string(k) + (k == 1 ? " hdl MB/s" : " hdls MB/s"), "mb_per_s",
+                    "libnaa_" + std::to_string(k) + "_in_flight", 2});
+    has1 = has1 || k == 1;
+    has2 = has2 || k == 2;
+  }
+  if (has1 && has2) cols.push_back({"Dbuf/serial", "double_buffered_ratio", "libnaa", 3});
+  Table table(out, s.csv, "throughput",
+              "throughput: k handles in flight to one server, MB/s each way; "
+              "Dbuf/serial = 2 handles double-buffered vs 1 handle serial",
+              cols);
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    std::vector<double> row = {double(size), double(n)};
+    double one = 0, two = 0;
+    for (unsigned k : s.inflight) {
+      std::vector<std::unique_ptr<Handle>> hs;
+      for (unsigned i = 0; i < k; ++i) hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
+      for (size_t i = 0; i < s.warmup_for(n); ++i) hs[i % k]->round_trip();
+      const size_t total = n < 2 * k ? 2 * k : n;
+      int64_t t0 = now_ns();
+      for (auto &h : hs) h->invoke();
+      for (size_t i = 0; i < total; ++i) {
+        Handle &h = *hs[i % k];
+        h.wait();
+        if (i + k < total) h.invoke();
+      }
+      double mbps = mb_per_s(size * total, (now_ns() - t0) / 1e3);
+      row.push_back(mbps);
+      if (k == 1) one = mbps;
+      if (k == 2) two = mbps;
+    }
+    if (has1 && has2) row.push_back(two / one);
+    table.row(row);
+  }
+}
+
+void run_setup(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "setup",
+              "setup: naa_create (connect + registration + MRSP) and naa_finalize, median",
+              {{"Size", "", "", 0},
+               {"Iters", "iterations", "libnaa", 0},
+               {"Create(us)", "create_us", "libnaa", 1},
+               {"Finalize(us)", "finalize_us", "libnaa", 1}});
+  // The first naa_create of a process also loads the fabric's providers: not a per-handle cost.
+  Handle(s.function_code, 1, s.in_place);
+  for (size_t size : s.sizes) {
+    Samples create(s.setup_iters), finalize(s.setup_iters);
+    for (size_t i = 0; i < s.setup_iters; ++i) {
+      Buffer in(size), outbuf(size);
+      naa_param_t pi{in.data(), size, false}, po{s.in_place ? in.data() : outbuf.data(), size, false};
+      naa_handle handle = NAA_HANDLE_NULL_INIT;
+      int64_t t0 = now_ns();
+      check_call("naa_create", naa_create(s.function_code, &pi, 1, &po, 1, &handle));
+      int64_t t1 = now_ns();
+      check_call("naa_finalize", naa_finalize(&handle));
+      create.add(t1 - t0);
+      finalize.add(now_ns() - t1);
+    }
+    table.row({double(size), double(s.setup_iters), create.median_us(), finalize.median_us()});
+  }
+}
+
+void run_compare(const Settings &s, FILE *out) {
+  const std::string &var = s.compare_variable;
+  std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", "libnaa", 0}};
+  for (const std::string &v : s.compare_values) {
+    std::string variant = var + "=" + v;
+    cols.push_back({v + " med(us)", "median_us", variant, 2});
+    cols.push_back({v + " MB/s", "mb_per_s", variant, 2});
+    cols.push_back({v + " cpu(us)", "cpu_us", variant, 2});
+  }
+  Table table(out, s.csv, "compare",
+              "compare: " + var + " per handle, round trips alternating between the handles; "
+              "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip",
+              cols);
+  const char *saved = std::getenv(var.c_str());
+  const std::string restore = saved != nullptr ? saved : "";
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    std::vector<std::unique_ptr<Handle>> hs;
+    for (const std::string &v : s.compare_values) {
+      // libnaa reads its parameters when a handle is created, so each handle keeps its value.
+      if (v == "-") unsetenv(var.c_str());
+      else setenv(var.c_str(), v.c_str(), 1);
+      hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
+    }
+    if (saved != nullptr) setenv(var.c_str(), restore.c_str(), 1);
+    else unsetenv(var.c_str());
+    std::vector<int64_t> total(hs.size(), 0), cpu(hs.size(), 0);
+    std::vector<Samples> samples(hs.size(), Samples(n));
+    for (size_t i = 0; i < s.warmup_for(n); ++i)
+      for (auto &h : hs) h->round_trip();
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < hs.size(); ++k) {
+        int64_t c0 = thread_cpu_ns();
+        time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k]);
+        cpu[k] += thread_cpu_ns() - c0;
+      }
+    std::vector<double> row = {double(size), double(n)};
+    for (size_t k = 0; k < hs.size(); ++k)
+      row.insert(row.end(), {samples[k].median_us(), mb_per_s(size * n, total[k] / 1e3), cpu[k] / 1e3 / n});
+    table.row(row);
+  }
+}
+
+void run_memcpy(const Settings &s, FILE *out) {
+  Table table(out, s.csv, "memcpy", "memcpy: one core copying Size bytes between two buffers",
+              {{"Size", "", "", 0}, {"Iters", "iterations", "memcpy", 0}, {"MB/s", "mb_per_s", "memcpy", 2}});
+  for (size_t size : s.sizes) {
+    const size_t n = s.iterations_for(size);
+    Buffer a(size), b(size);
+    for (size_t i = 0; i < s.warmup_for(n); ++i) std::memcpy(b.data(), a.data(), size);
+    int64_t t0 = now_ns();
+    for (size_t i = 0; i < n; ++i) {
+      std::memcpy(b.data(), a.data(), size);
+      // Keeps the copies from being merged or dropped as dead stores.
+      asm volatile("" : : "r"(b.data()) : "memory");
+    }
+    table.row({double(size), double(n), mb_per_s(size * n, (now_ns() - t0) / 1e3)});
+  }
+}
+
+}  // namespace naa::bench
