@@ -29,8 +29,9 @@ struct Request {
   // Dies with the connection thread that forked it, even if that thread is killed.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  // The server's handlers (and libfabric's crash handler) are no business of the worker: a
+  // crashing kernel should end it by the signal, which the connection thread then logs.
+  for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i].size == 0) continue;
     void *p = mmap(nullptr, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
