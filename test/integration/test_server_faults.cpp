@@ -168,8 +168,8 @@ std::vector<uint8_t> request(uint8_t count, const std::vector<std::pair<uint8_t,
 }
 
 // The server must still serve a well-behaved client: one add1 round trip.
-void assert_still_serving() {
-  RawClient c(server.port);
+void assert_still_serving(const test_server &s = server) {
+  RawClient c(s.port);
   c.setup(64);
   std::fill(c.region_.begin(), c.region_.end(), 41);
   assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
@@ -298,6 +298,22 @@ void client_killed_mid_transfer(void **) {
   std::fprintf(stderr, "  client killed mid-transfer: next client served after %.3f s\n", seconds(t0));
 }
 
+// --isolate=all: built-in kernels run in the worker too, on the same shared regions.
+void builtin_kernels_isolated(void **) {
+  test_server isolated;
+  const char *args[] = {"--isolate", "all", nullptr};
+  assert_int_equal(test_server_start(&isolated, args), 0);
+  RawClient c(isolated.port);
+  c.setup(4096);
+  for (int round = 1; round <= 3; ++round) {
+    assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+    for (uint8_t b : c.region_) assert_int_equal(b, round);
+  }
+  assert_int_equal(c.invoke(imm::host_request(99), std::chrono::seconds(10)),
+                   NAA_KERNEL_RC_UNKNOWN_FUNCTION);
+  assert_int_equal(test_server_stop(&isolated), 0);
+}
+
 void tally(void **) {
   faults_injected += 2;  // the crashing and the looping kernel
   std::printf("server faults: %d malformed inputs tried, %d faults injected, longest failure report %.3f s\n",
@@ -312,6 +328,7 @@ int main() {
       cmocka_unit_test(malformed_mrsp_matrix),
       cmocka_unit_test(invocation_matrix),
       cmocka_unit_test(client_killed_mid_transfer),
+      cmocka_unit_test(builtin_kernels_isolated),
       cmocka_unit_test(tally),
   };
   return cmocka_run_group_tests(tests, start, stop);
