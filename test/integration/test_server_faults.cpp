@@ -106,14 +106,17 @@ class RawClient {
     return false;
   }
 
-  // A well-formed MRSP exchange for one in-place region of `size` bytes.
-  void setup(size_t size) {
+  // A well-formed MRSP exchange for one region of `size` bytes (in place unless `flags` say
+  // otherwise), optionally after an internal scratch region as the reference host orders them.
+  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput, bool internal_first = false) {
     region_.assign(size, 0);
     region_mr_ = ep_->register_memory(region_.data(), size, true);
-    mrsp::RequestEntry e{mrsp::kInput | mrsp::kOutput, 0, region_mr_->remote_addr, region_mr_->rkey,
-                         static_cast<uint32_t>(size)};
+    std::vector<mrsp::RequestEntry> e;
+    if (internal_first) e.push_back({mrsp::kInternal, 0, 0, 0, 128});
+    e.push_back({flags, e.empty() ? 0 : mrsp::kPlaceholderAlignment, region_mr_->remote_addr,
+                 region_mr_->rkey, static_cast<uint32_t>(size)});
     uint8_t msg[mrsp::kBufferSize];
-    size_t len = mrsp::encode_request(&e, 1, msg, sizeof msg);
+    size_t len = mrsp::encode_request(e.data(), e.size(), msg, sizeof msg);
     send(msg, len);
     mrsp::Message m = answer();
     assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Advertise));
@@ -298,6 +301,15 @@ void client_killed_mid_transfer(void **) {
   std::fprintf(stderr, "  client killed mid-transfer: next client served after %.3f s\n", seconds(t0));
 }
 
+// The reply to a client without outputs is a zero-length write to its first parameter region,
+// which is not region 0 when an internal region comes first.
+void internal_first_without_outputs(void **) {
+  RawClient c(server.port);
+  c.setup(64, mrsp::kInput, true);
+  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);  // noop
+  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);
+}
+
 // --isolate=all: built-in kernels run in the worker too, on the same shared regions.
 void builtin_kernels_isolated(void **) {
   test_server isolated;
@@ -329,6 +341,7 @@ int main() {
       cmocka_unit_test(invocation_matrix),
       cmocka_unit_test(client_killed_mid_transfer),
       cmocka_unit_test(builtin_kernels_isolated),
+      cmocka_unit_test(internal_first_without_outputs),
       cmocka_unit_test(tally),
   };
   return cmocka_run_group_tests(tests, start, stop);
