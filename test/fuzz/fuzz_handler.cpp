@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   data += 2, size -= 2;
   if (len > size) len = size;
   {
-    server::Handler handler(kernels, budget, server::KernelPolicy{server::Isolation::None, {}});
+    server::Handler handler(kernels, budget, server::KernelPolicy{server::Isolation::None, {}},
+                            nullptr);
     uint8_t *msg = new uint8_t[len ? len : 1];
     if (len) std::memcpy(msg, data, len);
     std::string why;

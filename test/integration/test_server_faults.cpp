@@ -310,6 +310,24 @@ void internal_first_without_outputs(void **) {
   assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);
 }
 
+// SIGTERM while an isolated kernel spins: the server abandons it and stops cleanly at once
+// instead of waiting out --kernel-timeout.
+void stop_during_endless_kernel(void **) {
+  test_server s;
+  const char *args[] = {"--kernel", std::getenv("NAA_TEST_KERNEL_PLUGIN"), "--kernel-timeout", "60",
+                        nullptr};
+  assert_int_equal(test_server_start(&s, args), 0);
+  RawClient c(s.port);
+  c.setup(64);
+  assert_int_equal(c.invoke(imm::host_request(kFnSpin), std::chrono::milliseconds(300)), -1);
+  auto t0 = Clock::now();
+  ++faults_injected;
+  assert_int_equal(test_server_stop(&s), 0);  // a clean exit, not the fixture's SIGKILL after 10 s
+  double took = seconds(t0);
+  std::fprintf(stderr, "  SIGTERM during an endless kernel: server stopped after %.3f s\n", took);
+  assert_true(took < 5);
+}
+
 // --isolate=all: built-in kernels run in the worker too, on the same shared regions.
 void builtin_kernels_isolated(void **) {
   test_server isolated;
@@ -342,6 +360,7 @@ int main() {
       cmocka_unit_test(client_killed_mid_transfer),
       cmocka_unit_test(builtin_kernels_isolated),
       cmocka_unit_test(internal_first_without_outputs),
+      cmocka_unit_test(stop_during_endless_kernel),
       cmocka_unit_test(tally),
   };
   return cmocka_run_group_tests(tests, start, stop);

@@ -21,7 +21,7 @@ Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegi
                        std::chrono::milliseconds mrsp_timeout, const std::atomic<bool> &stop)
     : mrsp_timeout_(mrsp_timeout),
       stop_(stop),
-      handler_(kernels, budget, policy),
+      handler_(kernels, budget, policy, &stop),
       ep_(std::move(ep)),
       mrsp_buf_(2 * mrsp::kBufferSize) {}
 

@@ -7,8 +7,9 @@
 
 namespace naa::server {
 
-Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy)
-    : kernels_(kernels), budget_(budget), runner_(policy) {}
+Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
+                 const std::atomic<bool> *stop)
+    : kernels_(kernels), budget_(budget), runner_(policy, stop) {}
 
 Handler::~Handler() {
   runner_.stop();  // the worker maps the regions too; it goes before they are released

@@ -4,6 +4,7 @@
 // bytes, so both exercise the same code.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,7 +20,9 @@ namespace naa::server {
 
 class Handler {
  public:
-  Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy);
+  // `stop` (may be null) is the server's stop flag: a running isolated kernel is abandoned.
+  Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
+          const std::atomic<bool> *stop);
   ~Handler();
   Handler(const Handler &) = delete;
   Handler &operator=(const Handler &) = delete;

@@ -161,9 +161,15 @@ uint8_t KernelRunner::run(const naa_kernel &kernel, bool builtin,
   bool answered = send(sock_, &req, sizeof req, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof req);
   while (answered) {
     pollfd p{sock_, POLLIN, 0};
-    int ready = poll(&p, 1, deadline.remaining_ms(1000));
+    int ready = poll(&p, 1, deadline.remaining_ms(200));
     if (ready > 0) break;
     if (ready < 0 && errno != EINTR) answered = false;
+    if (stop_ != nullptr && stop_->load()) {
+      NAA_LOG_INFO("client %s: server stopping; kernel %u (%s) abandoned", peer.c_str(),
+                   static_cast<unsigned>(kernel.function_code), kernel.name);
+      stop();
+      return NAA_KERNEL_RC_TIMEOUT;
+    }
     if (ready == 0 && deadline.expired()) {
       NAA_LOG_WARN("client %s: kernel %u (%s) overran its %ld ms; worker killed, answering 0x%02x",
                    peer.c_str(), static_cast<unsigned>(kernel.function_code), kernel.name,

@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -55,7 +56,9 @@ class SharedRegion {
 
 class KernelRunner {
  public:
-  explicit KernelRunner(const KernelPolicy &policy) : policy_(policy) {}
+  // `stop` (may be null): the server is stopping, so an isolated kernel is not waited for.
+  KernelRunner(const KernelPolicy &policy, const std::atomic<bool> *stop)
+      : policy_(policy), stop_(stop) {}
   ~KernelRunner() { stop(); }
   KernelRunner(const KernelRunner &) = delete;
   KernelRunner &operator=(const KernelRunner &) = delete;
@@ -74,6 +77,7 @@ class KernelRunner {
              const std::vector<mrsp::RequestEntry> &request, const std::string &peer);
 
   const KernelPolicy policy_;
+  const std::atomic<bool> *const stop_;
   pid_t pid_ = -1;
   int sock_ = -1;
 };
