@@ -83,7 +83,7 @@ typedef struct naa_kernel_region {
  * within [addr, addr + size) of each region: the sizes come from the host and are
  * not to be trusted.
  *
- * It returns 0 on success or an application code 0x10..0x7e, which the host sees
+ * It returns 0 on success or an application code 0x10..0x7d, which the host sees
  * as the invocation's return code. user_data is the upper 24 bits of the host's
  * immediate, shifted down (the immediate V gives V >> 8; 0 from libnaa).
  *
@@ -116,7 +116,11 @@ const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count);
 /* Application return codes used by the built-in kernels. */
 #define NAA_KERNEL_RC_BAD_LAYOUT 0x10 /* wrong number/kind of regions */
 #define NAA_KERNEL_RC_BAD_SIZE 0x11   /* sizes inconsistent or not a multiple of the element */
-/* 0x7f is reserved: naa-server answers it for an unknown function code. */
+/* 0x7e and 0x7f are reserved: naa-server answers 0x7e when an isolated kernel crashed (its
+ * worker process died) and 0x7f for an unknown function code; 0x02 is the protocol's "kernel
+ * timeout", answered when an isolated kernel overran naa-server's --kernel-timeout. */
+#define NAA_KERNEL_RC_TIMEOUT 0x02
+#define NAA_KERNEL_RC_CRASHED 0x7e
 #define NAA_KERNEL_RC_UNKNOWN_FUNCTION 0x7f
 
 #ifdef __cplusplus

@@ -19,7 +19,8 @@ std::chrono::milliseconds timeout_from_environment() {
   char *end = nullptr;
   double seconds = decimal ? std::strtod(text, &end) : 0;
   // An upper bound keeps the millisecond count far from overflow; a year is no deadline anyway.
-  if (end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 31536000)
+  if (!decimal || end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
+      seconds > 31536000)
     throw Error(NAA_ERR_CONFIG, std::string("NAA_TIMEOUT '") + text +
                                     "' is not a number of seconds in (0, 31536000]");
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));

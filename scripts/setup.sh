@@ -6,7 +6,8 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${NAA_BUILD_DIR:-$top/_build}
 
 packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
-          libcmocka-dev libibverbs-dev librdmacm-dev mandoc)
+          libcmocka-dev libibverbs-dev librdmacm-dev mandoc
+          clang libclang-rt-14-dev)  # clang + its runtime: libFuzzer for make check-fuzz
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,16 +7,19 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "naa.h"
 #include "server.h"
 
-enum { FN_ADD1 = 1, FN_VECADD = 10, FN_DAXPY = 11, FN_DGEMM = 12, FN_PLUGIN_XOR = 100 };
+enum { FN_ADD1 = 1, FN_VECADD = 10, FN_DAXPY = 11, FN_DGEMM = 12, FN_PLUGIN_XOR = 100,
+       FN_PLUGIN_SPIN = 102 };
 
 static test_server server; /* shared by the tests that need a healthy NAA */
 
@@ -438,7 +441,105 @@ static void test_server_killed(void **state) {
   setenv("NAA_TIMEOUT", "30", 1);
 }
 
-int main(void) {
+/* The NAA dies while a kernel runs (one that never ends): the waiting host must get an error
+ * well within its deadline, not wait it out. */
+static void test_server_killed_during_invoke(void **state) {
+  (void)state;
+  const char *plugin = getenv("NAA_TEST_KERNEL_PLUGIN");
+  if (plugin == NULL) {
+    fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set: test skipped\n");
+    skip();
+  }
+  test_server doomed;
+  const char *args[] = {"--kernel", plugin, NULL};
+  assert_int_equal(test_server_start(&doomed, args), 0);
+  test_server_use(&doomed, FN_PLUGIN_SPIN, 1);
+  static uint8_t buf[4096];
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle h;
+  setenv("NAA_TIMEOUT", "20", 1);
+  assert_int_equal(naa_create(FN_PLUGIN_SPIN, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  bool done = true;
+  assert_int_equal(naa_test(&h, &done, NULL), NAA_SUCCESS);
+  assert_false(done); /* the kernel spins */
+  struct timespec pause = {0, 200000000L};
+  nanosleep(&pause, NULL);
+  test_server_kill(&doomed);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = naa_wait(&h, NULL);
+  double took = seconds_since(&t0);
+  printf("server killed during an invoke: error %d (%s) reported after %.3f s\n", rc,
+         naa_strerror(rc), took);
+  assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT);
+  assert_true(took < 20); /* detected, not waited out */
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  setenv("NAA_TIMEOUT", "30", 1);
+}
+
+/* Child mode of test_foreign_handle: creates a handle, prints its id, holds it until stdin
+ * closes. */
+static int print_handle(void) {
+  uint8_t buf[16] = {0};
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle h;
+  if (naa_create(FN_ADD1, &p, 1, &p, 1, &h) != NAA_SUCCESS) return 1;
+  printf("%llu\n", (unsigned long long)h.id);
+  fflush(stdout);
+  char c;
+  while (read(0, &c, 1) > 0) {
+  }
+  return naa_finalize(&h) == NAA_SUCCESS ? 0 : 1;
+}
+
+/* A handle value made by another process (e.g. passed between MPI ranks) names nothing here,
+ * while this process has live handles of its own. */
+static void test_foreign_handle(void **state) {
+  (void)state;
+  uint8_t buf[16] = {0};
+  naa_param_t p = {buf, sizeof buf, false};
+  naa_handle mine;
+  test_server_use(&server, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &mine), NAA_SUCCESS);
+  int to_child[2], from_child[2];
+  assert_int_equal(pipe(to_child), 0);
+  assert_int_equal(pipe(from_child), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    close(to_child[1]);
+    close(from_child[0]);
+    execl("/proc/self/exe", "test_offload", "--print-handle", (char *)NULL);
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  FILE *in = fdopen(from_child[0], "r");
+  unsigned long long id = 0;
+  assert_int_equal(fscanf(in, "%llu", &id), 1);
+  naa_handle foreign = {id};
+  assert_true(foreign.id != mine.id);
+  bool done;
+  naa_status st;
+  assert_int_equal(naa_invoke(&foreign), NAA_ERR_INVALID_HANDLE);
+  assert_int_equal(naa_test(&foreign, &done, &st), NAA_ERR_INVALID_HANDLE);
+  assert_int_equal(naa_wait(&foreign, &st), NAA_ERR_INVALID_HANDLE);
+  assert_int_equal(naa_finalize(&foreign), NAA_ERR_INVALID_HANDLE);
+  close(to_child[1]);
+  fclose(in);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* its handle still worked there */
+  assert_int_equal(naa_invoke(&mine), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&mine, NULL), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&mine), NAA_SUCCESS);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--print-handle") == 0) return print_handle();
   save_environment();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes),
@@ -458,6 +559,8 @@ int main(void) {
       cmocka_unit_test(test_mrsp_refused),
       cmocka_unit_test(test_plugin_kernel),
       cmocka_unit_test(test_server_killed),
+      cmocka_unit_test(test_server_killed_during_invoke),
+      cmocka_unit_test(test_foreign_handle),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }

@@ -1,5 +1,8 @@
-/* Test plugin for naa-server's kernel loading. Its kernel inverts the outputs, a
- * change no built-in kernel makes, so a test can tell that it ran. */
+/* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
+ * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
+ * misbehave the two ways a kernel can take a server down. */
+#include <signal.h>
+
 #include "naa_kernel.h"
 
 static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
@@ -13,7 +16,22 @@ static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32
   return 0;
 }
 
-static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}};
+static uint8_t crash(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)regions, (void)n_regions, (void)user_data;
+  raise(SIGSEGV); /* what a wild pointer does, without tripping a sanitizer first */
+  return 0;
+}
+
+static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)regions, (void)n_regions, (void)user_data;
+  for (volatile int forever = 1; forever;) {
+  }
+  return 0;
+}
+
+static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

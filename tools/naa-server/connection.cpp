@@ -1,7 +1,6 @@
 #include "connection.hpp"
 
-#include <sys/mman.h>
-
+#include <algorithm>
 #include <cinttypes>
 #include <string>
 
@@ -18,21 +17,17 @@ constexpr int kStopCheckMs = 200;
 }  // namespace
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
-                       MemoryBudget &budget, std::chrono::milliseconds mrsp_timeout,
-                       const std::atomic<bool> &stop)
-    : kernels_(kernels),
-      budget_(budget),
-      mrsp_timeout_(mrsp_timeout),
+                       MemoryBudget &budget, const KernelPolicy &policy,
+                       std::chrono::milliseconds mrsp_timeout, const std::atomic<bool> &stop)
+    : mrsp_timeout_(mrsp_timeout),
       stop_(stop),
+      handler_(kernels, budget, policy, &stop),
       ep_(std::move(ep)),
       mrsp_buf_(2 * mrsp::kBufferSize) {}
 
 Connection::~Connection() {
   reply_chain_.reset();
   buffer_mrs_.clear();
-  for (const Buffer &b : buffers_)
-    if (b.addr != nullptr) munmap(b.addr, b.size);
-  budget_.release(reserved_);
 }
 
 void Connection::run() {
@@ -89,82 +84,69 @@ bool Connection::exchange_memory_regions() {
   }
 
   uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
-  mrsp::Message msg;
   std::string why;
-  uint8_t error_code = 0;
-  if (!mrsp::decode(mrsp_buf_.data(), received, msg, &why)) {
-    // The reference NAA answers any failure with 0x01; a count above the limit has its own code.
-    error_code = why.find("exceeds") != std::string::npos
-                     ? static_cast<uint8_t>(mrsp::ErrorCode::TooManyRegions)
-                     : static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
-  } else if (msg.type != mrsp::Type::AdvertiseRequest) {
-    why = "expected an advertise-request, got message type " + std::to_string(static_cast<int>(msg.type));
+  // A transport never reports more than the posted length; clamped so that a broken one cannot
+  // make the decoder read past the receive half of the buffer.
+  uint8_t error_code = handler_.on_mrsp(mrsp_buf_.data(), std::min(received, mrsp::kBufferSize), &why);
+  if (error_code == 0 && !register_regions(&why))
     error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
-  } else if (!allocate(msg.request, &error_code)) {
-    why = "cannot allocate the requested regions";
-  }
   if (error_code != 0) {
     NAA_LOG_WARN("client %s: bad memory-region request (%s); answering MRSP error 0x%02x (%s)",
                  peer.c_str(), why.c_str(), error_code, mrsp::error_code_name(error_code));
     size_t len = mrsp::encode_error(static_cast<mrsp::ErrorCode>(error_code), send_buf, mrsp::kBufferSize);
     send_mrsp(send_buf, len);
+    // The error must reach the client before the endpoint is torn down.
+    Deadline sent = Deadline::after(std::chrono::seconds(1));
+    for (bool done = false; !done && !sent.expired();) {
+      transport::Completion c[4];
+      size_t n = ep_->wait(c, 4, sent);
+      for (size_t i = 0; i < n; ++i) done |= c[i].kind == transport::CompletionKind::Send;
+    }
     return false;
   }
 
+  const std::vector<mrsp::RequestEntry> &request = handler_.request();
   std::vector<mrsp::AdvertEntry> advert;
   std::vector<transport::WriteSegment> outputs;
   const mrsp::RequestEntry *first_parameter = nullptr;
-  for (size_t i = 0; i < msg.request.size(); ++i) {
-    const mrsp::RequestEntry &e = msg.request[i];
+  size_t first_index = 0;
+  for (size_t i = 0; i < request.size(); ++i) {
+    const mrsp::RequestEntry &e = request[i];
     if (e.flags & mrsp::kInternal) continue;
     const transport::MemoryRegion &mr = *buffer_mrs_[i];
     advert.push_back({mr.remote_addr, mr.rkey, e.size});
-    if (first_parameter == nullptr) first_parameter = &e;
+    if (first_parameter == nullptr) first_parameter = &e, first_index = i;
     if (e.flags & mrsp::kOutput) outputs.push_back({&mr, 0, e.size, e.host_address, e.host_rkey});
   }
-  if (advert.empty()) {
-    NAA_LOG_WARN("client %s requested only internal regions; nothing to serve", peer.c_str());
-    send_mrsp(send_buf, mrsp::encode_error(mrsp::ErrorCode::NoMemory, send_buf, mrsp::kBufferSize));
-    return false;
-  }
   // Every reply must end in a write-with-immediate: without outputs it is a zero-length one to
-  // the host's region 0 (spec 4.2).
+  // the host's first region (spec 4.2). Handler refuses requests without parameter regions.
   if (outputs.empty())
-    outputs.push_back({buffer_mrs_[0].get(), 0, 0, first_parameter->host_address, first_parameter->host_rkey});
+    outputs.push_back({buffer_mrs_[first_index].get(), 0, 0, first_parameter->host_address,
+                       first_parameter->host_rkey});
   reply_chain_ = ep_->prepare_writes(outputs, kReplyWrites);
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
   size_t len = mrsp::encode_advert(advert.data(), advert.size(), send_buf, mrsp::kBufferSize);
   send_mrsp(send_buf, len);
-  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated", peer.c_str(), advert.size(), reserved_);
+  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated", peer.c_str(), advert.size(),
+               handler_.reserved());
   return true;
 }
 
-bool Connection::allocate(const std::vector<mrsp::RequestEntry> &request, uint8_t *error_code) {
-  uint64_t total = 0;
-  for (const mrsp::RequestEntry &e : request) total += e.size;
-  if (!budget_.reserve(total)) {
-    *error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
-    return false;
-  }
-  reserved_ = total;
-  for (const mrsp::RequestEntry &e : request) {
-    Buffer b;
-    b.size = e.size;
-    b.flags = e.flags;
-    if (e.size > 0) {
-      b.addr = mmap(nullptr, e.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (b.addr == MAP_FAILED) {
-        *error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
-        return false;
-      }
+bool Connection::register_regions(std::string *why) {
+  const std::vector<SharedRegion> &regions = handler_.regions();
+  const std::vector<mrsp::RequestEntry> &request = handler_.request();
+  try {
+    for (size_t i = 0; i < regions.size(); ++i) {
+      // Internal scratch is never transferred, so it needs no registration; a placeholder keeps
+      // buffer_mrs_ indexed like the request.
+      bool internal = (request[i].flags & mrsp::kInternal) != 0;
+      buffer_mrs_.push_back(internal ? nullptr
+                                     : ep_->register_memory(regions[i].addr(), regions[i].size(), true));
     }
-    buffers_.push_back(b);
-    bool internal = (e.flags & mrsp::kInternal) != 0;
-    // Internal scratch is never transferred, so it needs no registration; a placeholder keeps
-    // buffer_mrs_ indexed like the request.
-    buffer_mrs_.push_back(internal ? nullptr : ep_->register_memory(b.addr, b.size, true));
-    if (!internal) parameters_.push_back({b.addr, b.size, static_cast<uint8_t>(e.flags)});
+  } catch (const Error &e) {
+    *why = std::string("cannot register the regions: ") + e.what();
+    return false;
   }
   return true;
 }
@@ -179,30 +161,11 @@ void Connection::post_invocation_recv() {
 }
 
 void Connection::invoke(uint32_t v) {
-  const std::string &peer = ep_->peer();
-  if (v == 0) {
-    // The host's "could not prepare an invocation" signal: no kernel may run (spec 4.1).
-    NAA_LOG_WARN("client %s signalled a host-side error (immediate 0); no kernel run", peer.c_str());
-    post_invocation_recv();
-    return;
-  }
-  uint8_t code = imm::function_code(v);
-  uint8_t rc;
-  const naa_kernel *kernel = imm::is_start(v) && code != 0 ? kernels_.find(code) : nullptr;
-  if (kernel == nullptr) {
-    // AMBIGUOUS (spec 9.5): the reference NAA stays silent and the host hangs; we answer with
-    // an application error code instead, as the spec recommends.
-    NAA_LOG_WARN("client %s invoked unknown function code %u; answering 0x%02x", peer.c_str(),
-                 static_cast<unsigned>(code), NAA_KERNEL_RC_UNKNOWN_FUNCTION);
-    rc = NAA_KERNEL_RC_UNKNOWN_FUNCTION;
-  } else {
-    rc = kernel->run(parameters_.data(), parameters_.size(), imm::user_data(v) >> 8);
-    NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),
-                  static_cast<unsigned>(code), kernel->name, rc);
-  }
-  ++invocations_;
+  std::optional<uint8_t> rc = handler_.on_immediate(v, ep_->peer());
   post_invocation_recv();  // before the reply, as the spec recommends (6, NAA table)
-  ep_->post_writes(*reply_chain_, imm::naa_reply(rc));
+  if (!rc) return;
+  ++invocations_;
+  ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));
 }
 
 }  // namespace naa::server

@@ -7,10 +7,11 @@
 #include <memory>
 #include <vector>
 
+#include "handler.hpp"
+#include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "mrsp.hpp"
-#include "naa_kernel.h"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -18,32 +19,22 @@ namespace naa::server {
 class Connection {
  public:
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
-             MemoryBudget &budget, std::chrono::milliseconds mrsp_timeout,
-             const std::atomic<bool> &stop);
+             MemoryBudget &budget, const KernelPolicy &policy,
+             std::chrono::milliseconds mrsp_timeout, const std::atomic<bool> &stop);
   ~Connection();
 
   void run();  // never throws; returns when the session is over
 
  private:
-  struct Buffer {  // one NAA-side region, page-aligned and zero-filled by mmap
-    void *addr = nullptr;
-    size_t size = 0;
-    uint8_t flags = 0;
-  };
-
   bool exchange_memory_regions();
-  bool allocate(const std::vector<mrsp::RequestEntry> &request, uint8_t *error_code);
+  bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
   void post_invocation_recv();
 
-  const KernelRegistry &kernels_;
-  MemoryBudget &budget_;
   const std::chrono::milliseconds mrsp_timeout_;
   const std::atomic<bool> &stop_;
-  uint64_t reserved_ = 0;
-  std::vector<Buffer> buffers_;                // every requested region, internal ones too
-  std::vector<naa_kernel_region> parameters_;  // the non-internal ones, for the kernels
+  Handler handler_;  // owns the regions: declared before the registrations of them
   uint64_t invocations_ = 0;
 
   // Declared before everything registered with it (destroyed after them).

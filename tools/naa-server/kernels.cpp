@@ -237,6 +237,13 @@ const naa_kernel *KernelRegistry::find(uint8_t function_code) const {
   return &slots_[function_code];
 }
 
+bool KernelRegistry::is_builtin(uint8_t function_code) const {
+  const naa_kernel *k = find(function_code);
+  for (const naa_kernel &b : builtins)
+    if (k != nullptr && b.function_code == function_code && b.run == k->run) return true;
+  return false;
+}
+
 std::vector<const naa_kernel *> KernelRegistry::list() const {
   std::vector<const naa_kernel *> kernels;
   for (const naa_kernel &kernel : slots_)

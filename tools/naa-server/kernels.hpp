@@ -34,6 +34,9 @@ class KernelRegistry {
   // nullptr if no kernel has the code.
   const naa_kernel *find(uint8_t function_code) const;
 
+  // True for the server's own kernels, false for plugin kernels and free codes.
+  bool is_builtin(uint8_t function_code) const;
+
   // Ascending by function code.
   std::vector<const naa_kernel *> list() const;
 

@@ -37,8 +37,12 @@ void usage(FILE *out) {
       "  -m, --client-memory SIZE bytes one client may allocate (default 1G)\n"
       "  -M, --total-memory SIZE  bytes all clients together may allocate (default 4G)\n"
       "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
+      "  -K, --kernel-timeout SEC stop an isolated kernel after SEC and answer 0x02\n"
+      "                           (kernel timeout; default 30)\n"
+      "  -i, --isolate WHAT       run plugins (default), all or none of the kernels in a\n"
+      "                           worker process, so that a crash answers 0x7e\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
-      "  -K, --auth-key-file PATH accept only clients that present the key in PATH\n"
+      "  -A, --auth-key-file PATH accept only clients that present the key in PATH\n"
       "                           (default: $NAA_AUTH_KEY or $NAA_AUTH_KEY_FILE, else anyone)\n"
       "  -l, --list-kernels       print the available kernels and exit\n"
       "  -v, --verbose            log at info level (NAA_LOG_LEVEL=debug for more)\n"
@@ -99,14 +103,16 @@ int main(int argc, char **argv) {
       {"client-memory", required_argument, nullptr, 'm'},
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
+      {"kernel-timeout", required_argument, nullptr, 'K'},
+      {"isolate", required_argument, nullptr, 'i'},
       {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
-      {"auth-key-file", required_argument, nullptr, 'K'},
+      {"auth-key-file", required_argument, nullptr, 'A'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   unsigned long n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:r:K:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -129,8 +135,16 @@ int main(int argc, char **argv) {
         if (!parse_uint(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
         options.mrsp_timeout = std::chrono::seconds(n);
         break;
+      case 'K':
+        if (!parse_uint(optarg, 86400, &n) || n == 0) bad_option("--kernel-timeout", optarg);
+        options.kernel_policy.timeout = std::chrono::seconds(n);
+        break;
+      case 'i':
+        if (!naa::server::parse_isolation(optarg, &options.kernel_policy.isolation))
+          bad_option("--isolate", optarg);
+        break;
       case 'r': options.ready_file = optarg; break;
-      case 'K': key_file = optarg; break;
+      case 'A': key_file = optarg; break;
       case 'l': list_only = true; break;
       case 'v': if (!std::getenv("NAA_LOG_LEVEL")) setenv("NAA_LOG_LEVEL", "info", 1); break;
       case 'h': usage(stdout); return 0;

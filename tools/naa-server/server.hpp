@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "transport/transport.hpp"
@@ -22,6 +23,7 @@ struct ServerOptions {
   uint64_t client_memory = uint64_t{1} << 30;
   uint64_t total_memory = uint64_t{4} << 30;
   std::chrono::milliseconds mrsp_timeout{10000};
+  KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
   std::string auth_key;    // when set, requests without it are rejected (see lib/auth.hpp)
 };

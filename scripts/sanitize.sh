@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The test suite under sanitizers, each in its own build directory beside _build:
+#   _build-asan  --enable-sanitizers=address,undefined, the whole make check
+#   _build-tsan  --enable-sanitizers=thread, the tests that run threads (test_offload's
+#                thread-per-handle case, the handle table) and naa-server serving them and
+#                forking kernel workers (test_server_faults)
+# Any report fails the run (halt_on_error). Usage: scripts/sanitize.sh [asan|tsan]...
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs=$(( $(nproc) < 2 ? $(nproc) : 2 ))
+NAA_BUILD_DIR=$top/_build bash "$top/scripts/setup.sh" >/dev/null   # packages + autoreconf
+
+build() {  # build DIR SANITIZERS
+  mkdir -p "$1"
+  cd "$1"
+  [[ -f Makefile && config.status -nt "$top/configure" ]] ||
+    "$top/configure" --enable-werror --enable-sanitizers="$2" >/dev/null
+  make -j"$jobs" >/dev/null
+}
+
+run_asan() {
+  build "$top/_build-asan" address,undefined
+  echo "sanitize: make check under ASan+UBSan (halt_on_error, detect_leaks=1)"
+  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
+    make -j"$jobs" check
+}
+
+run_tsan() {
+  build "$top/_build-tsan" thread
+  echo "sanitize: thread tests under TSan (halt_on_error)"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
+    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults"
+}
+
+status=0
+for what in "${@:-asan tsan}"; do
+  for w in $what; do
+    case $w in
+      asan) run_asan || status=1 ;;
+      tsan) run_tsan || status=1 ;;
+      *) echo "sanitize.sh: unknown '$w' (asan or tsan)" >&2; exit 2 ;;
+    esac
+  done
+done
+echo "sanitize: $([[ $status == 0 ]] && echo clean || echo FAILED)"
+exit $status

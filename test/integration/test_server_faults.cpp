@@ -1,0 +1,367 @@
+// naa-server against misbehaving clients and kernels: a raw client built on libnaa's transport
+// interface puts exactly the bytes under test on the wire, then checks that the server answers
+// as the spec says (or drops the client) and keeps serving others. Prints a tally at the end.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <setjmp.h>
+extern "C" {
+#include <cmocka.h>
+#include "server.h"
+}
+
+#include "error.hpp"
+#include "immediate.hpp"
+#include "mrsp.hpp"
+#include "naa_kernel.h"
+#include "transport/transport.hpp"
+
+using namespace naa;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+enum { kFnAdd1 = 1, kFnXor = 100, kFnCrash = 101, kFnSpin = 102 };
+enum Context : uint64_t { kRecv = 1, kSend = 2, kWrites = 3, kReplyRecv = 4 };
+
+test_server server;  // -T 1 -K 1 with the test plugin, shared by every case
+int malformed_inputs = 0, faults_injected = 0;
+double longest_report = 0;  // seconds until a failure was reported, over every case
+
+double seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void note_report(const char *what, double took) {
+  std::fprintf(stderr, "  %s: reported after %.3f s\n", what, took);
+  longest_report = std::max(longest_report, took);
+}
+
+class RawClient {
+ public:
+  explicit RawClient(int port) : transport_(transport::open_transport("auto")) {
+    ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), "",
+                              Deadline::after(std::chrono::seconds(10)));
+    mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
+    ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kRecv);
+  }
+
+  void send(const uint8_t *bytes, size_t len) {
+    std::memcpy(buf_.data() + mrsp::kBufferSize, bytes, len);
+    ep_->post_send(buf_.data() + mrsp::kBufferSize, len, *mr_, kSend);
+  }
+
+  // The server's MRSP answer; fails the test when none arrives within 10 s.
+  mrsp::Message answer() {
+    Deadline deadline = Deadline::after(std::chrono::seconds(10));
+    while (!deadline.expired()) {
+      transport::Completion c[4];
+      size_t n = ep_->wait(c, 4, deadline);
+      for (size_t i = 0; i < n; ++i)
+        if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kRecv) {
+          mrsp::Message m;
+          std::string why;
+          if (!mrsp::decode(buf_.data(), c[i].bytes, m, &why)) fail_msg("bad MRSP answer: %s", why.c_str());
+          return m;
+        }
+    }
+    fail_msg("no MRSP answer within 10 s");
+    return {};
+  }
+
+  // Sends a malformed MRSP message and checks that the answer is MRSP error `code`.
+  void expect_mrsp_error(const std::vector<uint8_t> &bytes, uint8_t code, const char *what) {
+    auto t0 = Clock::now();
+    send(bytes.data(), bytes.size());
+    mrsp::Message m = answer();
+    ++malformed_inputs;
+    assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
+    assert_int_equal(m.error_code, code);
+    note_report(what, seconds(t0));
+  }
+
+  // True when the server ends the connection before the deadline.
+  bool dropped_within(Deadline deadline) {
+    try {
+      while (!deadline.expired()) {
+        transport::Completion c[4];
+        ep_->wait(c, 4, deadline);
+      }
+    } catch (const Error &e) {
+      return e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
+    }
+    return false;
+  }
+
+  // A well-formed MRSP exchange for one region of `size` bytes (in place unless `flags` say
+  // otherwise), optionally after an internal scratch region as the reference host orders them.
+  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput, bool internal_first = false) {
+    region_.assign(size, 0);
+    region_mr_ = ep_->register_memory(region_.data(), size, true);
+    std::vector<mrsp::RequestEntry> e;
+    if (internal_first) e.push_back({mrsp::kInternal, 0, 0, 0, 128});
+    e.push_back({flags, e.empty() ? 0 : mrsp::kPlaceholderAlignment, region_mr_->remote_addr,
+                 region_mr_->rkey, static_cast<uint32_t>(size)});
+    uint8_t msg[mrsp::kBufferSize];
+    size_t len = mrsp::encode_request(e.data(), e.size(), msg, sizeof msg);
+    send(msg, len);
+    mrsp::Message m = answer();
+    assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Advertise));
+    assert_int_equal(m.advert.size(), 1);
+    chain_ = ep_->prepare_writes({{region_mr_.get(), 0, size, m.advert[0].naa_address, m.advert[0].rkey}},
+                                 kWrites);
+  }
+
+  // Posts one invocation with immediate V; returns the server's return code, or -1 when no
+  // reply arrives within `patience`.
+  int invoke(uint32_t v, std::chrono::milliseconds patience) {
+    if (ep_->immediate_consumes_recv() && !reply_recv_posted_) {
+      ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kReplyRecv);
+      reply_recv_posted_ = true;
+    }
+    ep_->post_writes(*chain_, v);
+    Deadline deadline = Deadline::after(patience);
+    while (!deadline.expired()) {
+      transport::Completion c[4];
+      size_t n = ep_->wait(c, 4, deadline);
+      for (size_t i = 0; i < n; ++i)
+        if (c[i].kind == transport::CompletionKind::RemoteImm) {
+          reply_recv_posted_ = false;
+          return imm::return_code(c[i].imm);
+        }
+    }
+    return -1;
+  }
+
+  std::vector<uint8_t> region_;
+
+ private:
+  std::unique_ptr<transport::Transport> transport_;
+  std::unique_ptr<transport::Endpoint> ep_;
+  std::vector<uint8_t> buf_ = std::vector<uint8_t>(2 * mrsp::kBufferSize);
+  std::unique_ptr<transport::MemoryRegion> mr_, region_mr_;
+  std::unique_ptr<transport::WriteChain> chain_;
+  bool reply_recv_posted_ = false;
+};
+
+std::vector<uint8_t> request(uint8_t count, const std::vector<std::pair<uint8_t, uint32_t>> &entries,
+                             size_t len = 0) {
+  std::vector<uint8_t> m(std::max(len, mrsp::kHeaderSize + entries.size() * mrsp::kRequestEntrySize));
+  m[0] = static_cast<uint8_t>(mrsp::Type::AdvertiseRequest);
+  m[1] = count;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    uint8_t *p = m.data() + mrsp::kHeaderSize + k * mrsp::kRequestEntrySize;
+    p[0] = entries[k].first;
+    for (int b = 0; b < 4; ++b) p[20 + b] = static_cast<uint8_t>(entries[k].second >> (24 - 8 * b));
+  }
+  return m;
+}
+
+// The server must still serve a well-behaved client: one add1 round trip.
+void assert_still_serving(const test_server &s = server) {
+  RawClient c(s.port);
+  c.setup(64);
+  std::fill(c.region_.begin(), c.region_.end(), 41);
+  assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+  for (uint8_t b : c.region_) assert_int_equal(b, 42);
+}
+
+int start(void **) {
+  const char *plugin = std::getenv("NAA_TEST_KERNEL_PLUGIN");
+  if (plugin == nullptr) {
+    std::fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check)\n");
+    return -1;
+  }
+  static const char *args[] = {"--mrsp-timeout", "1", "--kernel-timeout", "1", "--client-memory",
+                               "1M", "--kernel", plugin, nullptr};
+  return test_server_start(&server, args);
+}
+
+int stop(void **) { return test_server_stop(&server) == 0 ? 0 : -1; }
+
+void silent_client_dropped(void **) {
+  RawClient c(server.port);
+  auto t0 = Clock::now();
+  ++malformed_inputs;
+  assert_true(c.dropped_within(Deadline::after(std::chrono::seconds(10))));
+  double took = seconds(t0);
+  note_report("client silent during MRSP dropped (--mrsp-timeout 1)", took);
+  assert_true(took >= 0.9);
+  assert_still_serving();
+}
+
+void malformed_mrsp_matrix(void **) {
+  constexpr uint8_t kNoMemory = 0x01, kTooMany = 0x03;
+  const uint8_t io = mrsp::kInput | mrsp::kOutput;
+  struct Case {
+    const char *what;
+    std::vector<uint8_t> bytes;
+    uint8_t code;
+  };
+  std::vector<uint8_t> garbage(200);
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<uint8_t>(0x5a ^ (i * 37));
+  std::vector<Case> cases = {
+      {"garbage bytes instead of MRSP", garbage, kNoMemory},
+      {"message shorter than its header", {0x01, 0x01}, kNoMemory},
+      {"reserved type 0x03", {0x03, 0x01, 0, 0}, kNoMemory},
+      {"an advertisement from the client", {0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, kNoMemory},
+      {"an error message from the client", {0x00, 0x01, 0, 0}, kNoMemory},
+      {"zero regions", request(0, {}), kNoMemory},
+      {"255 regions in a full buffer", request(255, {}, mrsp::kBufferSize), kTooMany},
+      {"32 regions", request(32, {}, mrsp::kBufferSize), kTooMany},
+      {"5 regions announced, 2 sent", request(5, {{io, 8}, {io, 8}}), kNoMemory},
+      {"unknown flag bits", request(1, {{0xf0, 8}}), kNoMemory},
+      {"INTERNAL with OUTPUT", request(1, {{mrsp::kInternal | mrsp::kOutput, 8}}), kNoMemory},
+      {"only internal regions", request(1, {{mrsp::kInternal, 8}}), kNoMemory},
+      {"a 4 GiB region (absurd size)", request(1, {{io, 0xffffffffu}}), kNoMemory},
+      {"31 regions of 4 GiB", request(31, std::vector<std::pair<uint8_t, uint32_t>>(31, {io, 0xffffffffu})), kNoMemory},
+      {"just above --client-memory", request(2, {{io, 1u << 19}, {io, (1u << 19) + 1}}), kNoMemory},
+  };
+  for (const Case &k : cases) {
+    RawClient c(server.port);
+    c.expect_mrsp_error(k.bytes, k.code, k.what);
+  }
+  assert_still_serving();
+}
+
+void invocation_matrix(void **) {
+  RawClient c(server.port);
+  c.setup(64);
+  struct Case {
+    const char *what;
+    uint32_t v;
+    int rc;
+  } cases[] = {
+      {"unknown function code 99", imm::host_request(99), NAA_KERNEL_RC_UNKNOWN_FUNCTION},
+      {"function code 0 with the marker", 0x80, NAA_KERNEL_RC_UNKNOWN_FUNCTION},
+      {"no start marker", 0x01, NAA_KERNEL_RC_UNKNOWN_FUNCTION},
+      {"a crashing plugin kernel", imm::host_request(kFnCrash), NAA_KERNEL_RC_CRASHED},
+      {"a plugin kernel looping past --kernel-timeout 1", imm::host_request(kFnSpin), NAA_KERNEL_RC_TIMEOUT},
+  };
+  for (const Case &k : cases) {
+    auto t0 = Clock::now();
+    int rc = c.invoke(k.v, std::chrono::seconds(10));
+    ++malformed_inputs;
+    std::fprintf(stderr, "  %s: answered 0x%02x\n", k.what, rc);
+    assert_int_equal(rc, k.rc);
+    note_report(k.what, seconds(t0));
+    // The connection survives each: the plugin's worker is replaced, the kernel runs again.
+    std::fill(c.region_.begin(), c.region_.end(), 0x0f);
+    assert_int_equal(c.invoke(imm::host_request(kFnXor), std::chrono::seconds(10)), 0);
+    for (uint8_t b : c.region_) assert_int_equal(b, 0xf0);
+  }
+  // V = 0: the host could not prepare an invocation. No kernel runs and nothing is answered.
+  std::fill(c.region_.begin(), c.region_.end(), 7);
+  ++malformed_inputs;
+  assert_int_equal(c.invoke(0, std::chrono::milliseconds(1000)), -1);
+  assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+  for (uint8_t b : c.region_) assert_int_equal(b, 8);  // exactly one add1: V = 0 ran nothing
+}
+
+// A client killed in the middle of sending its inputs must not disturb the server.
+void client_killed_mid_transfer(void **) {
+  int ready[2];
+  assert_int_equal(pipe(ready), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(ready[0]);
+    try {
+      RawClient c(server.port);
+      c.setup(1 << 20);  // the whole --client-memory: big enough to be cut mid-transfer
+      if (write(ready[1], "x", 1) != 1) _exit(1);
+      for (;;) c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10));
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  close(ready[1]);
+  char x;
+  assert_int_equal(read(ready[0], &x, 1), 1);
+  close(ready[0]);
+  usleep(20000);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ++faults_injected;
+  auto t0 = Clock::now();
+  assert_still_serving();  // also proves its 1 MiB budget came back (the limit is 1M)
+  std::fprintf(stderr, "  client killed mid-transfer: next client served after %.3f s\n", seconds(t0));
+}
+
+// The reply to a client without outputs is a zero-length write to its first parameter region,
+// which is not region 0 when an internal region comes first.
+void internal_first_without_outputs(void **) {
+  RawClient c(server.port);
+  c.setup(64, mrsp::kInput, true);
+  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);  // noop
+  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);
+}
+
+// SIGTERM while an isolated kernel spins: the server abandons it and stops cleanly at once
+// instead of waiting out --kernel-timeout.
+void stop_during_endless_kernel(void **) {
+  test_server s;
+  const char *args[] = {"--kernel", std::getenv("NAA_TEST_KERNEL_PLUGIN"), "--kernel-timeout", "60",
+                        nullptr};
+  assert_int_equal(test_server_start(&s, args), 0);
+  RawClient c(s.port);
+  c.setup(64);
+  assert_int_equal(c.invoke(imm::host_request(kFnSpin), std::chrono::milliseconds(300)), -1);
+  auto t0 = Clock::now();
+  ++faults_injected;
+  assert_int_equal(test_server_stop(&s), 0);  // a clean exit, not the fixture's SIGKILL after 10 s
+  double took = seconds(t0);
+  std::fprintf(stderr, "  SIGTERM during an endless kernel: server stopped after %.3f s\n", took);
+  assert_true(took < 5);
+}
+
+// --isolate=all: built-in kernels run in the worker too, on the same shared regions.
+void builtin_kernels_isolated(void **) {
+  test_server isolated;
+  const char *args[] = {"--isolate", "all", nullptr};
+  assert_int_equal(test_server_start(&isolated, args), 0);
+  RawClient c(isolated.port);
+  c.setup(4096);
+  for (int round = 1; round <= 3; ++round) {
+    assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+    for (uint8_t b : c.region_) assert_int_equal(b, round);
+  }
+  assert_int_equal(c.invoke(imm::host_request(99), std::chrono::seconds(10)),
+                   NAA_KERNEL_RC_UNKNOWN_FUNCTION);
+  assert_int_equal(test_server_stop(&isolated), 0);
+}
+
+void tally(void **) {
+  faults_injected += 2;  // the crashing and the looping kernel
+  std::printf("server faults: %d malformed inputs tried, %d faults injected, longest failure report %.3f s\n",
+              malformed_inputs, faults_injected, longest_report);
+}
+
+}  // namespace
+
+int main() {
+  const CMUnitTest tests[] = {
+      cmocka_unit_test(silent_client_dropped),
+      cmocka_unit_test(malformed_mrsp_matrix),
+      cmocka_unit_test(invocation_matrix),
+      cmocka_unit_test(client_killed_mid_transfer),
+      cmocka_unit_test(builtin_kernels_isolated),
+      cmocka_unit_test(internal_first_without_outputs),
+      cmocka_unit_test(stop_during_endless_kernel),
+      cmocka_unit_test(tally),
+  };
+  return cmocka_run_group_tests(tests, start, stop);
+}

@@ -1,0 +1,84 @@
+#include "handler.hpp"
+
+#include <string>
+
+#include "immediate.hpp"
+#include "log.hpp"
+
+namespace naa::server {
+
+Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
+                 const std::atomic<bool> *stop)
+    : kernels_(kernels), budget_(budget), runner_(policy, stop) {}
+
+Handler::~Handler() {
+  runner_.stop();  // the worker maps the regions too; it goes before they are released
+  regions_.clear();
+  budget_.release(reserved_);
+}
+
+uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
+  constexpr auto kNoMemory = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
+  if (!regions_.empty()) {
+    *why = "a second memory-region request";
+    return kNoMemory;
+  }
+  mrsp::Message m;
+  if (!mrsp::decode(msg, len, m, why)) {
+    // The reference NAA answers any failure with 0x01; a count above the limit has its own code.
+    return why->find("exceeds") != std::string::npos
+               ? static_cast<uint8_t>(mrsp::ErrorCode::TooManyRegions)
+               : kNoMemory;
+  }
+  if (m.type != mrsp::Type::AdvertiseRequest) {
+    *why = "expected an advertise-request, got message type " + std::to_string(static_cast<int>(m.type));
+    return kNoMemory;
+  }
+  bool any_parameter = false;
+  uint64_t total = 0;  // at most 31 * 2^32: no overflow
+  for (const mrsp::RequestEntry &e : m.request) {
+    total += e.size;
+    any_parameter |= (e.flags & mrsp::kInternal) == 0;
+  }
+  if (!any_parameter) {
+    *why = "only internal regions requested; nothing to serve";
+    return kNoMemory;
+  }
+  if (!budget_.reserve(total)) {
+    *why = std::to_string(total) + " bytes exceed the memory limit (--client-memory/--total-memory)";
+    return kNoMemory;
+  }
+  reserved_ = total;
+  for (const mrsp::RequestEntry &e : m.request) {
+    SharedRegion r;
+    if (!r.allocate(e.size, why)) return kNoMemory;
+    regions_.push_back(std::move(r));
+  }
+  request_ = m.request;
+  for (size_t i = 0; i < request_.size(); ++i)
+    if ((request_[i].flags & mrsp::kInternal) == 0)
+      parameters_.push_back({regions_[i].addr(), regions_[i].size(), request_[i].flags});
+  return 0;
+}
+
+std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer) {
+  if (v == 0) {
+    NAA_LOG_WARN("client %s signalled a host-side error (immediate 0); no kernel run", peer.c_str());
+    return std::nullopt;
+  }
+  const uint8_t code = imm::function_code(v);
+  const naa_kernel *kernel = imm::is_start(v) && code != 0 ? kernels_.find(code) : nullptr;
+  if (kernel == nullptr || parameters_.empty()) {
+    // AMBIGUOUS (spec 9.5): the reference NAA stays silent and the host hangs; we answer with
+    // an application error code instead, as the spec recommends.
+    NAA_LOG_WARN("client %s invoked unknown function code %u (immediate 0x%08x); answering 0x%02x",
+                 peer.c_str(), static_cast<unsigned>(code), v, NAA_KERNEL_RC_UNKNOWN_FUNCTION);
+    return NAA_KERNEL_RC_UNKNOWN_FUNCTION;
+  }
+  uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_, imm::user_data(v) >> 8, peer);
+  NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),
+                static_cast<unsigned>(code), kernel->name, rc);
+  return rc;
+}
+
+}  // namespace naa::server

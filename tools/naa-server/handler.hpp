@@ -1,0 +1,53 @@
+// What one client's bytes make the software NAA do, without any transport: decode and check its
+// MRSP request, allocate the regions within the memory budget, and turn each invocation
+// immediate into a reply. Connection feeds it from the network; the fuzz target feeds it raw
+// bytes, so both exercise the same code.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_worker.hpp"
+#include "kernels.hpp"
+#include "memory_budget.hpp"
+#include "mrsp.hpp"
+#include "naa_kernel.h"
+
+namespace naa::server {
+
+class Handler {
+ public:
+  // `stop` (may be null) is the server's stop flag: a running isolated kernel is abandoned.
+  Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
+          const std::atomic<bool> *stop);
+  ~Handler();
+  Handler(const Handler &) = delete;
+  Handler &operator=(const Handler &) = delete;
+
+  // Handles the client's MRSP message (len bytes as received). Returns 0 when the regions are
+  // allocated, else the MRSP error code to answer with; *why names the cause for the log.
+  uint8_t on_mrsp(const uint8_t *msg, size_t len, std::string *why);
+
+  // After a successful on_mrsp: every requested region in request order (internal ones too).
+  const std::vector<SharedRegion> &regions() const { return regions_; }
+  const std::vector<mrsp::RequestEntry> &request() const { return request_; }
+  uint64_t reserved() const { return reserved_; }
+
+  // The return code to answer the immediate V with, or nothing for V = 0 (the host's "no
+  // invocation" signal, which must not run a kernel and gets no reply).
+  std::optional<uint8_t> on_immediate(uint32_t v, const std::string &peer);
+
+ private:
+  const KernelRegistry &kernels_;
+  MemoryBudget &budget_;
+  KernelRunner runner_;
+  uint64_t reserved_ = 0;
+  std::vector<mrsp::RequestEntry> request_;
+  std::vector<SharedRegion> regions_;
+  std::vector<naa_kernel_region> parameters_;  // the non-internal regions, for the kernels
+};
+
+}  // namespace naa::server

@@ -1,0 +1,203 @@
+#include "kernel_worker.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "deadline.hpp"
+#include "log.hpp"
+
+namespace naa::server {
+namespace {
+
+// The worker is a fork of this process, so the kernel's function pointer is valid there as is.
+struct Request {
+  naa_kernel_fn run;
+  uint32_t user_data;
+};
+
+[[noreturn]] void worker_main(int sock, pid_t parent, std::vector<naa_kernel_region> parameters,
+                              const std::vector<int> &fds) {
+  // Dies with the connection thread that forked it, even if that thread is killed.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1);
+  // The server's handlers (and libfabric's crash handler) are no business of the worker: a
+  // crashing kernel should end it by the signal, which the connection thread then logs.
+  for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (parameters[i].size == 0) continue;
+    void *p = mmap(nullptr, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
+    if (p == MAP_FAILED) _exit(1);
+    parameters[i].addr = p;
+  }
+  // A worker holding copies of other connections' sockets would keep them open after the
+  // server closes them, and their peers would never see the disconnect.
+  if (sock > 3) close_range(3, static_cast<unsigned>(sock) - 1, 0);
+  close_range(static_cast<unsigned>(sock) + 1, ~0U, 0);
+  for (;;) {
+    Request req;
+    ssize_t n = recv(sock, &req, sizeof req, 0);
+    if (n != static_cast<ssize_t>(sizeof req)) _exit(0);
+    uint8_t rc = req.run(parameters.data(), parameters.size(), req.user_data);
+    if (send(sock, &rc, 1, MSG_NOSIGNAL) != 1) _exit(0);
+  }
+}
+
+}  // namespace
+
+bool parse_isolation(const std::string &text, Isolation *out) {
+  if (text == "none") *out = Isolation::None;
+  else if (text == "plugins") *out = Isolation::Plugins;
+  else if (text == "all") *out = Isolation::All;
+  else return false;
+  return true;
+}
+
+SharedRegion::SharedRegion(SharedRegion &&other) noexcept
+    : addr_(std::exchange(other.addr_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+SharedRegion &SharedRegion::operator=(SharedRegion &&other) noexcept {
+  if (this != &other) {
+    this->~SharedRegion();
+    addr_ = std::exchange(other.addr_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+SharedRegion::~SharedRegion() {
+  if (addr_ != nullptr) munmap(addr_, size_);
+  if (fd_ >= 0) close(fd_);
+  addr_ = nullptr;
+  fd_ = -1;
+}
+
+bool SharedRegion::allocate(size_t size, std::string *why) {
+  size_ = size;
+  if (size == 0) return true;
+  fd_ = memfd_create("naa-region", MFD_CLOEXEC);
+  if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size)) != 0) {
+    *why = std::string("cannot create a shared region: ") + std::strerror(errno);
+    return false;
+  }
+  void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) {
+    *why = "cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno);
+    return false;
+  }
+  addr_ = p;
+  return true;
+}
+
+bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
+                         const std::vector<mrsp::RequestEntry> &request, const std::string &peer) {
+  // Built before the fork so that the child allocates nothing before it runs a kernel.
+  std::vector<naa_kernel_region> parameters;
+  std::vector<int> fds;
+  for (size_t i = 0; i < request.size(); ++i) {
+    if (request[i].flags & mrsp::kInternal) continue;
+    parameters.push_back({nullptr, regions[i].size(), request[i].flags});
+    fds.push_back(regions[i].fd());
+  }
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+    NAA_LOG_ERROR("client %s: socketpair for the kernel worker: %s", peer.c_str(), std::strerror(errno));
+    return false;
+  }
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    NAA_LOG_ERROR("client %s: cannot fork a kernel worker: %s", peer.c_str(), std::strerror(errno));
+    close(sv[0]);
+    close(sv[1]);
+    return false;
+  }
+  if (pid == 0) {
+    close(sv[0]);
+    worker_main(sv[1], parent, std::move(parameters), fds);
+  }
+  close(sv[1]);
+  pid_ = pid;
+  sock_ = sv[0];
+  NAA_LOG_DEBUG("client %s: kernel worker %ld started", peer.c_str(), static_cast<long>(pid));
+  return true;
+}
+
+void KernelRunner::stop() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (sock_ >= 0) close(sock_);
+  pid_ = -1;
+  sock_ = -1;
+}
+
+uint8_t KernelRunner::run(const naa_kernel &kernel, bool builtin,
+                          const std::vector<SharedRegion> &regions,
+                          const std::vector<mrsp::RequestEntry> &request,
+                          const std::vector<naa_kernel_region> &parameters, uint32_t user_data,
+                          const std::string &peer) {
+  const bool isolate = policy_.isolation == Isolation::All ||
+                       (policy_.isolation == Isolation::Plugins && !builtin);
+  if (!isolate) return kernel.run(parameters.data(), parameters.size(), user_data);
+
+  if (pid_ < 0 && !spawn(regions, request, peer)) return NAA_KERNEL_RC_CRASHED;
+  const Request req{kernel.run, user_data};
+  Deadline deadline = Deadline::after(policy_.timeout);
+  bool answered = send(sock_, &req, sizeof req, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof req);
+  while (answered) {
+    pollfd p{sock_, POLLIN, 0};
+    int ready = poll(&p, 1, deadline.remaining_ms(200));
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) answered = false;
+    if (stop_ != nullptr && stop_->load()) {
+      NAA_LOG_INFO("client %s: server stopping; kernel %u (%s) abandoned", peer.c_str(),
+                   static_cast<unsigned>(kernel.function_code), kernel.name);
+      stop();
+      return NAA_KERNEL_RC_TIMEOUT;
+    }
+    if (ready == 0 && deadline.expired()) {
+      NAA_LOG_WARN("client %s: kernel %u (%s) overran its %ld ms; worker killed, answering 0x%02x",
+                   peer.c_str(), static_cast<unsigned>(kernel.function_code), kernel.name,
+                   static_cast<long>(policy_.timeout.count()), NAA_KERNEL_RC_TIMEOUT);
+      stop();
+      return NAA_KERNEL_RC_TIMEOUT;
+    }
+  }
+  uint8_t rc = 0;
+  if (answered && recv(sock_, &rc, 1, 0) == 1) return rc;
+
+  const pid_t pid = pid_;
+  int status = 0;
+  kill(pid_, SIGKILL);  // it may have only closed its socket; it is not trusted either way
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  close(sock_);
+  pid_ = -1;
+  sock_ = -1;
+  if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+    NAA_LOG_WARN("client %s: kernel %u (%s) crashed (signal %d, worker %ld); answering 0x%02x",
+                 peer.c_str(), static_cast<unsigned>(kernel.function_code), kernel.name,
+                 WTERMSIG(status), static_cast<long>(pid), NAA_KERNEL_RC_CRASHED);
+  else
+    NAA_LOG_WARN("client %s: kernel %u (%s) ended its worker %ld (status 0x%x); answering 0x%02x",
+                 peer.c_str(), static_cast<unsigned>(kernel.function_code), kernel.name,
+                 static_cast<long>(pid), status, NAA_KERNEL_RC_CRASHED);
+  return NAA_KERNEL_RC_CRASHED;
+}
+
+}  // namespace naa::server
