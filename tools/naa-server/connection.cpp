@@ -18,8 +18,10 @@ constexpr int kStopCheckMs = 200;
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
-                       std::chrono::milliseconds mrsp_timeout, const std::atomic<bool> &stop)
+                       std::chrono::milliseconds mrsp_timeout, std::chrono::microseconds spin,
+                       const std::atomic<bool> &stop)
     : mrsp_timeout_(mrsp_timeout),
+      spin_(spin),
       stop_(stop),
       handler_(kernels, budget, policy, &stop),
       ep_(std::move(ep)),
@@ -40,9 +42,10 @@ void Connection::run() {
     ep_->accept(Deadline::after(mrsp_timeout_));
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
+    Deadline spin_until = Deadline::after(spin_);
     while (!stop_.load()) {
       transport::Completion c[8];
-      size_t n = ep_->wait(c, 8, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
+      size_t n = next_completions(c, 8, spin_until);
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           invoke(c[i].imm);
@@ -60,6 +63,16 @@ void Connection::run() {
   } catch (const std::exception &e) {
     NAA_LOG_ERROR("client %s: %s; dropping it", peer.c_str(), e.what());
   }
+}
+
+// Polls while the spin window after the last invocation lasts, then sleeps in the transport:
+// a blocked thread's wake-up is most of a small round trip (--spin-us trades a core for it).
+size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline &spin_until) {
+  size_t n = ep_->poll(c, max);
+  if (n == 0 && spin_until.expired())
+    n = ep_->wait(c, max, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
+  if (n > 0) spin_until = Deadline::after(spin_);
+  return n;
 }
 
 bool Connection::exchange_memory_regions() {

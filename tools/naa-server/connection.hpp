@@ -20,7 +20,8 @@ class Connection {
  public:
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
-             std::chrono::milliseconds mrsp_timeout, const std::atomic<bool> &stop);
+             std::chrono::milliseconds mrsp_timeout, std::chrono::microseconds spin,
+             const std::atomic<bool> &stop);
   ~Connection();
 
   void run();  // never throws; returns when the session is over
@@ -30,9 +31,11 @@ class Connection {
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
+  size_t next_completions(transport::Completion *c, size_t max, Deadline &spin_until);
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;
+  const std::chrono::microseconds spin_;  // polling after each invocation before blocking
   const std::atomic<bool> &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   uint64_t invocations_ = 0;

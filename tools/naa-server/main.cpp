@@ -41,6 +41,8 @@ void usage(FILE *out) {
       "                           (kernel timeout; default 30)\n"
       "  -i, --isolate WHAT       run plugins (default), all or none of the kernels in a\n"
       "                           worker process, so that a crash answers 0x7e\n"
+      "  -s, --spin-us N          after answering an invocation, poll N microseconds for the\n"
+      "                           next before sleeping (default 0; lower latency, busier core)\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
       "  -A, --auth-key-file PATH accept only clients that present the key in PATH\n"
       "                           (default: $NAA_AUTH_KEY or $NAA_AUTH_KEY_FILE, else anyone)\n"
@@ -107,12 +109,13 @@ int main(int argc, char **argv) {
       {"isolate", required_argument, nullptr, 'i'},
       {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
       {"auth-key-file", required_argument, nullptr, 'A'},
+      {"spin-us", required_argument, nullptr, 's'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   unsigned long n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -145,6 +148,10 @@ int main(int argc, char **argv) {
         break;
       case 'r': options.ready_file = optarg; break;
       case 'A': key_file = optarg; break;
+      case 's':
+        if (!parse_uint(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
+        options.spin = std::chrono::microseconds(n);
+        break;
       case 'l': list_only = true; break;
       case 'v': if (!std::getenv("NAA_LOG_LEVEL")) setenv("NAA_LOG_LEVEL", "info", 1); break;
       case 'h': usage(stdout); return 0;

@@ -74,7 +74,8 @@ void Server::run(const std::atomic<bool> &stop) {
     }
     Worker &w = workers_.emplace_back();
     auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_,
-                                             options_.kernel_policy, options_.mrsp_timeout, stop);
+                                             options_.kernel_policy, options_.mrsp_timeout,
+                                             options_.spin, stop);
     w.thread = std::thread([conn, &w] {
       conn->run();
       w.done.store(true);

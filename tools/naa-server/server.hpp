@@ -23,6 +23,7 @@ struct ServerOptions {
   uint64_t client_memory = uint64_t{1} << 30;
   uint64_t total_memory = uint64_t{4} << 30;
   std::chrono::milliseconds mrsp_timeout{10000};
+  std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
   std::string auth_key;    // when set, requests without it are rejected (see lib/auth.hpp)
