@@ -346,14 +346,8 @@ class OfiEndpoint : public Endpoint {
   [[noreturn]] void raise_eq_error(const std::string &what) {
     fi_eq_err_entry err{};
     fi_eq_readerr(eq_, &err, 0);
-    std::string reason;
-    if (err.err_data != nullptr && err.err_data_size > 0) {
-      auto *p = static_cast<const char *>(err.err_data);
-      size_t len = strnlen(p, err.err_data_size);
-      bool printable = len > 0;
-      for (size_t i = 0; i < len; ++i) printable = printable && p[i] >= 0x20 && p[i] < 0x7f;
-      if (printable) reason = " (\"" + std::string(p, len) + "\")";
-    }
+    std::string reason = private_data_text(err.err_data, err.err_data_size);
+    if (!reason.empty()) reason = " (\"" + reason + "\")";
     throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
   }
 

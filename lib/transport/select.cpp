@@ -1,6 +1,7 @@
 // Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider, and
 // "auto" chooses per destination: verbs where an RDMA device routes to the NAA, TCP elsewhere.
 #include <cstdlib>
+#include <cstring>
 
 #include "config.h"
 #include "error.hpp"
@@ -67,6 +68,15 @@ class AutoTransport : public Transport {
 };
 
 }  // namespace
+
+std::string private_data_text(const void *data, size_t length) {
+  if (data == nullptr) return "";
+  auto *p = static_cast<const char *>(data);
+  size_t len = strnlen(p, length);
+  for (size_t i = 0; i < len; ++i)
+    if (p[i] < 0x20 || p[i] >= 0x7f) return "";
+  return std::string(p, len);
+}
 
 std::string transport_from_environment() {
   const char *name = std::getenv("NAA_TRANSPORT");

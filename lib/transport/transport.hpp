@@ -118,6 +118,10 @@ class Transport {
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
 };
 
+// The NUL-terminated ASCII text at the start of a peer's private data (a reject reason such as
+// the reference NAA's "Server overlad"), or "" when it is not printable text.
+std::string private_data_text(const void *data, size_t length);
+
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
 // it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
 std::unique_ptr<Transport> open_transport(const std::string &name);

@@ -175,14 +175,8 @@ class CmEvent {  // acks on destruction, which rdma_destroy_id waits for
 std::string reject_text(const rdma_cm_event &e) {
   std::string text = "rejected";
   if (e.status == 8) text = "no NAA listens on that port (connection rejected: invalid service ID)";
-  const auto &conn = e.param.conn;
-  if (conn.private_data != nullptr && conn.private_data_len > 0) {
-    auto *p = static_cast<const char *>(conn.private_data);
-    size_t len = strnlen(p, conn.private_data_len);
-    bool printable = len > 0;
-    for (size_t i = 0; i < len; ++i) printable = printable && p[i] >= 0x20 && p[i] < 0x7f;
-    if (printable) text = "rejected by the NAA: \"" + std::string(p, len) + "\"";
-  }
+  std::string reason = private_data_text(e.param.conn.private_data, e.param.conn.private_data_len);
+  if (!reason.empty()) text = "rejected by the NAA: \"" + reason + "\"";
   return text;
 }
 

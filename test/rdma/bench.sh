@@ -9,7 +9,7 @@ shift
 (($#)) || set -- --tests latency --sizes 1,64,4K,64K,1M --iters 2000 --min-iters 50
 bench_args=("$@")
 dir=$(mktemp -d /tmp/naa-bench-XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$dir"' EXIT
 
 echo "== perftest ib_write_lat, 1 byte, $RDMA_VM_DEV_A (GID $RDMA_VM_GID_A) -> $RDMA_VM_DEV_B (GID $RDMA_VM_GID_B)"
 echo "   (ib_write_lat prints half the round trip: t_typical = RTT / 2)"
