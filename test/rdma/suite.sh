@@ -29,6 +29,7 @@ run() {
 
 echo "verbs suite: client $RDMA_VM_IP_A ($RDMA_VM_DEV_A), server $RDMA_VM_IP_B ($RDMA_VM_DEV_B)" >&2
 run verbs-test_offload NAA_TRANSPORT=verbs -- "$build/test/integration/test_offload"
+run verbs-test_server_faults NAA_TRANSPORT=verbs -- "$build/test/integration/test_server_faults"
 run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
