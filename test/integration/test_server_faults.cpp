@@ -272,6 +272,21 @@ void invocation_matrix(void **) {
 }
 
 // A client killed in the middle of sending its inputs must not disturb the server.
+// The doomed client: connects, reports readiness on fd `ready`, then invokes until killed.
+// A fresh process (exec'd, not just forked), because a verbs context belongs to the process
+// that opened it: librdmacm's devices, inherited across fork, do not work in the child.
+[[noreturn]] void doomed_client(int port, int ready) {
+  try {
+    RawClient c(port);
+    c.setup(1 << 20);  // the whole --client-memory: big enough to be cut mid-transfer
+    if (write(ready, "x", 1) != 1) _exit(1);
+    for (;;) c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10));
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "doomed client: %s\n", e.what());
+  }
+  _exit(1);
+}
+
 void client_killed_mid_transfer(void **) {
   int ready[2];
   assert_int_equal(pipe(ready), 0);
@@ -279,14 +294,10 @@ void client_killed_mid_transfer(void **) {
   assert_true(pid >= 0);
   if (pid == 0) {
     close(ready[0]);
-    try {
-      RawClient c(server.port);
-      c.setup(1 << 20);  // the whole --client-memory: big enough to be cut mid-transfer
-      if (write(ready[1], "x", 1) != 1) _exit(1);
-      for (;;) c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10));
-    } catch (...) {
-    }
-    _exit(1);
+    std::string port = std::to_string(server.port), fd = std::to_string(ready[1]);
+    execl("/proc/self/exe", "test_server_faults", "--doomed-client", port.c_str(), fd.c_str(),
+          static_cast<char *>(nullptr));
+    _exit(127);
   }
   close(ready[1]);
   char x;
@@ -352,7 +363,9 @@ void tally(void **) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  if (argc == 4 && std::strcmp(argv[1], "--doomed-client") == 0)
+    doomed_client(std::atoi(argv[2]), std::atoi(argv[3]));
   const CMUnitTest tests[] = {
       cmocka_unit_test(silent_client_dropped),
       cmocka_unit_test(malformed_mrsp_matrix),

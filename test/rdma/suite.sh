@@ -10,6 +10,7 @@ export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLE
        NAA_TOOLS=$build/tools NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
 export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
 per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
+failures=0
 
 # run NAME [ENV=VAL...] -- COMMAND...: one result, automake style (exit 77 = skipped).
 run() {
@@ -22,6 +23,7 @@ run() {
   local verdict=FAIL
   ((rc == 0)) && verdict=PASS
   ((rc == 77)) && verdict=SKIP
+  [[ $verdict == FAIL ]] && failures=$((failures + 1))
   echo ":test-result: $verdict" > "$results/$name.trs"
   echo "$verdict: $name (verbs, exit $rc)" >&2
   grep -E '^\[  (PASSED|FAILED)  \]' "$results/$name.log" >&2 || true
@@ -36,4 +38,4 @@ run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
-exit 0
+((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }
