@@ -100,6 +100,7 @@ program vecadd_f
     write (output_unit, '(a,f0.2,a,i0,a,f0.2,a,f0.2,a)') 'vecadd_f: create ', t_create, &
       ' ms, round 1 (naa_test, ', polls, ' polls) ', t_round1, ' ms, round 2 (naa_wait) ', t_round2, ' ms'
   end if
+  deallocate (a, b, c, b_sent)  ! the main program's allocatables are never freed implicitly
   if (failed) stop 1
 
 contains

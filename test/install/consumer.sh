@@ -22,6 +22,10 @@ cc=$(makevar CC)
 cxx=$(makevar CXX)
 fc=$(makevar FC)
 have_fortran=$(makevar have_fortran)
+# A sanitizer build (--enable-sanitizers) installs a libnaa that needs its runtime: consumers
+# of that build must be compiled with the same -fsanitize flags, as a user of it would.
+sanitize=$(makevar SANITIZE_FLAGS)
+if [ -n "$sanitize" ]; then cc="$cc $sanitize" cxx="$cxx $sanitize" fc="$fc $sanitize"; fi
 version=$(makevar PACKAGE_VERSION)
 
 # lib.sh gives the staging directory ($naa_test_dir, removed on exit with the server it
@@ -99,10 +103,10 @@ build_and_run() {
 
 # The headers the compilers pick must be the staged ones, not ones installed elsewhere.
 # shellcheck disable=SC2046
-"$cc" $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.c" | grep -q "$root/.*/naa\.h" ||
+$cc $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.c" | grep -q "$root/.*/naa\.h" ||
   fail "the compiler does not take naa.h from the installation"
 # shellcheck disable=SC2046
-"$cxx" -std=c++17 $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.cpp" |
+$cxx -std=c++17 $(pkg-config --cflags naa) -M "$top_srcdir/examples/vecadd.cpp" |
   grep -q "$root/.*/naa\.hpp" || fail "the C++ compiler does not take naa.hpp from the installation"
 
 NAA_SERVER=$server
