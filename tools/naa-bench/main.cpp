@@ -16,6 +16,7 @@
 #include <string>
 
 #include "config.h"
+#include "count.hpp"
 #include "error.hpp"
 #include "handle.hpp"
 #include "raw.hpp"
@@ -74,20 +75,6 @@ void usage(FILE *out) {
 [[noreturn]] void bad_option(const char *option, const char *value) {
   std::fprintf(stderr, "naa-bench: invalid value '%s' for %s (try --help)\n", value, option);
   std::exit(2);
-}
-
-bool parse_count(const char *text, unsigned long long max, unsigned long long *out, bool suffix = false) {
-  char *end = nullptr;
-  errno = 0;
-  if (!std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0) return false;
-  if (suffix && (*end == 'K' || *end == 'k')) v <<= 10, ++end;
-  else if (suffix && (*end == 'M' || *end == 'm')) v <<= 20, ++end;
-  else if (suffix && (*end == 'G' || *end == 'g')) v <<= 30, ++end;
-  if (*end != '\0' || v > max) return false;
-  *out = v;
-  return true;
 }
 
 std::vector<std::string> split(const char *text) {
@@ -156,7 +143,7 @@ int main(int argc, char **argv) {
   Settings s;
   std::string host, spec_port = "12345";
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
-  unsigned long long v = 0;
+  uint64_t v = 0;
   unsigned idle = 0;
   enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute };
   static const option long_options[] = {
@@ -179,31 +166,31 @@ int main(int argc, char **argv) {
     switch (opt) {
       case 'H': host = optarg; host_given = true; break;
       case 'p':
-        if (!parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
+        if (!naa::parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
         spec_port = optarg;
         port_given = true;
         break;
       case 'f':
-        if (!parse_count(optarg, 127, &v) || v == 0) bad_option("--function", optarg);
+        if (!naa::parse_count(optarg, 127, &v) || v == 0) bad_option("--function", optarg);
         s.function_code = static_cast<uint32_t>(v);
         break;
       case 's':
         s.sizes.clear();
         for (const std::string &part : split(optarg)) {
-          if (!parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0) bad_option("--sizes", optarg);
+          if (!naa::parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0) bad_option("--sizes", optarg);
           s.sizes.push_back(v);
         }
         break;
       case 'i':
-        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--iters", optarg);
+        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--iters", optarg);
         s.iters = v;
         break;
       case 'm':
-        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--min-iters", optarg);
+        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--min-iters", optarg);
         s.min_iters = v;
         break;
       case 'w':
-        if (!parse_count(optarg, 100000000, &v) || v == 0) bad_option("--warmup", optarg);
+        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--warmup", optarg);
         s.warmup = v;
         break;
       case 't':
@@ -219,12 +206,12 @@ int main(int argc, char **argv) {
       case 'k':
         s.inflight.clear();
         for (const std::string &part : split(optarg)) {
-          if (!parse_count(part.c_str(), 64, &v) || v == 0) bad_option("--inflight", optarg);
+          if (!naa::parse_count(part.c_str(), 64, &v) || v == 0) bad_option("--inflight", optarg);
           s.inflight.push_back(static_cast<unsigned>(v));
         }
         break;
       case 'S':
-        if (!parse_count(optarg, 100000, &v) || v == 0) bad_option("--setup-iters", optarg);
+        if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--setup-iters", optarg);
         s.setup_iters = v;
         break;
       case 'I': s.in_place = true; break;
@@ -233,7 +220,7 @@ int main(int argc, char **argv) {
         std::string at = optarg;
         size_t colon = at.rfind(':');
         if (colon == std::string::npos || colon == 0 ||
-            !parse_count(at.c_str() + colon + 1, 65535, &v) || v == 0)
+            !naa::parse_count(at.c_str() + colon + 1, 65535, &v) || v == 0)
           bad_option("--raw-peer-at", optarg);
         s.raw = true;
         s.raw_host = at.substr(0, colon);
@@ -243,7 +230,7 @@ int main(int argc, char **argv) {
       case kRawViaServer: s.raw = s.raw_via_server = true; break;
       case kRawPeer: raw_peer = true; break;
       case kIdle:
-        if (!parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
+        if (!naa::parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy: memcpy_mode = true; break;

@@ -12,6 +12,7 @@
 
 #include "auth.hpp"
 #include "config.h"
+#include "count.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
 #include "log.hpp"
@@ -56,34 +57,6 @@ void usage(FILE *out) {
       "12 dgemm; an unknown code is answered with return code 0x7f.\n");
 }
 
-bool parse_size(const char *text, uint64_t *out) {
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (!std::isdigit(static_cast<unsigned char>(text[0])) || errno != 0) return false;
-  unsigned shift = 0;
-  switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': shift = 10; ++end; break;
-    case 'm': case 'M': shift = 20; ++end; break;
-    case 'g': case 'G': shift = 30; ++end; break;
-    default: return false;
-  }
-  if (*end != '\0' || v > (UINT64_MAX >> shift)) return false;
-  *out = static_cast<uint64_t>(v) << shift;
-  return true;
-}
-
-bool parse_uint(const char *text, unsigned long max, unsigned long *out) {
-  char *end = nullptr;
-  errno = 0;
-  unsigned long v = std::strtoul(text, &end, 10);
-  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || errno != 0 || v > max)
-    return false;
-  *out = v;
-  return true;
-}
-
 [[noreturn]] void bad_option(const char *option, const char *value) {
   std::fprintf(stderr, "naa-server: invalid value '%s' for %s (try --help)\n", value, option);
   std::exit(2);
@@ -113,33 +86,33 @@ int main(int argc, char **argv) {
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
-  unsigned long n;
+  uint64_t n;
   std::string key_file;
   while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
-        if (!parse_uint(optarg, 65535, &n)) bad_option("--port", optarg);
+        if (!naa::parse_count(optarg, 65535, &n)) bad_option("--port", optarg);
         options.port = static_cast<uint16_t>(n);
         break;
       case 't': options.transport = optarg; break;
       case 'k': plugins.emplace_back(optarg); break;
       case 'c':
-        if (!parse_uint(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
+        if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
         options.max_clients = static_cast<unsigned>(n);
         break;
       case 'm':
-        if (!parse_size(optarg, &options.client_memory)) bad_option("--client-memory", optarg);
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);
         break;
       case 'M':
-        if (!parse_size(optarg, &options.total_memory)) bad_option("--total-memory", optarg);
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.total_memory, true)) bad_option("--total-memory", optarg);
         break;
       case 'T':
-        if (!parse_uint(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
+        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
         options.mrsp_timeout = std::chrono::seconds(n);
         break;
       case 'K':
-        if (!parse_uint(optarg, 86400, &n) || n == 0) bad_option("--kernel-timeout", optarg);
+        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--kernel-timeout", optarg);
         options.kernel_policy.timeout = std::chrono::seconds(n);
         break;
       case 'i':
@@ -149,7 +122,7 @@ int main(int argc, char **argv) {
       case 'r': options.ready_file = optarg; break;
       case 'A': key_file = optarg; break;
       case 's':
-        if (!parse_uint(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
+        if (!naa::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
         options.spin = std::chrono::microseconds(n);
         break;
       case 'l': list_only = true; break;
