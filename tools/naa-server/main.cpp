@@ -27,7 +27,7 @@ void on_signal(int) { stop_requested.store(true); }
 void usage(FILE *out) {
   std::fprintf(out,
       "Usage: naa-server [OPTION]...\n"
-      "Serve NAA kernels to libnaa clients (the NAAICE wire protocol; ofi+tcp in this version).\n"
+      "Serve NAA kernels to libnaa clients (the NAAICE wire protocol over verbs or libfabric).\n"
       "\n"
       "  -a, --address ADDR       listen on ADDR (default 0.0.0.0)\n"
       "  -p, --port PORT          listen on PORT (default 12345; 0 picks a free port)\n"
