@@ -24,9 +24,13 @@ const char *test_host(void) {
 }
 
 int test_server_start(test_server *s, const char *const *extra) {
-  const char *binary = getenv("NAA_SERVER");
+  return test_peer_start(s, "NAA_SERVER", extra);
+}
+
+int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra) {
+  const char *binary = getenv(binary_variable);
   if (binary == NULL) {
-    fprintf(stderr, "test_server: NAA_SERVER is not set (run through make check)\n");
+    fprintf(stderr, "test_server: %s is not set (run through make check)\n", binary_variable);
     return -1;
   }
   strcpy(s->dir, "/tmp/naa-test-XXXXXX");

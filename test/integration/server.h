@@ -17,6 +17,9 @@ const char *test_host(void);
 
 /* extra: NULL-terminated additional naa-server arguments, or NULL. 0 on success. */
 int test_server_start(test_server *s, const char *const *extra);
+/* The same for another peer that takes naa-server's --address, --port and --ready-file: the
+ * binary named by the environment variable `binary_variable` (e.g. NAA_CONFORMANCE_NAA). */
+int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */

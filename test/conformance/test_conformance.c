@@ -1,0 +1,231 @@
+/* libnaa against conformance-naa, a peer that behaves like the NAAs in the field (see
+ * conformance_naa.cpp and doc/protocol.md §4.4): back-to-back invocations with no gap between
+ * naa_wait and naa_invoke at 1 B .. 16 MiB, single-send, in place, 31 regions; MRSP errors,
+ * "Server overlad", an unanswered request. One case turns pacing off (NAA_PACING_US=0) and
+ * requires that the peer strands a request: it proves the window is real, so that the other
+ * cases pass because of the pacing and not by luck.
+ * The peer's window is widened to NAA_CONFORMANCE_WINDOW_US (default 1000, far beyond this
+ * machine's re-invocation gap, so that an unpaced host is caught within a few invocations), and
+ * the host paces by the same amount: the cases show that pacing closes the window it is sized
+ * for. (The default guard, NAA_PACING_US = 100, is sized for the reference NAA's real window,
+ * measured in doc/protocol.md §4.4.)
+ * NAA_CONFORMANCE_ITERATIONS (default 1000) and NAA_CONFORMANCE_LARGE_ITERATIONS (for 1 MiB
+ * and 16 MiB; default the same) set the loop lengths. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "naa.h"
+#include "server.h"
+
+enum { FN_ADD1 = 1, FN_UNKNOWN = 9, MAX_REGIONS = 31 };
+
+static char window_arg[32]; /* the peer's window and the host's guard, in microseconds */
+
+static long env_long(const char *name, long fallback) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' ? strtol(v, NULL, 10) : fallback;
+}
+
+/* A conformance NAA with `extra` arguments beyond the window. */
+static void start_peer(test_server *s, const char *extra1, const char *extra2) {
+  const char *args[] = {"--window-us", window_arg, extra1, extra2, NULL};
+  assert_int_equal(test_peer_start(s, "NAA_CONFORMANCE_NAA", args), 0);
+}
+
+static int setup(void **state) {
+  (void)state;
+  setenv("NAA_TIMEOUT", "10", 1);
+  snprintf(window_arg, sizeof window_arg, "%ld", env_long("NAA_CONFORMANCE_WINDOW_US", 1000));
+  setenv("NAA_PACING_US", window_arg, 1);
+  return 0;
+}
+
+/* One in-place region through add1, invoked back to back `rounds` times. */
+static void back_to_back(size_t size, long rounds) {
+  test_server s;
+  start_peer(&s, NULL, NULL);
+  uint8_t *buf = calloc(1, size);
+  assert_non_null(buf);
+  naa_param_t p = {buf, size, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  for (long r = 1; r <= rounds; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    int rc = naa_wait(&h, &st);
+    if (rc != NAA_SUCCESS) fail_msg("invocation %ld of %ld at %zu B: %s", r, rounds, size, naa_strerror(rc));
+    assert_int_equal(buf[0], (uint8_t)r);
+    assert_int_equal(buf[size - 1], (uint8_t)r);
+  }
+  for (size_t i = 0; i < size; i++) assert_int_equal(buf[i], (uint8_t)rounds);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  free(buf);
+  printf("back to back: %ld invocations of %zu B completed\n", rounds, size);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+static void one_byte(void **state) { (void)state; back_to_back(1, env_long("NAA_CONFORMANCE_ITERATIONS", 1000)); }
+static void four_kib(void **state) { (void)state; back_to_back(4096, env_long("NAA_CONFORMANCE_ITERATIONS", 1000)); }
+static void one_mib(void **state) {
+  (void)state;
+  back_to_back(1 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
+}
+static void sixteen_mib(void **state) {
+  (void)state;
+  back_to_back(16 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
+}
+
+/* A single-send input, a plain input and an output-only region: data writes precede the paced
+ * final write. The NAA adds 1 to its copy of every region, so the output (which the host never
+ * writes) reads k after k invocations. */
+static void single_send_and_data_writes(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, NULL, NULL);
+  static uint8_t constant[4096], input[1024], output[64];
+  naa_param_t in[2] = {{constant, sizeof constant, true}, {input, sizeof input, false}};
+  naa_param_t out[1] = {{output, sizeof output, false}};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 2);
+  assert_int_equal(naa_create(FN_ADD1, in, 2, out, 1, &h), NAA_SUCCESS);
+  long rounds = env_long("NAA_CONFORMANCE_ITERATIONS", 1000);
+  for (long r = 1; r <= rounds; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS);
+    assert_int_equal(output[0], (uint8_t)r);
+    assert_int_equal(output[63], (uint8_t)r);
+  }
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+/* The most regions an MRSP request may carry, each one byte in place. */
+static void thirty_one_regions(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, NULL, NULL);
+  uint8_t bytes[MAX_REGIONS] = {0};
+  naa_param_t p[MAX_REGIONS];
+  for (int i = 0; i < MAX_REGIONS; i++) p[i] = (naa_param_t){&bytes[i], 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, MAX_REGIONS);
+  assert_int_equal(naa_create(FN_ADD1, p, MAX_REGIONS, p, MAX_REGIONS, &h), NAA_SUCCESS);
+  long rounds = env_long("NAA_CONFORMANCE_ITERATIONS", 1000);
+  for (long r = 1; r <= rounds; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS);
+    for (int i = 0; i < MAX_REGIONS; i++) assert_int_equal(bytes[i], (uint8_t)r);
+  }
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+/* Without pacing the peer must strand a request within the loop; the handle then fails with
+ * NAA_ERR_TIMEOUT and stays failed. If nothing is stranded, the peer's window does not reach
+ * this machine's re-invocation gap and the cases above would prove nothing: that fails too. */
+static void pacing_off_is_stranded(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, NULL, NULL);
+  setenv("NAA_PACING_US", "0", 1);
+  setenv("NAA_TIMEOUT", "2", 1);
+  uint8_t b = 0;
+  naa_param_t p = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  long rounds = env_long("NAA_CONFORMANCE_ITERATIONS", 1000), r;
+  int rc = NAA_SUCCESS;
+  for (r = 1; r <= rounds && rc == NAA_SUCCESS; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    rc = naa_wait(&h, &st);
+  }
+  printf("pacing off: %s at invocation %ld of %ld\n", naa_strerror(rc), r - 1, rounds);
+  assert_int_equal(rc, NAA_ERR_TIMEOUT);
+  naa_status st;
+  assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT); /* failed, not in flight */
+  assert_int_equal(naa_invoke(&h), NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  setup(NULL);
+}
+
+/* The reference answers an unknown function code with nothing at all. */
+static void unknown_code_is_never_answered(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, NULL, NULL);
+  setenv("NAA_TIMEOUT", "1", 1);
+  uint8_t b = 0;
+  naa_param_t p = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_UNKNOWN, 1);
+  assert_int_equal(naa_create(FN_UNKNOWN, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_status st;
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_invoke(&h), NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  setup(NULL);
+}
+
+/* MRSP error 0x01 for a request beyond the NAA's memory: naa_create fails cleanly. */
+static void mrsp_error_answer(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, "--memory", "4K");
+  static uint8_t big[8192];
+  naa_param_t p = {big, sizeof big, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_PROTOCOL);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+/* A full NAA rejects with "Server overlad" and no further data; the first client is unharmed. */
+static void full_naa_rejects(void **state) {
+  (void)state;
+  test_server s;
+  start_peer(&s, "--max-clients", "1");
+  uint8_t a = 0, b = 0;
+  naa_param_t pa = {&a, 1, false}, pb = {&b, 1, false};
+  naa_handle ha = NAA_HANDLE_NULL, hb = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &pa, 1, &pa, 1, &ha), NAA_SUCCESS);
+  assert_int_equal(naa_create(FN_ADD1, &pb, 1, &pb, 1, &hb), NAA_ERR_CONNECTION);
+  naa_status st;
+  assert_int_equal(naa_invoke(&ha), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&ha, &st), NAA_SUCCESS);
+  assert_int_equal(a, 1);
+  assert_int_equal(naa_finalize(&ha), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(one_byte, setup),
+      cmocka_unit_test_setup(four_kib, setup),
+      cmocka_unit_test_setup(one_mib, setup),
+      cmocka_unit_test_setup(sixteen_mib, setup),
+      cmocka_unit_test_setup(single_send_and_data_writes, setup),
+      cmocka_unit_test_setup(thirty_one_regions, setup),
+      cmocka_unit_test_setup(pacing_off_is_stranded, setup),
+      cmocka_unit_test_setup(unknown_code_is_never_answered, setup),
+      cmocka_unit_test_setup(mrsp_error_answer, setup),
+      cmocka_unit_test_setup(full_naa_rejects, setup),
+  };
+  return cmocka_run_group_tests_name("conformance", tests, NULL, NULL);
+}
