@@ -7,6 +7,7 @@ set -uo pipefail
 src=$1 build=$2 results=$3
 [[ ${RDMA_VM:-} == 1 ]] || { echo "suite.sh runs inside rdma-vm" >&2; exit 2; }
 export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLES=$build/examples \
+       NAA_CONFORMANCE_NAA=$build/test/conformance/conformance-naa \
        NAA_TOOLS=$build/tools NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
 export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
 per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
@@ -38,4 +39,10 @@ run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
+run verbs-default_server -- bash "$src/test/rdma/default_server.sh"
+# The peer's window is widened to 3 ms here, beyond TCG's slower re-invocation gap, and 1 MiB
+# and 16 MiB run 20 times (a 16 MiB round trip takes 0.1-0.4 s under TCG); make check runs
+# 1000 of each over ofi+tcp.
+run verbs-test_conformance NAA_TRANSPORT=verbs NAA_CONFORMANCE_WINDOW_US=3000 \
+    NAA_CONFORMANCE_LARGE_ITERATIONS=20 -- "$build/test/conformance/test_conformance"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }
