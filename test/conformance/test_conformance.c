@@ -131,20 +131,36 @@ static void thirty_one_regions(void **state) {
   assert_int_equal(test_server_stop(&s), 0);
 }
 
+/* A one-byte in-place region on a fresh conformance NAA, for function code `fn`. */
+static void one_byte_handle(test_server *s, unsigned fn, uint8_t *b, naa_handle *h) {
+  start_peer(s, NULL, NULL);
+  naa_param_t p = {b, 1, false};
+  *h = NAA_HANDLE_NULL;
+  test_server_use(s, fn, 1);
+  assert_int_equal(naa_create(fn, &p, 1, &p, 1, h), NAA_SUCCESS);
+}
+
+/* After a request the NAA never answered, the handle stays failed until naa_finalize. */
+static void expect_failed_and_finalize(test_server *s, naa_handle *h) {
+  naa_status st;
+  assert_int_equal(naa_wait(h, &st), NAA_ERR_TIMEOUT); /* failed, not in flight */
+  assert_int_equal(naa_invoke(h), NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_finalize(h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(s), 0);
+  setup(NULL);
+}
+
 /* Without pacing the peer must strand a request within the loop; the handle then fails with
  * NAA_ERR_TIMEOUT and stays failed. If nothing is stranded, the peer's window does not reach
  * this machine's re-invocation gap and the cases above would prove nothing: that fails too. */
 static void pacing_off_is_stranded(void **state) {
   (void)state;
   test_server s;
-  start_peer(&s, NULL, NULL);
   setenv("NAA_PACING_US", "0", 1);
   setenv("NAA_TIMEOUT", "2", 1);
   uint8_t b = 0;
-  naa_param_t p = {&b, 1, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&s, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_handle h;
+  one_byte_handle(&s, FN_ADD1, &b, &h);
   long rounds = env_long("NAA_CONFORMANCE_ITERATIONS", 1000), r;
   int rc = NAA_SUCCESS;
   for (r = 1; r <= rounds && rc == NAA_SUCCESS; r++) {
@@ -154,32 +170,21 @@ static void pacing_off_is_stranded(void **state) {
   }
   printf("pacing off: %s at invocation %ld of %ld\n", naa_strerror(rc), r - 1, rounds);
   assert_int_equal(rc, NAA_ERR_TIMEOUT);
-  naa_status st;
-  assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT); /* failed, not in flight */
-  assert_int_equal(naa_invoke(&h), NAA_ERR_TIMEOUT);
-  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  assert_int_equal(test_server_stop(&s), 0);
-  setup(NULL);
+  expect_failed_and_finalize(&s, &h);
 }
 
 /* The reference answers an unknown function code with nothing at all. */
 static void unknown_code_is_never_answered(void **state) {
   (void)state;
   test_server s;
-  start_peer(&s, NULL, NULL);
   setenv("NAA_TIMEOUT", "1", 1);
   uint8_t b = 0;
-  naa_param_t p = {&b, 1, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&s, FN_UNKNOWN, 1);
-  assert_int_equal(naa_create(FN_UNKNOWN, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_handle h;
+  one_byte_handle(&s, FN_UNKNOWN, &b, &h);
   naa_status st;
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT);
-  assert_int_equal(naa_invoke(&h), NAA_ERR_TIMEOUT);
-  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  assert_int_equal(test_server_stop(&s), 0);
-  setup(NULL);
+  expect_failed_and_finalize(&s, &h);
 }
 
 /* MRSP error 0x01 for a request beyond the NAA's memory: naa_create fails cleanly. */
