@@ -36,6 +36,11 @@ run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
+# The reference middleware's interface (naaice_ap2.h): the bad-input matrix, and the
+# reference-style program, whose status.bytes_received over verbs is the NAA's final write.
+run verbs-test_ap2 NAA_TRANSPORT=verbs -- "$build/test/integration/test_ap2"
+run verbs-ap2 NAA_TRANSPORT=verbs AP2_BYTES_RECEIVED=reported AP2_RUNS=${AP2_RUNS:-1} -- \
+  sh "$src/test/ap2/ap2.sh" "$build/test/ap2/ap2_style" 100
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }
