@@ -120,14 +120,22 @@ void promote_single_send_outputs(std::vector<naa::Region> &regions,
         r.flags |= naa::mrsp::kInput | naa::mrsp::kSingleSend;
 }
 
-// Once the session reports completion (naa_test/naa_wait returned NAA_SUCCESS, or NAA_ERR_NAA
-// for an application code): the reference's finished status; the NAA's code is no failure.
-int finish(Ap2Session &s, int code, const naa_status &st, ref::naa_status *status) {
-  if (code != NAA_SUCCESS && code != NAA_ERR_NAA) return code;
-  s.finished = true;
-  s.last.state = ref::NAAICE_STATE_FINISHED;
-  s.last.naa_error = static_cast<ref::naa_error>(st.naa_return_code);
-  s.last.bytes_received = st.bytes_received;
+// naa_test (poll: the session's test) and naa_wait (its wait) in the reference's terms: a
+// finished invocation is reported again at once, and the NAA's return code is no failure
+// (the session reports it as NAA_ERR_NAA).
+template <class Poll>
+int completion(Ap2Session &s, bool *flag, ref::naa_status *status, Poll poll) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  *flag = s.finished;
+  if (!s.finished) {
+    ::naa_status st{};
+    const int code = poll(flag, &st);
+    if (!*flag || (code != NAA_SUCCESS && code != NAA_ERR_NAA)) return code;
+    s.finished = true;
+    s.last.state = ref::NAAICE_STATE_FINISHED;
+    s.last.naa_error = static_cast<ref::naa_error>(st.naa_return_code);
+    s.last.bytes_received = st.bytes_received;
+  }
   if (status != nullptr) *status = s.last;
   return NAA_SUCCESS;
 }
@@ -175,28 +183,20 @@ int naaice_test(naa_handle *handle, bool *flag, naa_status *status) {
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
     auto s = lookup(handle);
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->finished) {
-      *flag = true;
-      if (status != nullptr) *status = s->last;
-      return static_cast<int>(NAA_SUCCESS);
-    }
-    ::naa_status st{};
-    const int code = s->session->test(flag, &st);
-    return *flag ? finish(*s, code, st, status) : code;
+    return completion(*s, flag, status,
+                      [&](bool *done, ::naa_status *st) { return s->session->test(done, st); });
   });
 }
 
 int naaice_wait(naa_handle *handle, naa_status *status) {
   return ap2_call("naa_wait", handle, [&] {
     auto s = lookup(handle);
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (s->finished) {
-      if (status != nullptr) *status = s->last;
-      return static_cast<int>(NAA_SUCCESS);
-    }
-    ::naa_status st{};
-    return finish(*s, s->session->wait(&st), st, status);
+    bool finished;
+    return completion(*s, &finished, status, [&](bool *done, ::naa_status *st) {
+      const int code = s->session->wait(st);
+      *done = code == NAA_SUCCESS || code == NAA_ERR_NAA;
+      return code;
+    });
   });
 }
 

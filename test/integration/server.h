@@ -17,6 +17,9 @@ const char *test_host(void);
 
 /* extra: NULL-terminated additional naa-server arguments, or NULL. 0 on success. */
 int test_server_start(test_server *s, const char *const *extra);
+/* For a cmocka group setup shared by tests that need a healthy NAA: NAA_TIMEOUT=30, then
+ * test_server_start(s, NULL). 0 on success. */
+int test_server_start_shared(test_server *s);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */
