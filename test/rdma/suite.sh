@@ -39,7 +39,7 @@ run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 # The reference middleware's interface (naaice_ap2.h): the bad-input matrix, and the
 # reference-style program, whose status.bytes_received over verbs is the NAA's final write.
 run verbs-test_ap2 NAA_TRANSPORT=verbs -- "$build/test/integration/test_ap2"
-run verbs-ap2 NAA_TRANSPORT=verbs AP2_BYTES_RECEIVED=reported AP2_RUNS=${AP2_RUNS:-1} -- \
+run verbs-ap2 NAA_TRANSPORT=verbs AP2_BYTES_RECEIVED=reported NAA_TEST_AP2_RUNS=${NAA_TEST_AP2_RUNS:-1} -- \
   sh "$src/test/ap2/ap2.sh" "$build/test/ap2/ap2_style" 100
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
