@@ -34,8 +34,8 @@ namespace {
 
 using naa::Error;
 
-// Programs compiled against the reference's header pass these layouts (x86-64 figures of
-// doc/ap2-compat.md, which hold for every LP64 target).
+// Programs compiled against the reference's header pass these layouts (its x86-64 figures,
+// naaice_ap2(3); the same on every LP64 target).
 static_assert(sizeof(ref::naa_param_t) == 24 && offsetof(ref::naa_param_t, single_send) == 16);
 static_assert(sizeof(ref::naa_handle) == 16 && offsetof(ref::naa_handle, naaice_session) == 8);
 static_assert(sizeof(ref::naa_status) == 16 && offsetof(ref::naa_status, naa_error) == 4 &&
@@ -53,9 +53,8 @@ struct Ap2Session {
   explicit Ap2Session(std::unique_ptr<naa::Session> s) : session(std::move(s)) {}
   std::mutex mu;  // taken before the session's own
   const std::unique_ptr<naa::Session> session;
-  // The reference reports a finished invocation again on every later naa_test/naa_wait
-  // (its naa_wait then blocks until an alarm); here both return it at once until the next
-  // naa_invoke.
+  // After completion the reference's naa_test reports the invocation again but its naa_wait
+  // blocks until an alarm; here both report it again, at once, until the next naa_invoke.
   bool finished = false;
   ref::naa_status last{};
 };

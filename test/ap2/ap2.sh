@@ -3,8 +3,8 @@
 #   ap2.sh [PROGRAM [INVOCATIONS]]   (default: the build's test/ap2/ap2_style, 100)
 # make check runs the in-tree build over libfabric tcp, test/install/consumer.sh the builds
 # against the installed library (pkg-config and CMake), test/rdma/suite.sh the in-tree build
-# over verbs (with AP2_BYTES_RECEIVED=reported). NAA_TEST_AP2_RUNS (default 1) runs the program that
-# many times against the same server.
+# over verbs (with AP2_BYTES_RECEIVED=reported). NAA_TEST_AP2_RUNS (default 1) runs the
+# program that many times against the same server.
 set -eu
 program=${1:-${NAA_BUILDDIR:?run through make check or name the program}/test/ap2/ap2_style}
 invocations=${2:-100}
