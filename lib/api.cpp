@@ -1,21 +1,16 @@
 // The C ABI: argument checks, handle lookup, and the mapping of C++ errors to naa_error_t.
 // No exception ever crosses this boundary.
-#include <new>
-
 #include "config.h"
-#include "error.hpp"
-#include "handle_table.hpp"
-#include "log.hpp"
+#include "entry.hpp"
 #include "naa.h"
-#include "options.hpp"
+#include "open_session.hpp"
 #include "regions.hpp"
-#include "rm/resolver.hpp"
 #include "session.hpp"
-#include "transport/transport.hpp"
 
 namespace {
 
 using naa::Error;
+using naa::guarded;
 using naa::Session;
 
 // Never destroyed: sessions the program did not finalize must not be torn down by static
@@ -30,35 +25,9 @@ naa::HandleTable<Session> &handles() {
 constexpr const char kVersion[] =
     NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
 
-template <class Body>
-int guarded(const char *function, Body body) {
-  try {
-    return body();
-  } catch (const Error &e) {
-    NAA_LOG_ERROR("%s: %s", function, e.what());
-    return e.code();
-  } catch (const std::bad_alloc &) {
-    NAA_LOG_ERROR("%s: out of memory", function);
-    return NAA_ERR_NO_RESOURCES;
-  } catch (const std::exception &e) {
-    NAA_LOG_ERROR("%s: internal error: %s", function, e.what());
-    return NAA_ERR_INTERNAL;
-  } catch (...) {
-    NAA_LOG_ERROR("%s: internal error", function);
-    return NAA_ERR_INTERNAL;
-  }
-}
-
 std::shared_ptr<Session> lookup(const naa_handle *handle) {
   if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
-  auto session = handles().find(handle->id);
-  if (!session) {
-    char id[32];
-    snprintf(id, sizeof id, "0x%016llx", static_cast<unsigned long long>(handle->id));
-    throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + id +
-                                            " is not a live handle (never created, finalized, or stale)");
-  }
-  return session;
+  return naa::live(handles(), handle->id);
 }
 
 }  // namespace
@@ -70,19 +39,9 @@ int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs, naa
   return guarded("naa_create", [&] {
     if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
     handle->id = 0;
-    if (function_code < 1 || function_code > 127)
-      throw Error(NAA_ERR_INVALID_ARGUMENT,
-                  "function code " + std::to_string(function_code) + " is not in 1..127");
+    const uint8_t code = naa::checked_function_code(function_code);
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
-    auto timeout = naa::timeout_from_environment();
-    auto progress = naa::progress_from_environment();
-    auto pacing = naa::pacing_from_environment();
-    auto transport = naa::transport::open_transport(naa::transport::transport_from_environment());
-    auto target = naa::rm::resolve(static_cast<uint8_t>(function_code), n_inputs);
-    auto session = std::make_shared<Session>(*transport, static_cast<uint8_t>(function_code),
-                                             std::move(regions), std::move(target), timeout,
-                                             progress, pacing);
-    handle->id = handles().insert(std::move(session));
+    handle->id = handles().insert(naa::open_session(code, std::move(regions), n_inputs));
     return static_cast<int>(NAA_SUCCESS);
   });
 }

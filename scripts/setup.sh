@@ -7,6 +7,7 @@ build=${NAA_BUILD_DIR:-$top/_build}
 
 packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
           libcmocka-dev libibverbs-dev librdmacm-dev mandoc
+          cmake  # the CMake packages' consumer test (test/install/consumer.sh)
           clang libclang-rt-14-dev)  # clang + its runtime: libFuzzer for make check-fuzz
 missing=()
 for p in "${packages[@]}"; do

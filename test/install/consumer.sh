@@ -1,10 +1,12 @@
 #!/bin/sh
 # The installed library as its users see it. Installs the build into a temporary staging
 # directory (make install DESTDIR=...), lints and renders the installed man pages, then builds
-# examples/vecadd.c, examples/vecadd.cpp (naa.hpp, as -std=c++17) and, if the Fortran binding
-# is built, examples/vecadd.f90 with nothing but the compiler and pkg-config (naa.pc,
-# naa-fortran.pc, found through PKG_CONFIG_LIBDIR + PKG_CONFIG_SYSROOT_DIR), and runs them
-# against the installed naa-server.
+# examples/vecadd.c, examples/vecadd.cpp (naa.hpp, as -std=c++17), the reference-style
+# test/ap2/ap2_style.c (naaice_ap2.h) and, if the Fortran binding is built,
+# examples/vecadd.f90 with nothing but the compiler and pkg-config (naa.pc, naa-fortran.pc,
+# found through PKG_CONFIG_LIBDIR + PKG_CONFIG_SYSROOT_DIR); then vecadd.c with CMake's
+# find_package(naa) and ap2_style.c with find_package(naaice); and runs them all against the
+# installed naa-server.
 #
 # make check runs it (after the other tests), make installcheck too; by hand:
 #   sh test/install/consumer.sh [BUILDDIR]      (default: $NAA_BUILDDIR, else .)
@@ -27,6 +29,7 @@ have_fortran=$(makevar have_fortran)
 sanitize=$(makevar SANITIZE_FLAGS)
 if [ -n "$sanitize" ]; then cc="$cc $sanitize" cxx="$cxx $sanitize" fc="$fc $sanitize"; fi
 version=$(makevar PACKAGE_VERSION)
+prefix=$(makevar prefix)
 
 # lib.sh gives the staging directory ($naa_test_dir, removed on exit with the server it
 # starts) and wants NAA_SERVER now; the staged naa-server is known only after make install.
@@ -80,6 +83,23 @@ else
   echo "consumer: mandoc is not installed: the $n_installed installed man pages are not rendered"
 fi
 
+# uses_staged_libnaa PROGRAM: the program loads libnaa.so from the staged installation.
+uses_staged_libnaa() {
+  command -v ldd >/dev/null 2>&1 || return 0
+  LD_LIBRARY_PATH=$libdir ldd "$1" | grep -q "libnaa\.so.* => $libdir/" ||
+    fail "$1 does not load libnaa.so from $libdir: $(LD_LIBRARY_PATH=$libdir ldd "$1" | grep libnaa)"
+}
+
+# run_vecadd PROGRAM: run a vecadd example against the installed naa-server.
+run_vecadd() {
+  rc=0
+  NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" NAA_TIMEOUT=60 LD_LIBRARY_PATH=$libdir \
+    "$1" 1000000 >"$1.out" || rc=$?
+  cat "$1.out"
+  [ $rc -eq 0 ] || fail "$1 exited with status $rc"
+  grep -q "all 2000000 elements correct" "$1.out" || fail "$1 did not report all elements correct"
+}
+
 # build_and_run NAME COMPILER PKG SOURCE: compile SOURCE as a user would, check that the
 # program uses the staged libnaa, and run it against the installed naa-server. COMPILER may
 # carry flags ("g++ -std=c++17").
@@ -89,16 +109,40 @@ build_and_run() {
   # shellcheck disable=SC2046,SC2086 # word splitting of the compiler and flags is intended
   $2 $(pkg-config --cflags "$3") -o "$stage/$1" "$4" $(pkg-config --libs "$3") ||
     fail "$1 does not build with the flags of $3.pc"
-  if command -v ldd >/dev/null 2>&1; then
-    LD_LIBRARY_PATH=$libdir ldd "$stage/$1" | grep -q "libnaa\.so.* => $libdir/" ||
-      fail "$1 does not load libnaa.so from $libdir: $(LD_LIBRARY_PATH=$libdir ldd "$stage/$1" | grep libnaa)"
-  fi
-  rc=0
-  NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" NAA_TIMEOUT=60 LD_LIBRARY_PATH=$libdir \
-    "$stage/$1" 1000000 >"$stage/$1.out" || rc=$?
-  cat "$stage/$1.out"
-  [ $rc -eq 0 ] || fail "$1 exited with status $rc"
-  grep -q "all 2000000 elements correct" "$stage/$1.out" || fail "$1 did not report all elements correct"
+  uses_staged_libnaa "$stage/$1"
+  run_vecadd "$stage/$1"
+}
+
+# run_ap2 PROGRAM: the reference-style program against a naa-server of the installation.
+run_ap2() {
+  LD_LIBRARY_PATH=$libdir NAA_SERVER=$server sh "$top_srcdir/test/ap2/ap2.sh" "$1" 100 ||
+    fail "$1 (the reference-style program) failed"
+}
+
+# cmake_build NAME PROJECT [-DVAR=VALUE...]: configure and build the CMake project in
+# directory PROJECT against the staged installation only; the program is $stage/NAME/NAME.
+cmake_build() {
+  name=$1 project=$2
+  shift 2
+  # shellcheck disable=SC2086 # the compiler's first word is the compiler, the rest flags
+  set -- $cc "$@"
+  compiler=$1
+  shift
+  flags=
+  while [ $# -gt 0 ] && [ "${1#-D}" = "$1" ]; do flags="$flags $1"; shift; done
+  echo "consumer: cmake -S $project -DCMAKE_PREFIX_PATH=$root$prefix $*"
+  cmake -S "$project" -B "$stage/$name" -DCMAKE_C_COMPILER="$compiler" -DCMAKE_C_FLAGS="$flags" \
+    -DCMAKE_PREFIX_PATH="$root$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+    -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF -DNAA_SOURCE_DIR="$top_srcdir" "$@" \
+    >"$stage/$name.cmake.log" 2>&1 || return 1
+  cmake --build "$stage/$name" >>"$stage/$name.cmake.log" 2>&1 ||
+    { cat "$stage/$name.cmake.log"; fail "CMake project $project does not build"; }
+  for dir in $(sed -n 's/^naa\(ice\)*_DIR:PATH=//p' "$stage/$name/CMakeCache.txt"); do
+    case $dir in
+      "$root"/*) ;;
+      *) fail "CMake took a package from $dir, not from the installation" ;;
+    esac
+  done
 }
 
 # The headers the compilers pick must be the staged ones, not ones installed elsewhere.
@@ -114,6 +158,51 @@ start_server
 build_and_run vecadd "$cc" naa "$top_srcdir/examples/vecadd.c"
 # The C++ layer is header-only: naa.pc is all it needs, and C++17 is all it asks of the user.
 build_and_run vecadd_cpp "$cxx -std=c++17" naa "$top_srcdir/examples/vecadd.cpp"
+
+# Programs of the NAAICE reference middleware: naaice_ap2.h (also as <naaice/naaice_ap2.h>)
+# with the flags of naa.pc, unchanged.
+# shellcheck disable=SC2046
+printf '#include <naaice/naaice_ap2.h>\n' | $cc $(pkg-config --cflags naa) -M -x c - |
+  grep -q "$root/.*/naaice/naaice_ap2\.h" || fail "<naaice/naaice_ap2.h> is not the installed one"
+# shellcheck disable=SC2046
+printf '#include <naaice_ap2.h>\nint main() { naa_status s{}; return s.naa_error + s.state; }\n' |
+  $cxx $(pkg-config --cflags naa) -fsyntax-only -x c++ - || fail "naaice_ap2.h does not compile as C++"
+# shellcheck disable=SC2046
+if printf '#include <naa.h>\n#include <naaice_ap2.h>\n' |
+  $cc $(pkg-config --cflags naa) -fsyntax-only -x c - 2>"$stage/both.err"; then
+  fail "naa.h and naaice_ap2.h compile in one translation unit; their names collide"
+fi
+grep -q "cannot be included in one translation unit" "$stage/both.err" ||
+  { cat "$stage/both.err"; fail "naa.h with naaice_ap2.h does not fail with the header's #error"; }
+echo "consumer: $cc \$(pkg-config --cflags naa) -o ap2_style test/ap2/ap2_style.c \$(pkg-config --libs naa)"
+# shellcheck disable=SC2046,SC2086
+$cc $(pkg-config --cflags naa) -o "$stage/ap2_style" "$top_srcdir/test/ap2/ap2_style.c" \
+  $(pkg-config --libs naa) || fail "the reference-style program does not build with naa.pc"
+uses_staged_libnaa "$stage/ap2_style"
+run_ap2 "$stage/ap2_style"
+
+# The CMake packages: find_package(naa) -> naa::naa, find_package(naaice) ->
+# naaice::middleware, each with its version file.
+if command -v cmake >/dev/null 2>&1; then
+  [ -n "$(find "$root" -path '*/cmake/naa/naaConfigVersion.cmake')" ] &&
+    [ -n "$(find "$root" -path '*/cmake/naaice/naaiceConfigVersion.cmake')" ] ||
+    fail "make install installed no version file of the naa or naaice CMake package"
+  cmake_build vecadd_cmake "$top_srcdir/test/install/cmake" ||
+    { cat "$stage/vecadd_cmake.cmake.log"; fail "find_package(naa 0.1) fails"; }
+  uses_staged_libnaa "$stage/vecadd_cmake/vecadd"
+  run_vecadd "$stage/vecadd_cmake/vecadd"
+  if cmake_build too_new "$top_srcdir/test/install/cmake" -DNAA_REQUEST=99; then
+    fail "find_package(naa 99) accepts version $version"
+  fi
+  grep -q "naaConfig.cmake, version: $version" "$stage/too_new.cmake.log" ||
+    { cat "$stage/too_new.cmake.log"; fail "find_package(naa 99) did not fail for the version"; }
+  cmake_build ap2_cmake "$top_srcdir/test/ap2" ||
+    { cat "$stage/ap2_cmake.cmake.log"; fail "find_package(naaice) fails"; }
+  uses_staged_libnaa "$stage/ap2_cmake/ap2_style"
+  run_ap2 "$stage/ap2_cmake/ap2_style"
+else
+  fail "cmake is not installed (scripts/setup.sh installs it): the CMake packages are untested"
+fi
 
 if [ "$have_fortran" = yes ]; then
   pkg-config --exists naa-fortran || fail "the Fortran binding is built but naa-fortran.pc is not installed"

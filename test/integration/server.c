@@ -99,6 +99,11 @@ void test_server_kill(test_server *s) {
   cleanup_dir(s);
 }
 
+int test_server_start_shared(test_server *s) {
+  setenv("NAA_TIMEOUT", "30", 1);
+  return test_server_start(s, NULL);
+}
+
 void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs) {
   char spec[128];
   snprintf(spec, sizeof spec, "%s:%d:%u:%u", test_host(), s->port, fncode, n_inputs);

@@ -20,6 +20,9 @@ int test_server_start(test_server *s, const char *const *extra);
 /* The same for another peer that takes naa-server's --address, --port and --ready-file: the
  * binary named by the environment variable `binary_variable` (e.g. NAA_CONFORMANCE_NAA). */
 int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra);
+/* For a cmocka group setup shared by tests that need a healthy NAA: NAA_TIMEOUT=30, then
+ * test_server_start(s, NULL). 0 on success. */
+int test_server_start_shared(test_server *s);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */

@@ -32,8 +32,7 @@ static_assert(std::is_base_of_v<std::runtime_error, naa::error>);
 test_server server;
 
 int start_shared(void **) {
-  setenv("NAA_TIMEOUT", "30", 1);
-  return test_server_start(&server, nullptr);
+  return test_server_start_shared(&server);
 }
 
 int stop_shared(void **) { return test_server_stop(&server) == 0 ? 0 : -1; }

@@ -25,8 +25,7 @@ static test_server server; /* shared by the tests that need a healthy NAA */
 
 static int start_shared(void **state) {
   (void)state;
-  setenv("NAA_TIMEOUT", "30", 1);
-  return test_server_start(&server, NULL);
+  return test_server_start_shared(&server);
 }
 
 static int stop_shared(void **state) {

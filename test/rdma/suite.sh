@@ -37,6 +37,11 @@ run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
+# The reference middleware's interface (naaice_ap2.h): the bad-input matrix, and the
+# reference-style program, whose status.bytes_received over verbs is the NAA's final write.
+run verbs-test_ap2 NAA_TRANSPORT=verbs -- "$build/test/integration/test_ap2"
+run verbs-ap2 NAA_TRANSPORT=verbs AP2_BYTES_RECEIVED=reported NAA_TEST_AP2_RUNS=${NAA_TEST_AP2_RUNS:-1} -- \
+  sh "$src/test/ap2/ap2.sh" "$build/test/ap2/ap2_style" 100
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
 run verbs-default_server -- bash "$src/test/rdma/default_server.sh"

@@ -1,0 +1,3 @@
+/* The reference middleware installs its header under include/naaice/; programs that include
+ * it by that path get libnaa's (see naaice_ap2(3)). */
+#include "../naaice_ap2.h"

@@ -1,0 +1,21 @@
+// From laid-out regions to a connected Session: the part of naa_create that libnaa's API and
+// the reference-compatible one (ap2.cpp) share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "regions.hpp"
+#include "session.hpp"
+
+namespace naa {
+
+// Reads the runtime parameters (NAA_TIMEOUT, NAA_PROGRESS, NAA_TRANSPORT), resolves the NAA
+// for function_code (n_inputs is what NAA_SPEC's param_count must equal), connects and runs
+// MRSP. Throws Error.
+std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
+                                      size_t n_inputs);
+
+}  // namespace naa

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Prints the public C functions, one a line: those include/naa.h declares NAA_API and
+# include/naaice_ap2.h declares NAAICE_API (one declaration per line starting with the macro;
+# the name is the identifier before '('). Used by man-coverage.sh and exports.sh; fails if a
+# declaration cannot be parsed.
+set -u
+srcdir=${NAA_SRCDIR:-$(dirname "$0")/..}
+for pair in naa.h:NAA_API naaice_ap2.h:NAAICE_API; do
+  header=$srcdir/include/${pair%%:*}
+  macro=${pair#*:}
+  [ -f "$header" ] || { echo "public-functions: $header not found" >&2; exit 1; }
+  functions=$(sed -n "s/^[[:space:]]*$macro[^(]*[^[:alnum:]_]\([[:alpha:]_][[:alnum:]_]*\)[[:space:]]*(.*/\1/p" "$header")
+  declared=$(grep -c "^[[:space:]]*$macro " "$header")
+  found=$(printf '%s\n' $functions | grep -c .)
+  if [ "$declared" -eq 0 ] || [ "$found" -ne "$declared" ]; then
+    echo "public-functions: found $declared $macro declarations in $header but could parse" \
+         "$found function names from them; update test/public-functions.sh" >&2
+    exit 1
+  fi
+  printf '%s\n' $functions
+done
