@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The verbs suite: boots ../shared/tools/rdma-vm (a QEMU guest with two Soft-RoCE devices) and
+# The verbs suite: boots test/harness/rdma-vm (a QEMU guest with three Soft-RoCE hosts) and
 # runs test/rdma/suite.sh there against this build. Results land in $build/test-rdma as
 # automake-style .trs/.log pairs, so scripts/test.sh counts them with everything else.
 # Where the VM cannot start, the suite is recorded as SKIPPED and says why, loudly.
@@ -7,7 +7,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${NAA_BUILD_DIR:-$top/_build}" && pwd)
 results=$build/test-rdma
-vm=${RDMA_VM:-$top/../shared/tools/rdma-vm}
+vm=${RDMA_VM:-$top/test/harness/rdma-vm}
 rm -rf "$results"
 mkdir -p "$results"
 
