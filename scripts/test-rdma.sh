@@ -20,7 +20,7 @@ skip() {
   exit 0
 }
 
-[[ -x $vm ]] || skip "rdma-vm not found at $vm (it lives in the project's shared/tools)"
+[[ -x $vm ]] || skip "rdma-vm not found at $vm"
 if ! "$vm" --check > "$results/check.txt" 2>&1; then
   if [[ $(id -u) == 0 ]]; then
     echo "test-rdma: installing what rdma-vm needs (rdma-vm --install)" >&2
@@ -30,9 +30,12 @@ if ! "$vm" --check > "$results/check.txt" 2>&1; then
   fi
 fi
 
+# The test programs (make check builds them too; without arguments this script may run first).
+make -C "$build" -j"$(nproc)" check TESTS= > "$results/build.log" 2>&1 ||
+  { tail -n 30 "$results/build.log" >&2; echo "test-rdma: building the test programs failed" >&2; exit 1; }
 # The guest sees $PWD read-write and the rest of the host read-only, so run from the build dir.
 cd "$build"
 rc=0
-"$vm" --mem 2G --timeout 1800 -- bash "$top/test/rdma/suite.sh" "$top" "$build" "$results" || rc=$?
+"$vm" --hosts 3 --mem 2G --timeout 1800 -- bash "$top/test/rdma/suite.sh" "$top" "$build" "$results" || rc=$?
 if ((rc == 125)); then skip "the VM did not start (rdma-vm exit 125); see the messages above"; fi
 exit $rc

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs inside rdma-vm (see scripts/test-rdma.sh): the integration suite over verbs between the
-# guest's two Soft-RoCE devices (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1 at
-# $RDMA_VM_IP_B), plus what only a real RDMA device can show: NAA_TRANSPORT=auto choosing per
-# destination, and the memory-lock error. Usage: suite.sh SRCDIR BUILDDIR RESULTS
+# Runs inside rdma-vm --hosts 3 (see scripts/test-rdma.sh): the integration suite over verbs
+# between two of the guest's Soft-RoCE hosts (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1
+# at $RDMA_VM_IP_B), plus what only real RDMA devices can show: NAA_TRANSPORT=auto choosing per
+# destination, the memory-lock error, and a client on the third host surviving the loss of one of
+# two NAA hosts (host_loss.sh). Usage: suite.sh SRCDIR BUILDDIR RESULTS
 set -uo pipefail
 src=$1 build=$2 results=$3
 [[ ${RDMA_VM:-} == 1 ]] || { echo "suite.sh runs inside rdma-vm" >&2; exit 2; }
 export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLES=$build/examples \
-       NAA_TOOLS=$build/tools NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
+       NAA_TOOLS=$build/tools NAA_BUILDDIR=$build NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
 export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
 per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
 failures=0
@@ -38,4 +39,5 @@ run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 run verbs-auto -- bash "$src/test/rdma/auto.sh"
 run verbs-memlock -- bash "$src/test/rdma/memlock.sh"
+run verbs-host_loss -- bash "$src/test/rdma/host_loss.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }
