@@ -76,11 +76,12 @@ int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs, naa
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
     auto timeout = naa::timeout_from_environment();
     auto progress = naa::progress_from_environment();
+    auto pacing = naa::pacing_from_environment();
     auto transport = naa::transport::open_transport(naa::transport::transport_from_environment());
     auto target = naa::rm::resolve(static_cast<uint8_t>(function_code), n_inputs);
     auto session = std::make_shared<Session>(*transport, static_cast<uint8_t>(function_code),
                                              std::move(regions), std::move(target), timeout,
-                                             progress);
+                                             progress, pacing);
     handle->id = handles().insert(std::move(session));
     return static_cast<int>(NAA_SUCCESS);
   });

@@ -1,4 +1,5 @@
-// Counts and sizes given on the command line of the tools (naa-server, naa-bench).
+// Counts and sizes given on the command line of the tools (naa-server, naa-bench) and in
+// numeric NAA_* variables.
 #pragma once
 
 #include <cstdint>

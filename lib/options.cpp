@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "count.hpp"
 #include "error.hpp"
 
 namespace naa {
@@ -26,6 +27,21 @@ std::chrono::milliseconds timeout_from_environment() {
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));
 }
 
+namespace {
+
+// A whole number of microseconds in 0..10 s, or `fallback` when the variable is unset.
+std::chrono::microseconds microseconds_from_environment(const char *name,
+                                                        std::chrono::microseconds fallback) {
+  const char *text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  uint64_t v = 0;
+  if (!parse_count(text, 10000000, &v))
+    throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + text + "' is not 0..10000000");
+  return std::chrono::microseconds(v);
+}
+
+}  // namespace
+
 Progress progress_from_environment() {
   Progress p;
   const char *mode = std::getenv("NAA_PROGRESS");
@@ -34,14 +50,12 @@ Progress progress_from_environment() {
   else if (m == "block") p.mode = Progress::Mode::Block;
   else if (m.empty() || m == "spin-then-block") p.mode = Progress::Mode::SpinThenBlock;
   else throw Error(NAA_ERR_CONFIG, "NAA_PROGRESS '" + m + "' is not spin, block or spin-then-block");
-  if (const char *us = std::getenv("NAA_SPIN_US"); us != nullptr && *us != '\0') {
-    char *end = nullptr;
-    long v = std::strtol(us, &end, 10);
-    if (*end != '\0' || v < 0 || v > 10000000)
-      throw Error(NAA_ERR_CONFIG, std::string("NAA_SPIN_US '") + us + "' is not 0..10000000");
-    p.spin = std::chrono::microseconds(v);
-  }
+  p.spin = microseconds_from_environment("NAA_SPIN_US", p.spin);
   return p;
+}
+
+std::chrono::microseconds pacing_from_environment() {
+  return microseconds_from_environment("NAA_PACING_US", kDefaultPacing);
 }
 
 std::string local_ip_from_environment() {

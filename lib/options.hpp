@@ -19,6 +19,15 @@ struct Progress {
 };
 Progress progress_from_environment();
 
+// NAA_PACING_US: the guard, in microseconds, between polling an NAA's reply (or its MRSP
+// answer) and posting the next invocation's final write-with-immediate, for NAAs that do not
+// identify themselves as libnaa servers. The reference NAA loses a request that arrives while
+// it re-arms its completion queue (doc/protocol.md §4.4): 336 of 336 invocations completed
+// with a gap of at least 50 µs; the default doubles that for hosts with noisier timing.
+// Application time between calls counts toward the guard; 0 turns pacing off.
+inline constexpr std::chrono::microseconds kDefaultPacing{100};
+std::chrono::microseconds pacing_from_environment();
+
 // NAA_LOCAL_IP: the source address to connect from (empty: let routing choose).
 std::string local_ip_from_environment();
 

@@ -21,7 +21,8 @@ std::string hex(uint32_t v) {
 
 Session::Session(transport::Transport &transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 std::chrono::milliseconds timeout, Progress progress)
+                 std::chrono::milliseconds timeout, Progress progress,
+                 std::chrono::microseconds pacing)
     : function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
@@ -36,10 +37,20 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
   for (const Region &r : regions_)
     region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
   exchange_memory_regions(deadline);
+  naa_message_polled_ = Deadline::Clock::now();
   build_chains();
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged",
                static_cast<unsigned>(function_code_), ep_->peer().c_str(), transport.name(),
                regions_.size());
+  if (transport::is_libnaa_server(ep_->peer_data())) {
+    NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", ep_->peer().c_str(),
+                 transport::kServerIdentity);
+  } else {
+    pacing_ = pacing;
+    NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
+                 "%ld us after its last reply (NAA_PACING_US)",
+                 ep_->peer().c_str(), static_cast<long>(pacing_.count()));
+  }
 }
 
 Session::~Session() = default;
@@ -143,7 +154,9 @@ int Session::invoke() {
   try {
     if (ep_->immediate_consumes_recv())
       ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-    ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_);
+    ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
+                     pacing_.count() > 0 ? naa_message_polled_ + pacing_
+                                         : Deadline::Clock::time_point{});
   } catch (const Error &e) {
     return fail(e);
   }
@@ -167,6 +180,7 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
+      if (pacing_.count() > 0) naa_message_polled_ = Deadline::Clock::now();
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
@@ -240,9 +254,20 @@ int Session::wait(naa_status *status) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
       if (n == 0) {
-        // The invocation stays in flight: the caller may wait again or finalize.
-        NAA_LOG_ERROR("naa_wait: NAA at %s did not answer within NAA_TIMEOUT (%ld ms)",
-                      ep_->peer().c_str(), static_cast<long>(timeout_.count()));
+        if (!writes_pending_) {
+          // The NAA acknowledged every write of the request and never answered: a long kernel
+          // looks the same until the deadline, after it the request is taken as lost (the
+          // reference NAA strands requests, doc/protocol.md §4.4) and nothing more will come.
+          return fail(Error(NAA_ERR_TIMEOUT,
+                            "the NAA acknowledged the request but never replied within "
+                            "NAA_TIMEOUT (" + std::to_string(timeout_.count()) + " ms); this "
+                            "handle cannot recover without a new connection (naa_finalize it "
+                            "and naa_create another)"));
+        }
+        // Our own writes are not through: the invocation stays in flight, the caller may wait
+        // again or finalize.
+        NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT "
+                      "(%ld ms)", ep_->peer().c_str(), static_cast<long>(timeout_.count()));
         return NAA_ERR_TIMEOUT;
       }
       for (size_t i = 0; i < n; ++i) absorb(c[i]);

@@ -22,9 +22,11 @@ namespace naa {
 
 class Session {
  public:
-  // Connects and runs MRSP within `timeout`. Throws Error.
+  // Connects and runs MRSP within `timeout`. `pacing` guards the final write of each
+  // invocation unless the NAA identifies itself as a libnaa server. Throws Error.
   Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
-          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout, Progress progress);
+          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout, Progress progress,
+          std::chrono::microseconds pacing);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
@@ -67,6 +69,11 @@ class Session {
   bool writes_pending_ = false;
   bool reply_pending_ = false;
   transport::Completion reply_{};
+
+  // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
+  // `pacing_` after the NAA's last message was polled. Zero for a libnaa server.
+  std::chrono::microseconds pacing_{0};
+  Deadline::Clock::time_point naa_message_polled_{};
 };
 
 }  // namespace naa

@@ -29,6 +29,8 @@ constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 constexpr auto kPostRetryLimit = std::chrono::seconds(10);
 // The longest a blocking read sleeps before re-checking the event queue for a disconnect.
 constexpr int kWaitSliceMs = 100;
+// Room for a CM event's private data (the auth key and naa-server's identity are far smaller).
+constexpr size_t kMaxPrivateData = 256;
 // A non-blocking poll reads the CQ only; the event queue (where a disconnect shows) is read on
 // every this-many empty polls, so that naa_test and a spinning naa_wait cost one CQ read each.
 // The profile (callgrind, 64-byte round trips) had the EQ read at 20 % of an empty poll.
@@ -133,7 +135,7 @@ class OfiEndpoint : public Endpoint {
   OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep,
               std::string request_data = {})
       : fabric_(std::move(fabric)), info_(std::move(info)), pep_(pep),
-        request_data_(std::move(request_data)) {
+        peer_data_(std::move(request_data)) {
     peer_ = sockaddr_name(info_->dest_addr);
     imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
     const uint64_t mr_mode = info_->domain_attr->mr_mode;
@@ -160,8 +162,9 @@ class OfiEndpoint : public Endpoint {
     wait_connected(deadline, "connection to " + peer_);
   }
 
-  void accept(Deadline deadline) override {
-    check(fi_accept(ep_, nullptr, 0), "fi_accept");
+  void accept(Deadline deadline, const std::string &private_data) override {
+    check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
+          "fi_accept");
     wait_connected(deadline, "accepting " + peer_);
   }
 
@@ -250,11 +253,13 @@ class OfiEndpoint : public Endpoint {
 
   // Only the last write asks for a completion: the provider completes a MSG endpoint's
   // operations in order (comp_order strict), so it stands for the whole chain.
-  void post_writes(WriteChain &chain, uint32_t imm) override {
+  void post_writes(WriteChain &chain, uint32_t imm,
+                   Deadline::Clock::time_point final_not_before) override {
     auto &ops = static_cast<OfiWriteChain &>(chain).ops;
     const size_t last = ops.size() - 1;
     for (size_t i = 0; i < last; ++i)
       retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, 0); });
+    if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
     ops[last].msg.data = imm;
     retry_post("fi_writemsg", [&] {
       return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
@@ -287,7 +292,7 @@ class OfiEndpoint : public Endpoint {
   }
 
   const std::string &peer() const override { return peer_; }
-  const std::string &request_data() const override { return request_data_; }
+  const std::string &peer_data() const override { return peer_data_; }
 
  private:
   void open() {
@@ -322,15 +327,18 @@ class OfiEndpoint : public Endpoint {
   void wait_connected(Deadline deadline, const std::string &what) {
     for (;;) {
       uint32_t event = 0;
-      fi_eq_cm_entry entry{};
+      // The peer's accept data (naa-server's identity) follows the entry.
+      alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
       int timeout = deadline.remaining_ms(kWaitSliceMs);
-      ssize_t rc = fi_eq_sread(eq_, &event, &entry, sizeof entry, timeout, 0);
+      ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, timeout, 0);
       // libfabric 1.17's tcp provider reports a rejected request as EINPROGRESS, without the
       // peer's reason: on the client side, name the likely causes.
       if (rc == -FI_EAVAIL)
         raise_eq_error(pep_ != nullptr ? what : what + ": refused or dropped by the NAA (wrong or "
                                                        "missing NAA_AUTH_KEY? too many clients?)");
       if (rc >= 0 && event == FI_CONNECTED) {
+        if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
+          peer_data_.assign(buf + sizeof(fi_eq_cm_entry), static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
         connected_ = true;
         return;
       }
@@ -428,7 +436,7 @@ class OfiEndpoint : public Endpoint {
   std::shared_ptr<OfiFabric> fabric_;
   InfoPtr info_;
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
-  std::string request_data_;
+  std::string peer_data_;
   std::string peer_;
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
@@ -482,7 +490,7 @@ class OfiListener : public Listener {
     for (;;) {
       uint32_t event = 0;
       // The connection request's private data follows the entry.
-      alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + 256] = {};
+      alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
       fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
       ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
       if (rc >= 0 && event == FI_CONNREQ) {

@@ -2,6 +2,7 @@
 // "auto" chooses per destination: verbs where an RDMA device routes to the NAA, TCP elsewhere.
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "config.h"
 #include "error.hpp"
@@ -78,9 +79,36 @@ std::string private_data_text(const void *data, size_t length) {
   return std::string(p, len);
 }
 
+bool is_libnaa_server(const std::string &peer_data) {
+  return private_data_text(peer_data.data(), peer_data.size()) == kServerIdentity;
+}
+
+void pace_until(Deadline::Clock::time_point t) {
+  // sleep_until rather than a spin: pacing must not take the core from the application.
+  if (t > Deadline::Clock::now()) std::this_thread::sleep_until(t);
+}
+
 std::string transport_from_environment() {
   const char *name = std::getenv("NAA_TRANSPORT");
   return name != nullptr && *name != '\0' ? name : "auto";
+}
+
+std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {
+  if (name != "auto") return {name};
+  std::vector<std::string> names;
+#ifdef NAA_HAVE_LIBFABRIC
+  names.emplace_back("ofi+tcp");
+#endif
+#ifdef NAA_HAVE_VERBS
+  if (verbs_can_listen_on(host)) names.emplace_back("verbs");
+  else NAA_LOG_INFO("no RDMA device serves %s: not listening with verbs", host.c_str());
+#else
+  (void)host;
+#endif
+  if (names.empty())
+    throw Error(NAA_ERR_UNSUPPORTED, "no transport can listen on " + host + " (libnaa was "
+                                     "built without libfabric, and no RDMA device serves it)");
+  return names;
 }
 
 std::string auto_transport_for(const std::string &host, const std::string &local_ip,

@@ -62,8 +62,10 @@ class Endpoint {
  public:
   virtual ~Endpoint() = default;  // disconnects and releases the endpoint's resources
 
-  // Server side only: complete (accept) or refuse (reject) a connection request.
-  virtual void accept(Deadline deadline) = 0;
+  // Server side only: complete (accept) or refuse (reject) a connection request. The accept
+  // carries `private_data` (at most 56 bytes) to the client: naa-server names itself there
+  // (see server_identity below); the reference NAAs send none.
+  virtual void accept(Deadline deadline, const std::string &private_data = {}) = 0;
   virtual void reject(const char *reason) = 0;
 
   // `remote_write`: the peer may write into the buffer; otherwise local use only.
@@ -84,7 +86,10 @@ class Endpoint {
   virtual std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                                      uint64_t context) = 0;
   // Posts the chain; its completion is one CompletionKind::Writes with the chain's context.
-  virtual void post_writes(WriteChain &chain, uint32_t imm) = 0;
+  // When `final_not_before` lies in the future, the data writes go at once and the final
+  // write-with-immediate waits (sleeping) until then: the pacing of doc/protocol.md §4.4.
+  virtual void post_writes(WriteChain &chain, uint32_t imm,
+                           Deadline::Clock::time_point final_not_before = {}) = 0;
 
   // Non-blocking: up to `max` completions, 0 if none. Throws when the peer is gone.
   virtual size_t poll(Completion *out, size_t max) = 0;
@@ -93,9 +98,10 @@ class Endpoint {
 
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
 
-  // Server side: the private data of the peer's connection request (empty if none; verbs pads
-  // it with zeros to the fabric's size).
-  virtual const std::string &request_data() const = 0;
+  // The private data the peer sent while connecting: its connection request on the server
+  // side, its accept on the client side (empty if none; verbs pads it with zeros to the
+  // fabric's size).
+  virtual const std::string &peer_data() const = 0;
 };
 
 class Listener {
@@ -122,9 +128,23 @@ class Transport {
 // the reference NAA's "Server overlad"), or "" when it is not printable text.
 std::string private_data_text(const void *data, size_t length);
 
+// What naa-server puts in its accept's private data, NUL-terminated: a client that finds it
+// talks to a libnaa server, which keeps a receive posted ahead and polls before it sleeps, so
+// it needs no pacing (doc/protocol.md §4.4). Reference NAAs send no private data.
+inline constexpr char kServerIdentity[] = "libnaa-server/1";
+bool is_libnaa_server(const std::string &peer_data);
+
+// Sleeps until `t` (no-op when it has passed): what pacing costs, and all it costs.
+void pace_until(Deadline::Clock::time_point t);
+
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
 // it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
 std::unique_ptr<Transport> open_transport(const std::string &name);
+
+// The transports a server started with `name` listens on at `host`: "auto" means every one
+// that can serve there (ofi+tcp, and verbs where an RDMA device serves `host`), in that order,
+// so that with port 0 the TCP port, the scarcer one, is chosen first; any other name itself.
+std::vector<std::string> listen_transports(const std::string &name, const std::string &host);
 
 // The name in force: NAA_TRANSPORT, or "auto".
 std::string transport_from_environment();

@@ -181,12 +181,17 @@ std::string reject_text(const rdma_cm_event &e) {
 }
 
 // Waits for `want` on `id`; any other outcome is an error naming `what`.
-void expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadline,
-                  const std::string &what) {
+// Returns the event's private data (the peer's accept data, for ESTABLISHED on the client).
+std::string expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadline,
+                         const std::string &what) {
   for (;;) {
     CmEvent e(ch.next(deadline));
     if (!e) throw Error(NAA_ERR_TIMEOUT, what + " timed out (NAA_TIMEOUT)");
-    if (e->event == want) return;
+    if (e->event == want)
+      return e->param.conn.private_data == nullptr
+                 ? std::string()
+                 : std::string(static_cast<const char *>(e->param.conn.private_data),
+                               e->param.conn.private_data_len);
     switch (e->event) {
       case RDMA_CM_EVENT_ADDR_ERROR:
       case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -261,7 +266,7 @@ class VerbsEndpoint : public Endpoint {
   // Takes `id` (already resolved, or a connection request migrated to `ch`) and builds the
   // protection domain, completion queue and RC queue pair on its device.
   VerbsEndpoint(std::unique_ptr<CmChannel> ch, rdma_cm_id *id, std::string request_data = {})
-      : ch_(std::move(ch)), id_(id), request_data_(std::move(request_data)) {
+      : ch_(std::move(ch)), id_(id), peer_data_(std::move(request_data)) {
     peer_ = addr_name(rdma_get_peer_addr(id_));
     try {
       open();
@@ -279,13 +284,16 @@ class VerbsEndpoint : public Endpoint {
     rdma_conn_param param =
         spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
     if (rdma_connect(id_, &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
-    expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
+    peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
     connected_ = true;
     log_path();
   }
 
-  void accept(Deadline deadline) override {
-    rdma_conn_param param = spec_conn_param();
+  void accept(Deadline deadline, const std::string &private_data) override {
+    if (private_data.size() > 56)
+      throw Error(NAA_ERR_INTERNAL, "accept private data longer than 56 bytes");
+    rdma_conn_param param =
+        spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
     if (rdma_accept(id_, &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
     expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "accepting " + peer_);
     connected_ = true;
@@ -378,11 +386,23 @@ class VerbsEndpoint : public Endpoint {
     return chain;
   }
 
-  void post_writes(WriteChain &chain, uint32_t imm) override {
+  void post_writes(WriteChain &chain, uint32_t imm,
+                   Deadline::Clock::time_point final_not_before) override {
     auto &wrs = static_cast<VerbsWriteChain &>(chain).wrs;
     wrs.back().imm_data = htonl(imm);  // the spec's immediate is big-endian on the wire
+    ibv_send_wr *first = wrs.data();
     ibv_send_wr *bad = nullptr;
-    if (int rc = ibv_post_send(id_->qp, wrs.data(), &bad); rc != 0) post_failed("ibv_post_send", rc);
+    if (final_not_before != Deadline::Clock::time_point{} && wrs.size() > 1) {
+      // Paced: the data writes leave now, the write-with-immediate when the guard has passed.
+      ibv_send_wr &last_data = wrs[wrs.size() - 2];
+      last_data.next = nullptr;
+      int rc = ibv_post_send(id_->qp, first, &bad);
+      last_data.next = &wrs.back();
+      if (rc != 0) post_failed("ibv_post_send", rc);
+      first = &wrs.back();
+    }
+    if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
+    if (int rc = ibv_post_send(id_->qp, first, &bad); rc != 0) post_failed("ibv_post_send", rc);
   }
 
   size_t poll(Completion *out, size_t max) override {
@@ -416,7 +436,7 @@ class VerbsEndpoint : public Endpoint {
   }
 
   const std::string &peer() const override { return peer_; }
-  const std::string &request_data() const override { return request_data_; }
+  const std::string &peer_data() const override { return peer_data_; }
 
  private:
   void open() {
@@ -544,7 +564,7 @@ class VerbsEndpoint : public Endpoint {
 
   std::unique_ptr<CmChannel> ch_;
   rdma_cm_id *id_;
-  std::string request_data_;
+  std::string peer_data_;
   std::string peer_;
   ibv_pd *pd_ = nullptr;
   ibv_comp_channel *comp_ch_ = nullptr;
@@ -683,8 +703,9 @@ bool verbs_can_listen_on(const std::string &host) {
     CmChannel ch;
     IdGuard id(create_id(ch));
     sockaddr_in sa = resolve_ipv4(host, 0, NAA_ERR_CONFIG);
+    // The wildcard binds to no device, and listens on all of them.
     return rdma_bind_addr(id.get(), reinterpret_cast<sockaddr *>(&sa)) == 0 &&
-           id.get()->verbs != nullptr;
+           (id.get()->verbs != nullptr || sa.sin_addr.s_addr == htonl(INADDR_ANY));
   } catch (const Error &) {
     return false;
   }

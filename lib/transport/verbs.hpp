@@ -13,7 +13,8 @@ std::unique_ptr<Transport> open_verbs_transport();
 // within `deadline`): what NAA_TRANSPORT=auto asks before it chooses verbs.
 bool verbs_routes_to(const std::string &host, const std::string &local_ip, Deadline deadline);
 
-// True when `host` is an address of an RDMA device here (a verbs listener can bind to it).
+// True when a verbs listener on `host` reaches an RDMA device: `host` is the address of one,
+// or the wildcard 0.0.0.0 on a machine that has one.
 bool verbs_can_listen_on(const std::string &host);
 
 }  // namespace naa::transport

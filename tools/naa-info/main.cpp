@@ -149,7 +149,8 @@ double ping(const naa::rm::NaaEntry &e) {
   auto start = std::chrono::steady_clock::now();
   naa::Session session(*transport, e.function_code, std::move(regions),
                        std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"),
-                       naa::timeout_from_environment(), naa::progress_from_environment());
+                       naa::timeout_from_environment(), naa::progress_from_environment(),
+                       naa::pacing_from_environment());
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -39,7 +39,9 @@ void Connection::run() {
     // send its request as soon as the connection is established.
     mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
-    ep_->accept(Deadline::after(mrsp_timeout_));
+    // The identity (NUL included) tells a libnaa client that it needs no pacing.
+    ep_->accept(Deadline::after(mrsp_timeout_),
+                std::string(transport::kServerIdentity, sizeof transport::kServerIdentity));
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
     Deadline spin_until = Deadline::after(spin_);

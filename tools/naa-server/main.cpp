@@ -31,7 +31,9 @@ void usage(FILE *out) {
       "\n"
       "  -a, --address ADDR       listen on ADDR (default 0.0.0.0)\n"
       "  -p, --port PORT          listen on PORT (default 12345; 0 picks a free port)\n"
-      "  -t, --transport NAME     auto, verbs, ofi, ofi+PROVIDER (default: $NAA_TRANSPORT or auto)\n"
+      "  -t, --transport NAME     auto (ofi+tcp, and verbs where an RDMA device serves\n"
+      "                           ADDR, both on PORT), verbs, ofi or ofi+PROVIDER\n"
+      "                           (default: $NAA_TRANSPORT or auto)\n"
       "  -k, --kernel PATH        load kernels from the shared object PATH (repeatable;\n"
       "                           see naa_kernel.h for the kernel ABI)\n"
       "  -c, --max-clients N      refuse connections beyond N clients (default 64)\n"
@@ -163,9 +165,9 @@ int main(int argc, char **argv) {
     if (!options.auth_key.empty())
       std::fprintf(stderr, "naa-server: clients must present the authentication key\n");
     naa::server::Server server(options, kernels);
-    std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s, %zu kernels)\n",
+    std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s; %zu kernels)\n",
                  options.address.c_str(), static_cast<unsigned>(server.port()),
-                 server.transport_name(), kernels.list().size());
+                 server.transport_names().c_str(), kernels.list().size());
     server.run(stop_requested);
     std::fprintf(stderr, "naa-server: stopped\n");
   } catch (const naa::Error &e) {

@@ -1,12 +1,15 @@
-// The software NAA: accepts clients on one transport and serves each on its own thread.
+// The software NAA: accepts clients on every transport it listens on (one accepting thread
+// each) and serves each client on its own thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
@@ -16,6 +19,7 @@
 namespace naa::server {
 
 struct ServerOptions {
+  // "auto": ofi+tcp, and verbs too where an RDMA device serves `address`, on one port number.
   std::string transport = "auto";
   std::string address = "0.0.0.0";
   uint16_t port = 12345;
@@ -34,24 +38,32 @@ class Server {
   Server(const ServerOptions &options, const KernelRegistry &kernels);
   ~Server();
 
-  uint16_t port() const { return listener_->port(); }
-  const char *transport_name() const { return transport_->name(); }
+  uint16_t port() const { return port_; }
+  std::string transport_names() const;  // "ofi+tcp, verbs"
 
   // Serves until `stop` becomes true, then ends every connection and returns.
   void run(const std::atomic<bool> &stop);
 
  private:
+  struct Listening {
+    std::unique_ptr<transport::Transport> transport;
+    std::unique_ptr<transport::Listener> listener;
+  };
   struct Worker {
     std::thread thread;
     std::atomic<bool> done{false};
   };
+  void listen(const std::string &transport_name, uint16_t port);
+  void accept_loop(transport::Listener &listener, const std::atomic<bool> &stop);
+  void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
   void reap(bool all);
 
   const ServerOptions options_;
   const KernelRegistry &kernels_;
   MemoryBudget budget_;
-  std::unique_ptr<transport::Transport> transport_;
-  std::unique_ptr<transport::Listener> listener_;
+  std::vector<Listening> listening_;
+  uint16_t port_ = 0;
+  std::mutex workers_mu_;
   std::list<Worker> workers_;
 };
 
