@@ -1,6 +1,6 @@
-// The 32-bit immediates of the final RDMA WRITE WITH IMM in each direction (mrsp-spec.md 4.1, 4.2).
-// Values here are host-order integers; the transport converts with htonl/ntohl, which yields the
-// big-endian wire order the spec requires.
+// The 32-bit immediates of the final RDMA WRITE WITH IMM in each direction (doc/protocol.md
+// §4.1, §4.2). Values here are host-order integers; the transport converts with htonl/ntohl,
+// which yields the big-endian wire order the spec requires.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +21,8 @@ constexpr uint8_t function_code(uint32_t v) { return static_cast<uint8_t>(v & kF
 constexpr uint32_t user_data(uint32_t v) { return v & 0xffffff00u; }
 constexpr bool is_start(uint32_t v) { return (v & kStartMarker) != 0; }
 
-// NAA -> host value R. Where the return code sits is not fixed by the reference (spec section 9,
-// AMBIGUOUS item 1); code << 8 is the spec's recommendation because the reference host reads
+// NAA -> host value R. Where the return code sits is not fixed by the reference (doc/protocol.md
+// §9, AMBIGUOUS item 1); code << 8 is the spec's recommendation because the reference host reads
 // R >> 8, and success (R = 0) reads the same under every interpretation.
 constexpr uint32_t naa_reply(uint8_t return_code) { return uint32_t{return_code} << kReturnShift; }
 

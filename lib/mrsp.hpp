@@ -1,4 +1,4 @@
-// MRSP, the memory-region setup protocol exchanged once per connection (mrsp-spec.md section 3):
+// MRSP, the memory-region setup protocol exchanged once per connection (doc/protocol.md §3):
 // byte-exact encoders and a defensive decoder for bytes received from an untrusted peer.
 #pragma once
 
@@ -59,9 +59,10 @@ struct Message {
 // short phrase for a log line.
 bool decode(const uint8_t *buf, size_t len, Message &out, std::string *why);
 
-// The reference host's placeholder NAA addresses (spec 3.1): consecutive from offset, each region
-// taking its size rounded up to 4096 bytes, in the order given (the reference gives INTERNAL regions
-// first). Returns false, with out partly written, unless every region lies below 2^56.
+// The reference host's placeholder NAA addresses (doc/protocol.md §3.1): consecutive from offset,
+// each region taking its size rounded up to 4096 bytes, in the order given (the reference gives
+// INTERNAL regions first). Returns false, with out partly written, unless every region lies
+// below 2^56.
 bool placeholder_addresses(const uint32_t *sizes, size_t n, uint64_t offset, uint64_t *out);
 
 const char *error_code_name(uint8_t code);

@@ -5,6 +5,6 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${NAA_BUILD_DIR:-$top/_build}" && pwd)
-vm=${RDMA_VM:-$top/../shared/tools/rdma-vm}
+vm=${RDMA_VM:-$top/test/harness/rdma-vm}
 cd "$build"
 exec "$vm" --mem 2G --timeout 1800 -- bash "$top/test/rdma/bench.sh" "$build" "$@"

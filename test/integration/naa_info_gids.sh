@@ -1,6 +1,6 @@
 #!/bin/sh
 # naa-info lists the RoCE v2 GIDs of the RDMA devices (index, address, netdev, IPv4). Needs a
-# real RDMA device, e.g. Soft-RoCE: ../shared/tools/rdma-vm -- make check TESTS=<this test>.
+# real RDMA device, e.g. Soft-RoCE: test/harness/rdma-vm -- make check TESTS=<this test>.
 # Without one it checks the "none" line and skips.
 set -eu
 info="$NAA_TOOLS/naa-info/naa-info"

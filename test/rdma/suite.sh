@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Runs inside rdma-vm (see scripts/test-rdma.sh): the integration suite over verbs between the
-# guest's two Soft-RoCE devices (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1 at
-# $RDMA_VM_IP_B), plus what only a real RDMA device can show: NAA_TRANSPORT=auto choosing per
-# destination, and the memory-lock error. Usage: suite.sh SRCDIR BUILDDIR RESULTS
+# Runs inside rdma-vm --hosts 3 (see scripts/test-rdma.sh): the integration suite over verbs
+# between two of the guest's Soft-RoCE hosts (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1
+# at $RDMA_VM_IP_B), plus what only real RDMA devices can show: NAA_TRANSPORT=auto choosing per
+# destination, the memory-lock error, and a client on the third host surviving the loss of one of
+# two NAA hosts (host_loss.sh). Usage: suite.sh SRCDIR BUILDDIR RESULTS
 set -uo pipefail
 src=$1 build=$2 results=$3
 [[ ${RDMA_VM:-} == 1 ]] || { echo "suite.sh runs inside rdma-vm" >&2; exit 2; }
 export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLES=$build/examples \
        NAA_CONFORMANCE_NAA=$build/test/conformance/conformance-naa \
-       NAA_TOOLS=$build/tools NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
+       NAA_TOOLS=$build/tools NAA_BUILDDIR=$build NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
 export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
 per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
 failures=0
@@ -50,4 +51,5 @@ run verbs-default_server -- bash "$src/test/rdma/default_server.sh"
 # 1000 of each over ofi+tcp.
 run verbs-test_conformance NAA_TRANSPORT=verbs NAA_CONFORMANCE_WINDOW_US=3000 \
     NAA_CONFORMANCE_LARGE_ITERATIONS=20 -- "$build/test/conformance/test_conformance"
+run verbs-host_loss -- bash "$src/test/rdma/host_loss.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }

@@ -10,7 +10,7 @@ skip() {
   echo "SKIP: $*"; exit 77
 }
 
-SLURM_LOCAL=${SLURM_LOCAL:-$NAA_SRCDIR/../shared/tools/slurm-local}
+SLURM_LOCAL=${SLURM_LOCAL:-$NAA_SRCDIR/test/harness/slurm-local}
 [ -x "$SLURM_LOCAL" ] || skip "slurm-local not found at $SLURM_LOCAL (set SLURM_LOCAL)"
 [ -f "${NAA_SPANK_PLUGIN:-}" ] || skip "naa_spank.so not built (configure found no slurm/spank.h)"
 for b in slurmctld slurmd munged srun sbatch salloc; do

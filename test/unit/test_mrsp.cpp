@@ -1,4 +1,4 @@
-// MRSP codec and immediates against the byte-exact examples of mrsp-spec.md section 8.
+// MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

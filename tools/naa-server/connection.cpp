@@ -134,7 +134,8 @@ bool Connection::exchange_memory_regions() {
     if (e.flags & mrsp::kOutput) outputs.push_back({&mr, 0, e.size, e.host_address, e.host_rkey});
   }
   // Every reply must end in a write-with-immediate: without outputs it is a zero-length one to
-  // the host's first region (spec 4.2). Handler refuses requests without parameter regions.
+  // the host's first region (doc/protocol.md §4.2). Handler refuses requests without parameter
+  // regions.
   if (outputs.empty())
     outputs.push_back({buffer_mrs_[first_index].get(), 0, 0, first_parameter->host_address,
                        first_parameter->host_rkey});
@@ -177,7 +178,7 @@ void Connection::post_invocation_recv() {
 
 void Connection::invoke(uint32_t v) {
   std::optional<uint8_t> rc = handler_.on_immediate(v, ep_->peer());
-  post_invocation_recv();  // before the reply, as the spec recommends (6, NAA table)
+  post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
   if (!rc) return;
   ++invocations_;
   ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));

@@ -69,8 +69,8 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
   const uint8_t code = imm::function_code(v);
   const naa_kernel *kernel = imm::is_start(v) && code != 0 ? kernels_.find(code) : nullptr;
   if (kernel == nullptr || parameters_.empty()) {
-    // AMBIGUOUS (spec 9.5): the reference NAA stays silent and the host hangs; we answer with
-    // an application error code instead, as the spec recommends.
+    // AMBIGUOUS (doc/protocol.md §9, item 5): the reference NAA stays silent and the host hangs;
+    // we answer with an application error code instead, as the spec recommends.
     NAA_LOG_WARN("client %s invoked unknown function code %u (immediate 0x%08x); answering 0x%02x",
                  peer.c_str(), static_cast<unsigned>(code), v, NAA_KERNEL_RC_UNKNOWN_FUNCTION);
     return NAA_KERNEL_RC_UNKNOWN_FUNCTION;
