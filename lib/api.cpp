@@ -77,7 +77,9 @@ int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs, naa
     auto timeout = naa::timeout_from_environment();
     auto progress = naa::progress_from_environment();
     auto pacing = naa::pacing_from_environment();
-    auto transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+    auto transport = naa::transport::open_transport(
+        naa::transport::transport_from_environment(),
+        progress.mode == naa::Progress::Mode::Provider);
     auto target = naa::rm::resolve(static_cast<uint8_t>(function_code), n_inputs);
     auto session = std::make_shared<Session>(*transport, static_cast<uint8_t>(function_code),
                                              std::move(regions), std::move(target), timeout,
