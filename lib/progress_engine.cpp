@@ -47,6 +47,15 @@ int make_eventfd() {
   return fd;
 }
 
+// SCHED_BATCH: woken by naa_invoke's eventfd write, the thread must not preempt the caller
+// on its core (CFS would: a thread that mostly sleeps is owed time), or naa_invoke would last
+// as long as the posting it hands over.
+void no_wakeup_preemption() {
+  sched_param none{};
+  if (sched_setscheduler(0, SCHED_BATCH, &none) != 0)
+    NAA_LOG_DEBUG("progress thread: SCHED_BATCH refused (%s)", strerror(errno));
+}
+
 void pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -121,6 +130,7 @@ void ProgressEngine::withdraw(Client *c) {
 }
 
 void ProgressEngine::run(int cpu) {
+  no_wakeup_preemption();
   if (cpu >= 0) pin(cpu);
   std::vector<Client *> round;
   std::vector<pollfd> fds;

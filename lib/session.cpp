@@ -51,7 +51,8 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
                  "%ld us after its last reply (NAA_PACING_US)",
                  ep_->peer().c_str(), static_cast<long>(pacing_.count()));
   }
-  if (progress_.mode == Progress::Mode::Thread) engine_ = ProgressEngine::acquire(progress_.cpu);
+  if (progress_.mode == Progress::Mode::Thread)
+    engine_ = ProgressEngine::acquire(progress_.cpu);
 }
 
 Session::~Session() {
@@ -268,7 +269,27 @@ int Session::wait(naa_status *status) {
     NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
     return NAA_ERR_STATE;
   }
-  if (engine_) return wait_for_engine(status);
+  if (!engine_) return wait_on_endpoint(status);
+  // naa_wait takes the invocation back from the engine and ends it on this thread as the other
+  // modes do: a thread that waits anyway moves the data itself, and the round trip pays no
+  // wake-up of the engine's nor of its own.
+  engine_->withdraw(this);
+  if (settled_.load(std::memory_order_acquire)) return settled(status);
+  if (!posted_) {
+    try {
+      post_invocation();
+    } catch (const Error &e) {
+      return fail(e);
+    }
+    posted_ = true;
+  }
+  int rc = wait_on_endpoint(status);
+  // Still in flight (our writes are not through): the engine drives it on for naa_test.
+  if (state_ == State::Running) engine_->submit(this);
+  return rc;
+}
+
+int Session::wait_on_endpoint(naa_status *status) {
   Deadline deadline = Deadline::after(timeout_);
   try {
     if (progress_.mode != Progress::Mode::Block) {
@@ -331,32 +352,12 @@ ProgressEngine::Client::Step Session::step() {
   }
 }
 
-void Session::announce() {
-  {
-    std::lock_guard<std::mutex> lock(settle_mu_);
-    settled_.store(true, std::memory_order_release);
-  }
-  settle_cv_.notify_all();
-}
+void Session::announce() { settled_.store(true, std::memory_order_release); }
 
 // The invocation the engine settled, now back in the application's hands.
 int Session::settled(naa_status *status) {
   if (engine_error_) return fail(*engine_error_);
   return complete(status);
-}
-
-int Session::wait_for_engine(naa_status *status) {
-  {
-    std::unique_lock<std::mutex> lock(settle_mu_);
-    settle_cv_.wait_for(lock, timeout_, [&] { return settled_.load(std::memory_order_acquire); });
-  }
-  if (!settled_.load(std::memory_order_acquire)) {
-    if (writes_pending_) return writes_timed_out();
-    engine_->withdraw(this);
-    // The engine may have settled it between the deadline and the withdrawal.
-    if (!settled_.load(std::memory_order_acquire)) return fail(unanswered());
-  }
-  return settled(status);
 }
 
 }  // namespace naa

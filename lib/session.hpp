@@ -9,7 +9,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,7 +58,7 @@ class Session : private ProgressEngine::Client {
   void announce() override;
   int wait_fd() const override { return ep_->wait_fd(); }
   int settled(naa_status *status);
-  int wait_for_engine(naa_status *status);
+  int wait_on_endpoint(naa_status *status);
 
   std::mutex mu_;
   const uint8_t function_code_;
@@ -91,15 +90,13 @@ class Session : private ProgressEngine::Client {
   std::chrono::microseconds pacing_{0};
   Deadline::Clock::time_point naa_message_polled_{};
 
-  // NAA_PROGRESS=thread: from invoke()'s submit until announce(), the engine's thread alone
-  // uses the endpoint and the invocation's fields (posted_, the pending flags, reply_,
-  // naa_message_polled_, engine_error_); settled_ hands them back to the application.
+  // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
+  // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
+  // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
   std::shared_ptr<ProgressEngine> engine_;
   bool posted_ = false;
   std::optional<Error> engine_error_;
   std::atomic<bool> settled_{false};
-  std::mutex settle_mu_;
-  std::condition_variable settle_cv_;
 };
 
 }  // namespace naa
