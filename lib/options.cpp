@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <sched.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -49,8 +51,19 @@ Progress progress_from_environment() {
   if (m == "spin") p.mode = Progress::Mode::Spin;
   else if (m == "block") p.mode = Progress::Mode::Block;
   else if (m.empty() || m == "spin-then-block") p.mode = Progress::Mode::SpinThenBlock;
-  else throw Error(NAA_ERR_CONFIG, "NAA_PROGRESS '" + m + "' is not spin, block or spin-then-block");
+  else if (m == "thread") p.mode = Progress::Mode::Thread;
+  else if (m == "provider") p.mode = Progress::Mode::Provider;
+  else throw Error(NAA_ERR_CONFIG, "NAA_PROGRESS '" + m + "' is not spin, block, spin-then-block, "
+                                   "thread or provider");
   p.spin = microseconds_from_environment("NAA_SPIN_US", p.spin);
+  const char *cpu = std::getenv("NAA_PROGRESS_CPU");
+  if (cpu != nullptr && *cpu != '\0') {
+    uint64_t v = 0;
+    if (!parse_count(cpu, CPU_SETSIZE - 1, &v))
+      throw Error(NAA_ERR_CONFIG, std::string("NAA_PROGRESS_CPU '") + cpu + "' is not a CPU number "
+                                  "0.." + std::to_string(CPU_SETSIZE - 1));
+    p.cpu = static_cast<int>(v);
+  }
   return p;
 }
 

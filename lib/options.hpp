@@ -10,12 +10,18 @@ namespace naa {
 // naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
 std::chrono::milliseconds timeout_from_environment();
 
-// NAA_PROGRESS: how naa_wait waits. spin: poll until done (lowest latency, burns the core);
-// block: sleep in the transport until a completion arrives (frees the core, adds a wake-up);
-// spin-then-block (default): poll for NAA_SPIN_US microseconds (default 100), then block.
+// NAA_PROGRESS: who moves the data and how naa_wait waits. spin: poll until done (lowest
+// latency, burns the core); block: sleep in the transport until a completion arrives (frees the
+// core, adds a wake-up); spin-then-block (default): poll for NAA_SPIN_US microseconds (default
+// 100), then block. In these three the calling thread drives the transfers (posting in
+// naa_invoke, completions in naa_test/naa_wait). thread: a library thread drives every such
+// handle (naa_invoke only enqueues, naa_test only reads a flag), pinned to NAA_PROGRESS_CPU when
+// set. provider: libfabric's own progress (FI_PROGRESS_AUTO) where the provider offers it,
+// spin-then-block otherwise as the default.
 struct Progress {
-  enum class Mode { Spin, Block, SpinThenBlock } mode = Mode::SpinThenBlock;
+  enum class Mode { Spin, Block, SpinThenBlock, Thread, Provider } mode = Mode::SpinThenBlock;
   std::chrono::microseconds spin{100};
+  int cpu = -1;  // NAA_PROGRESS_CPU for the thread: -1 leaves it to the scheduler
 };
 Progress progress_from_environment();
 

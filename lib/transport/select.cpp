@@ -18,13 +18,15 @@
 namespace naa::transport {
 namespace {
 
-std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider) {
+std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider,
+                                    bool provider_progress) {
 #ifdef NAA_HAVE_LIBFABRIC
   NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
                 provider.empty() ? "(any)" : provider.c_str());
-  return open_ofi_transport(provider);
+  return open_ofi_transport(provider, provider_progress);
 #else
   (void)provider;
+  (void)provider_progress;
   throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without libfabric");
 #endif
 }
@@ -43,6 +45,7 @@ std::unique_ptr<Transport> open_verbs(const std::string &name) {
 // on the RDMA fabric and another over plain TCP.
 class AutoTransport : public Transport {
  public:
+  explicit AutoTransport(bool provider_progress) : provider_progress_(provider_progress) {}
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
@@ -51,7 +54,8 @@ class AutoTransport : public Transport {
     std::string choice = auto_transport_for(host, local_ip, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     name_ = "auto: " + choice;
-    return open_transport(choice)->connect(host, port, local_ip, deadline, private_data);
+    return open_transport(choice, provider_progress_)->connect(host, port, local_ip, deadline,
+                                                               private_data);
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
@@ -61,10 +65,11 @@ class AutoTransport : public Transport {
 #endif
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
     name_ = "auto: " + choice;
-    return open_transport(choice)->listen(host, port);
+    return open_transport(choice, provider_progress_)->listen(host, port);
   }
 
  private:
+  const bool provider_progress_;
   std::string name_ = "auto";
 };
 
@@ -123,11 +128,12 @@ std::string auto_transport_for(const std::string &host, const std::string &local
   return "ofi+tcp";
 }
 
-std::unique_ptr<Transport> open_transport(const std::string &name) {
-  if (name == "auto") return std::make_unique<AutoTransport>();
+std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress) {
+  if (name == "auto") return std::make_unique<AutoTransport>(provider_progress);
   if (name == "verbs") return open_verbs(name);
-  if (name == "ofi") return open_ofi(name, "");
-  if (name.rfind("ofi+", 0) == 0 && name.size() > 4) return open_ofi(name, name.substr(4));
+  if (name == "ofi") return open_ofi(name, "", provider_progress);
+  if (name.rfind("ofi+", 0) == 0 && name.size() > 4)
+    return open_ofi(name, name.substr(4), provider_progress);
   throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
                                   "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
 }

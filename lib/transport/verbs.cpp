@@ -422,17 +422,26 @@ class VerbsEndpoint : public Endpoint {
   size_t wait(Completion *out, size_t max, Deadline deadline) override {
     for (;;) {
       if (size_t n = poll(out, max)) return n;
-      if (ibv_req_notify_cq(cq_, 0) != 0)
-        throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
+      arm_wait();
       if (size_t n = poll(out, max)) return n;
-      check_cm_events();
       if (deadline.expired()) return 0;
       pollfd fds[2] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}};
       ::poll(fds, 2, deadline.remaining_ms(kWaitSliceMs));
-      ibv_cq *cq = nullptr;
-      void *ctx = nullptr;
-      while (ibv_get_cq_event(comp_ch_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
     }
+  }
+
+  int wait_fd() const override { return comp_ch_->fd; }
+
+  // Consumes the events already signalled (the descriptor stays readable until they are
+  // read), then asks for one on the next completion.
+  bool arm_wait() override {
+    ibv_cq *cq = nullptr;
+    void *ctx = nullptr;
+    while (ibv_get_cq_event(comp_ch_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    check_cm_events();
+    if (ibv_req_notify_cq(cq_, 0) != 0)
+      throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
+    return true;
   }
 
   const std::string &peer() const override { return peer_; }
