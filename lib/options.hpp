@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace naa {
@@ -9,6 +10,9 @@ namespace naa {
 // NAA_TIMEOUT: seconds (a decimal number > 0, default 60) that connecting plus MRSP, and each
 // naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
 std::chrono::milliseconds timeout_from_environment();
+// The same for `text` (NULL or empty: the default); `name` names its source in the error.
+std::chrono::milliseconds parse_timeout(const char *text, const char *name);
+inline constexpr long kMaxTimeoutSeconds = 31536000;
 
 // NAA_PROGRESS: who moves the data and how naa_wait waits. spin: poll until done (lowest
 // latency, burns the core); block: sleep in the transport until a completion arrives (frees the
@@ -24,6 +28,8 @@ struct Progress {
   int cpu = -1;  // NAA_PROGRESS_CPU for the thread: -1 leaves it to the scheduler
 };
 Progress progress_from_environment();
+// One NAA_PROGRESS name ("" is the default); `name` names its source in the error.
+Progress::Mode parse_progress_mode(const std::string &mode, const char *name);
 
 // NAA_PACING_US: the guard, in microseconds, between polling an NAA's reply (or its MRSP
 // answer) and posting the next invocation's final write-with-immediate, for NAAs that do not
@@ -32,9 +38,13 @@ Progress progress_from_environment();
 // with a gap of at least 50 µs; the default doubles that for hosts with noisier timing.
 // Application time between calls counts toward the guard; 0 turns pacing off.
 inline constexpr std::chrono::microseconds kDefaultPacing{100};
+inline constexpr uint64_t kMaxMicroseconds = 10000000;  // NAA_PACING_US, NAA_SPIN_US: 10 s
 std::chrono::microseconds pacing_from_environment();
 
 // NAA_LOCAL_IP: the source address to connect from (empty: let routing choose).
 std::string local_ip_from_environment();
+
+// NAA_RDMA_DEVICE: the RDMA device verbs connects from when NAA_LOCAL_IP is not set ("": any).
+std::string rdma_device_from_environment();
 
 }  // namespace naa

@@ -21,17 +21,16 @@ std::string hex(uint32_t v) {
 
 Session::Session(transport::Transport &transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 std::chrono::milliseconds timeout, Progress progress,
-                 std::chrono::microseconds pacing)
+                 const Settings &settings)
     : function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
-      timeout_(timeout),
-      progress_(progress),
+      timeout_(settings.timeout),
+      progress_(settings.progress),
       request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(timeout_);
-  const std::string key = auth::key_from_environment();
-  ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline,
+  const std::string &key = settings.auth_key;
+  ep_ = transport.connect(target_->host(), target_->port(), settings.local_ip, deadline,
                           key.empty() ? std::string() : auth::encode(key));
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
@@ -46,7 +45,7 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", ep_->peer().c_str(),
                  transport::kServerIdentity);
   } else {
-    pacing_ = pacing;
+    pacing_ = settings.pacing;
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
                  "%ld us after its last reply (NAA_PACING_US)",
                  ep_->peer().c_str(), static_cast<long>(pacing_.count()));
@@ -170,6 +169,7 @@ int Session::invoke() {
     settled_.store(false);
     state_ = State::Running;
     engine_->submit(this);
+    with_engine_ = true;
     return NAA_SUCCESS;
   }
   try {
@@ -230,6 +230,7 @@ int Session::complete(naa_status *status) {
     status->immediate = reply_.imm;
     status->bytes_received = reply_.bytes;
     status->function_code = function_code_;
+    status->error = rc != NAA_RC_SUCCESS ? NAA_ERR_NAA : NAA_SUCCESS;
   }
   if (rc != NAA_RC_SUCCESS) {
     NAA_LOG_INFO("NAA at %s returned code 0x%02x for function code %u", ep_->peer().c_str(), rc,
@@ -247,7 +248,7 @@ int Session::test(bool *flag, naa_status *status) {
     NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
     return NAA_ERR_STATE;
   }
-  if (engine_) {
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
     if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
     *flag = !engine_error_;
     return settled(status);
@@ -273,21 +274,99 @@ int Session::wait(naa_status *status) {
   // naa_wait takes the invocation back from the engine and ends it on this thread as the other
   // modes do: a thread that waits anyway moves the data itself, and the round trip pays no
   // wake-up of the engine's nor of its own.
-  engine_->withdraw(this);
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
   if (settled_.load(std::memory_order_acquire)) return settled(status);
-  if (!posted_) {
-    try {
-      post_invocation();
-    } catch (const Error &e) {
-      return fail(e);
-    }
-    posted_ = true;
-  }
   int rc = wait_on_endpoint(status);
-  // Still in flight (our writes are not through): the engine drives it on for naa_test.
-  if (state_ == State::Running) engine_->submit(this);
+  give_back_locked();
   return rc;
 }
+
+void Session::take_back_locked() {
+  if (!engine_ || !with_engine_ || state_ != State::Running) return;
+  engine_->withdraw(this);
+  with_engine_ = false;
+  if (settled_.load(std::memory_order_acquire) || posted_) return;
+  try {
+    post_invocation();
+    posted_ = true;
+  } catch (const Error &e) {
+    fail(e);
+  }
+}
+
+// Still in flight (our writes are not through): the engine drives it on for naa_test.
+void Session::give_back_locked() {
+  if (!engine_ || with_engine_ || state_ != State::Running ||
+      settled_.load(std::memory_order_acquire))
+    return;
+  engine_->submit(this);
+  with_engine_ = true;
+}
+
+void Session::take_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+}
+
+void Session::give_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  give_back_locked();
+}
+
+bool Session::in_flight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::Running;
+}
+
+bool Session::done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != State::Running) return true;
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire)))
+    return settled_.load(std::memory_order_acquire);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    fail(e);
+    return true;
+  }
+  return finished();
+}
+
+// As the progress engine's step(): arming comes before the last poll.
+int Session::arm(bool *ready) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *ready = true;
+  if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
+    return -1;
+  const int fd = ep_->wait_fd();
+  try {
+    if (fd >= 0 && !ep_->arm_wait()) return fd;
+    *ready = poll_once() > 0;
+  } catch (const Error &e) {
+    fail(e);
+  }
+  return fd;
+}
+
+int Session::expire(naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ != State::Running) return NAA_ERR_STATE;
+  if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  if (finished()) return complete(status);
+  int rc = timed_out();
+  give_back_locked();
+  return rc;
+}
+
+int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(unanswered()); }
 
 int Session::wait_on_endpoint(naa_status *status) {
   Deadline deadline = Deadline::after(timeout_);
@@ -305,7 +384,7 @@ int Session::wait_on_endpoint(naa_status *status) {
     while (!finished()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
-      if (n == 0) return writes_pending_ ? writes_timed_out() : fail(unanswered());
+      if (n == 0) return timed_out();
       for (size_t i = 0; i < n; ++i) absorb(c[i]);
     }
   } catch (const Error &e) {

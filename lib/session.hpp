@@ -21,23 +21,39 @@
 #include "progress_engine.hpp"
 #include "regions.hpp"
 #include "rm/resolver.hpp"
+#include "settings.hpp"
 #include "transport/transport.hpp"
 
 namespace naa {
 
 class Session : private ProgressEngine::Client {
  public:
-  // Connects and runs MRSP within `timeout`. `pacing` guards the final write of each
-  // invocation unless the NAA identifies itself as a libnaa server. Throws Error.
+  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP within
+  // settings.timeout. settings.pacing guards the final write of each invocation unless the
+  // NAA identifies itself as a libnaa server. Throws Error.
   Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
-          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout, Progress progress,
-          std::chrono::microseconds pacing);
+          std::unique_ptr<rm::Target> target, const Settings &settings);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
   int invoke();
   int test(bool *flag, naa_status *status);
   int wait(naa_status *status);
+
+  // For completion over many handles (lib/completion.cpp), which sleeps on all their
+  // descriptors at once: whether an invocation is in flight; whether test() would now end
+  // it, done or failed (ends nothing itself); taking it from the progress engine so that the
+  // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
+  // (-1: there is none) with *ready telling that something may be there already; and what
+  // wait() returns when the deadline has passed.
+  bool in_flight();
+  bool done();
+  void take_back();
+  void give_back();
+  int arm(bool *ready);
+  int expire(naa_status *status);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  const Progress &progress() const { return progress_; }
 
  private:
   enum class State { Ready, Running, Failed };
@@ -59,6 +75,9 @@ class Session : private ProgressEngine::Client {
   int wait_fd() const override { return ep_->wait_fd(); }
   int settled(naa_status *status);
   int wait_on_endpoint(naa_status *status);
+  int timed_out();
+  void take_back_locked();
+  void give_back_locked();
 
   std::mutex mu_;
   const uint8_t function_code_;
@@ -95,6 +114,7 @@ class Session : private ProgressEngine::Client {
   // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
   std::shared_ptr<ProgressEngine> engine_;
   bool posted_ = false;
+  bool with_engine_ = false;  // submitted and not taken back (the engine may have settled it)
   std::optional<Error> engine_error_;
   std::atomic<bool> settled_{false};
 };

@@ -149,8 +149,11 @@ void pace_until(Deadline::Clock::time_point t);
 // it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
 // `provider_progress` (NAA_PROGRESS=provider) asks libfabric for FI_PROGRESS_AUTO data
 // progress: a provider that cannot give it is not chosen. Verbs devices progress by
-// themselves (Soft-RoCE on the posting thread and in the kernel) and ignore it.
-std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress = false);
+// themselves (Soft-RoCE on the posting thread and in the kernel) and ignore it. `device`
+// (NAA_RDMA_DEVICE) is the RDMA device verbs connects from when a connection names no
+// local_ip; empty: rdma_cm's choice.
+std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress = false,
+                                          const std::string &device = {});
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, and verbs where an RDMA device serves `host`), in that order,
@@ -163,6 +166,6 @@ std::string transport_from_environment();
 // What NAA_TRANSPORT=auto uses to reach `host`: "verbs" when an RDMA device routes there
 // (rdma_cm resolves address and route before `deadline`), else "ofi+tcp".
 std::string auto_transport_for(const std::string &host, const std::string &local_ip,
-                               Deadline deadline);
+                               const std::string &device, Deadline deadline);
 
 }  // namespace naa::transport

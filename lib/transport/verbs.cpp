@@ -104,10 +104,9 @@ std::string device_ipv4(const std::string &device) {
                                   ": no such RDMA device, or it has no IPv4 RoCEv2 GID");
 }
 
-std::string source_address(const std::string &local_ip) {
+std::string source_address(const std::string &local_ip, const std::string &device) {
   if (!local_ip.empty()) return local_ip;
-  const char *device = std::getenv("NAA_RDMA_DEVICE");
-  return device != nullptr && *device != '\0' ? device_ipv4(device) : std::string();
+  return device.empty() ? std::string() : device_ipv4(device);
 }
 
 bool have_rdma_devices() {
@@ -659,6 +658,7 @@ class VerbsListener : public Listener {
 
 class VerbsTransport : public Transport {
  public:
+  explicit VerbsTransport(std::string device) : device_(std::move(device)) {}
   const char *name() const override { return "verbs"; }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
@@ -667,7 +667,7 @@ class VerbsTransport : public Transport {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
     sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip);
+    std::string source = source_address(local_ip, device_);
     sockaddr_in src{};
     if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     auto ch = std::make_unique<CmChannel>();
@@ -683,17 +683,23 @@ class VerbsTransport : public Transport {
     require_rdma_devices("listening on " + host);
     return std::make_unique<VerbsListener>(host, port);
   }
+
+ private:
+  const std::string device_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> open_verbs_transport() { return std::make_unique<VerbsTransport>(); }
+std::unique_ptr<Transport> open_verbs_transport(const std::string &device) {
+  return std::make_unique<VerbsTransport>(device);
+}
 
-bool verbs_routes_to(const std::string &host, const std::string &local_ip, Deadline deadline) {
+bool verbs_routes_to(const std::string &host, const std::string &local_ip,
+                     const std::string &device, Deadline deadline) {
   if (!have_rdma_devices()) return false;
   try {
     sockaddr_in dst = resolve_ipv4(host, 0, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip);
+    std::string source = source_address(local_ip, device);
     sockaddr_in src{};
     if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     CmChannel ch;

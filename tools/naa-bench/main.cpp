@@ -307,7 +307,8 @@ int main(int argc, char **argv) {
     naa::bench::RawTarget raw;
     if (s.raw) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
-      transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+      transport = naa::transport::open_transport(naa::transport::transport_from_environment(),
+                                                 false, naa::rdma_device_from_environment());
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;
