@@ -23,7 +23,8 @@
 
 extern char **environ;
 
-enum { FN_ADD1 = 1, N = 8, SIZE = 4096 };
+enum { FN_ADD1 = 1, FN_PLUGIN_SPIN = 102, N = 8, SIZE = 4096 };
+enum { KERNEL_TIMEOUT_S = 2 }; /* the first server answers a spinning kernel 0x02 after this */
 
 static char attr_naa[96];      /* "host:port" of the first server */
 static pid_t first_pid;        /* to kill it at the end (the parent reaps it) */
@@ -209,6 +210,86 @@ static void test_testany_testall(void **state) {
   print_message("testall: %u calls until all 8 were done\n", tests);
 }
 
+static double cpu_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Handles whose kernels spin on the first server (loaded with the test plugin), each with its
+ * progress mode and timeout, invoked. Skips the test without the plugin. */
+static void create_spinners(naa_handle *s, const char *const *modes, const int64_t *timeouts,
+                            int n, uint8_t *bytes) {
+  if (getenv("NAA_TEST_KERNEL_PLUGIN") == NULL) {
+    fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set: test skipped\n");
+    skip();
+  }
+  for (int i = 0; i < n; i++) {
+    naa_param_t p = {&bytes[i], 1, false};
+    naa_attr_t attr = NAA_ATTR_INIT;
+    attr.naa = attr_naa;
+    attr.progress = modes[i];
+    attr.timeout_ms = timeouts[i];
+    assert_int_equal(naa_create_attr(FN_PLUGIN_SPIN, &p, 1, &p, 1, &attr, &s[i]), NAA_SUCCESS);
+    assert_int_equal(naa_invoke(&s[i]), NAA_SUCCESS);
+  }
+}
+
+/* Every handle can block: waitany sleeps in poll(2) until the first server answers the
+ * spinning kernels 0x02, instead of polling for those seconds. */
+static void test_waitany_sleeps(void **state) {
+  (void)state;
+  static const char *const modes[] = {"block", "spin-then-block", "thread"};
+  static const int64_t timeouts[] = {20000, 20000, 20000};
+  naa_handle s[3];
+  uint8_t bytes[3] = {0};
+  create_spinners(s, modes, timeouts, 3, bytes);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double cpu0 = cpu_seconds();
+  for (int k = 0; k < 3; k++) {
+    int index = -1;
+    naa_status st;
+    assert_int_equal(naa_waitany(3, s, &index, &st), NAA_ERR_NAA);
+    assert_in_range(index, 0, 2);
+    assert_int_equal(st.error, NAA_ERR_NAA);
+    assert_int_equal(st.naa_return_code, NAA_RC_KERNEL_TIMEOUT);
+  }
+  double wall = seconds_since(&t0), cpu = cpu_seconds() - cpu0;
+  print_message("waitany over 3 spinning kernels: %.2f s, %.3f s of CPU\n", wall, cpu);
+  assert_true(wall > KERNEL_TIMEOUT_S / 2.0);
+  /* Polling takes what the scheduler gives it: a whole core when idle, and still 0.26 s of
+   * these 2 s when one of the handles was made to spin on a 2-core host loaded by the
+   * server's three spinning kernels; sleeping took 0.003 s there. */
+  assert_true(cpu < 0.05 * wall);
+  for (int i = 0; i < 3; i++) assert_int_equal(naa_finalize(&s[i]), NAA_SUCCESS);
+}
+
+/* Each handle keeps its own deadline: the one with 500 ms ends first, with NAA_ERR_TIMEOUT,
+ * while the other's kernel still spins. */
+static void test_waitany_deadline(void **state) {
+  (void)state;
+  static const char *const modes[] = {"block", "block"};
+  static const int64_t timeouts[] = {20000, 500};
+  naa_handle s[2];
+  uint8_t bytes[2] = {0};
+  create_spinners(s, modes, timeouts, 2, bytes);
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int index = -1;
+  naa_status st;
+  assert_int_equal(naa_waitany(2, s, &index, &st), NAA_ERR_TIMEOUT);
+  double took = seconds_since(&t0);
+  print_message("waitany: the 500 ms handle timed out after %.2f s\n", took);
+  assert_int_equal(index, 1);
+  assert_int_equal(st.error, NAA_ERR_TIMEOUT);
+  assert_true(took >= 0.45 && took < KERNEL_TIMEOUT_S);
+  /* The timed-out handle is failed (the NAA acknowledged and never answered): inactive now. */
+  assert_int_equal(naa_waitany(2, s, &index, &st), NAA_ERR_NAA);
+  assert_int_equal(index, 0);
+  for (int i = 0; i < 2; i++) assert_int_equal(naa_finalize(&s[i]), NAA_SUCCESS);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   int index;
@@ -258,6 +339,8 @@ static int run_child(void) {
       cmocka_unit_test(test_waitany),
       cmocka_unit_test(test_waitall),
       cmocka_unit_test(test_testany_testall),
+      cmocka_unit_test(test_waitany_sleeps),
+      cmocka_unit_test(test_waitany_deadline),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_error_in_status),
   };
@@ -271,7 +354,11 @@ int main(int argc, char **argv) {
     return run_child();
   }
   test_server one, two;
-  if (test_server_start(&one, NULL) != 0) return 99;
+  char timeout[16];
+  snprintf(timeout, sizeof timeout, "%d", KERNEL_TIMEOUT_S);
+  const char *plugin = getenv("NAA_TEST_KERNEL_PLUGIN");
+  const char *spinning[] = {"--kernel", plugin, "--kernel-timeout", timeout, NULL};
+  if (test_server_start(&one, plugin != NULL ? spinning : NULL) != 0) return 99;
   if (test_server_start(&two, NULL) != 0) {
     test_server_stop(&one);
     return 99;
