@@ -286,10 +286,13 @@ static void fork_child(void **state) {
     uint8_t c = 5;
     naa_param_t q = {&c, 1, false};
     naa_handle h = NAA_HANDLE_NULL;
-    int ok = naa_create(FN_ADD1, &q, 1, &q, 1, &h) == NAA_SUCCESS && naa_invoke(&h) == NAA_SUCCESS &&
-             test_until_done(&h, 20, NULL) == NAA_SUCCESS && c == 6 &&
-             naa_finalize(&h) == NAA_SUCCESS;
-    _exit(ok ? 0 : 1);
+    int rc = naa_create(FN_ADD1, &q, 1, &q, 1, &h);
+    if (rc == NAA_SUCCESS) rc = naa_invoke(&h);
+    if (rc == NAA_SUCCESS) rc = test_until_done(&h, 20, NULL);
+    if (rc == NAA_SUCCESS && c != 6) rc = NAA_ERR_INTERNAL;
+    if (rc == NAA_SUCCESS) rc = naa_finalize(&h);
+    if (rc != NAA_SUCCESS) fprintf(stderr, "forked child: %s (%d)\n", naa_strerror(rc), rc);
+    _exit(rc == NAA_SUCCESS ? 0 : 1);
   }
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
