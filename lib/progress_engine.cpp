@@ -84,6 +84,8 @@ ProgressEngine::ProgressEngine(int cpu)
     : wake_fd_(make_eventfd()), fork_generation_(fork_generation.load()) {
   try {
     thread_ = std::thread(&ProgressEngine::run, this, cpu);
+    // Named before naa_create returns, for top -H, gdb and the tests.
+    pthread_setname_np(thread_.native_handle(), kThreadName);
   } catch (const std::system_error &e) {
     close(wake_fd_);
     throw Error(NAA_ERR_NO_RESOURCES, std::string("cannot start the progress thread: ") + e.what());

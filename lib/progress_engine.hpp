@@ -20,6 +20,8 @@ namespace naa {
 
 class ProgressEngine {
  public:
+  static constexpr char kThreadName[] = "naa-progress";
+
   class Client {
    public:
     enum class Step {

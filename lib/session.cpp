@@ -412,7 +412,9 @@ int Session::writes_timed_out() const {
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between
-// the two is then either polled here or signalled on wait_fd().
+// the two is then either polled here or signalled on wait_fd(). Pacing sleeps inside
+// post_writes, holding up the engine's other handles for at most NAA_PACING_US, and only
+// for NAAs that need pacing at all.
 ProgressEngine::Client::Step Session::step() {
   try {
     if (!posted_) {

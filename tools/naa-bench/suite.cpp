@@ -152,12 +152,12 @@ void run_overlap(const Settings &s, FILE *out) {
   if (s.compute_busy) kinds.emplace_back("Busy", false);
   if (s.compute_sleep) kinds.emplace_back("Idle", true);
   for (const std::string &mode : s.progress_modes) {
-    const std::string variant = "NAA_PROGRESS=" + mode;
+    const std::string variant = "libnaa_" + mode;
     std::vector<Column> cols = {{"Size", "", "", 0},
                                 {"Iters", "iterations", variant, 0},
                                 {"Pure(us)", "pure_us", variant, 2}};
     for (const auto &[name, sleep] : kinds) {
-      const std::string v = variant + (sleep ? ",sleep" : ",busy");
+      const std::string v = variant + (sleep ? "/sleep" : "/busy");
       cols.push_back({name + " inv(us)", "invoke_us", v, 2});
       cols.push_back({name + " ovl(%)", "overlap_percent", v, 1});
       cols.push_back({name + " done(%)", "done_at_test_percent", v, 1});
@@ -165,7 +165,7 @@ void run_overlap(const Settings &s, FILE *out) {
       cols.push_back({name + " tot(us)", "total_us", v, 2});
     }
     Table table(out, s.csv, "overlap",
-                "overlap with " + variant + ": naa_invoke, the host busy (Busy) or sleeping "
+                "overlap with NAA_PROGRESS=" + mode + ": naa_invoke, the host busy (Busy) or sleeping "
                 "(Idle) for about one round trip, naa_test, naa_wait unless done (medians); "
                 "Pure: plain round trip; ovl % = 100 * (1 - (tot - compute) / Pure); inv: time "
                 "in naa_invoke; done: share complete at that naa_test; fin: from that naa_test "
