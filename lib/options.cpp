@@ -58,9 +58,14 @@ Progress::Mode parse_progress_mode(const std::string &m, const char *name) {
 }
 
 Progress progress_from_environment() {
-  Progress p;
+  Progress p = progress_tuning_from_environment();
   const char *mode = std::getenv("NAA_PROGRESS");
   p.mode = parse_progress_mode(mode != nullptr ? mode : "", "NAA_PROGRESS");
+  return p;
+}
+
+Progress progress_tuning_from_environment() {
+  Progress p;
   p.spin = microseconds_from_environment("NAA_SPIN_US", p.spin);
   const char *cpu = std::getenv("NAA_PROGRESS_CPU");
   if (cpu != nullptr && *cpu != '\0') {

@@ -28,6 +28,9 @@ struct Progress {
   int cpu = -1;  // NAA_PROGRESS_CPU for the thread: -1 leaves it to the scheduler
 };
 Progress progress_from_environment();
+// NAA_SPIN_US and NAA_PROGRESS_CPU alone, the mode left at its default: for a mode set by
+// naa_attr_t.progress, which NAA_PROGRESS must then not fail.
+Progress progress_tuning_from_environment();
 // One NAA_PROGRESS name ("" is the default); `name` names its source in the error.
 Progress::Mode parse_progress_mode(const std::string &mode, const char *name);
 

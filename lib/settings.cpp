@@ -64,13 +64,15 @@ Settings Settings::resolve(const naa_attr_t *attr) {
     s.timeout = timeout_from_environment();
   }
 
-  s.progress = progress_from_environment();  // NAA_SPIN_US and NAA_PROGRESS_CPU have no field
   if (HOLDS(attr, progress) && attr->progress != nullptr) {
+    s.progress = progress_tuning_from_environment();  // NAA_SPIN_US, NAA_PROGRESS_CPU: no field
     try {
       s.progress.mode = parse_progress_mode(attr->progress, "naa_attr_t.progress");
     } catch (const Error &e) {
       throw Error(NAA_ERR_INVALID_ARGUMENT, e.what());
     }
+  } else {
+    s.progress = progress_from_environment();
   }
 
   if (HOLDS(attr, pacing_us) && attr->pacing_us != NAA_ATTR_UNSET) {
