@@ -128,43 +128,61 @@ static void sizes(void **state) {
 }
 
 struct worker {
-  naa_handle h;
   uint8_t buf[8192];
   int failures;
 };
 
+static pthread_barrier_t created, counted;
+
+/* Creates its own handle (the engine is acquired from several threads at once), waits until
+ * the main thread has counted the progress threads, then runs 200 invocations. */
 static void *worker_main(void *arg) {
   struct worker *w = arg;
+  naa_param_t p = {w->buf, sizeof w->buf, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  int rc = naa_create(FN_ADD1, &p, 1, &p, 1, &h);
+  pthread_barrier_wait(&created);
+  pthread_barrier_wait(&counted);
+  if (rc != NAA_SUCCESS) {
+    w->failures = 1000;
+    return NULL;
+  }
   for (int r = 0; r < 200; r++) {
     naa_status st;
-    if (naa_invoke(&w->h) != NAA_SUCCESS ||
-        (r % 2 ? naa_wait(&w->h, &st) : test_until_done(&w->h, 30, &st)) != NAA_SUCCESS)
+    if (naa_invoke(&h) != NAA_SUCCESS ||
+        (r % 2 ? naa_wait(&h, &st) : test_until_done(&h, 30, &st)) != NAA_SUCCESS)
       w->failures++;
   }
+  if (naa_finalize(&h) != NAA_SUCCESS) w->failures++;
   return NULL;
 }
 
-/* One progress thread serves four handles driven from four application threads. */
+/* One progress thread serves four handles that four application threads create and drive. */
 static void threads(void **state) {
   (void)state;
   enum { T = 4 };
   static struct worker w[T];
   pthread_t tid[T];
-  test_server_use(&server, FN_ADD1, 1);
+  test_server_use(&server, FN_ADD1, 1); /* setenv, before any thread reads the environment */
+  pthread_barrier_init(&created, NULL, T + 1);
+  pthread_barrier_init(&counted, NULL, T + 1);
   for (int i = 0; i < T; i++) {
     memset(w[i].buf, 10 * i, sizeof w[i].buf);
     w[i].failures = 0;
-    naa_param_t p = {w[i].buf, sizeof w[i].buf, false};
-    assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &w[i].h), NAA_SUCCESS);
+    assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
   }
-  assert_int_equal(progress_threads(), 1); /* one progress thread for all handles */
-  for (int i = 0; i < T; i++) assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
+  pthread_barrier_wait(&created);
+  int engines = progress_threads();
+  pthread_barrier_wait(&counted);
   for (int i = 0; i < T; i++) pthread_join(tid[i], NULL);
+  pthread_barrier_destroy(&created);
+  pthread_barrier_destroy(&counted);
+  assert_int_equal(engines, 1);
   for (int i = 0; i < T; i++) {
     assert_int_equal(w[i].failures, 0);
     for (size_t j = 0; j < sizeof w[i].buf; j++) assert_int_equal(w[i].buf[j], (uint8_t)(10 * i + 200));
-    assert_int_equal(naa_finalize(&w[i].h), NAA_SUCCESS);
   }
+  assert_int_equal(progress_threads(), 0);
 }
 
 /* utime + stime of a thread, in clock ticks. */
