@@ -23,9 +23,22 @@
 ! integer(c_int32_t) and naa_status%naa_return_code (uint8_t) is integer(c_int8_t); read the
 ! return code as iand(int(st%naa_return_code), 255) (every NAA_RC_* is below 128 anyway).
 ! naa_test and naa_wait always take a status here (the C API also accepts NULL).
+!
+! naa_create_attr takes a naa_attr_t from naa_attr_init() (NAA_ATTR_INIT); its strings are
+! C strings the program keeps, e.g.
+!   character(kind=c_char, len=32), target :: where = '10.0.0.7:12345' // c_null_char
+!   type(naa_attr_t) :: attr
+!   attr = naa_attr_init()
+!   attr%naa = c_loc(where)
+!   attr%timeout_ms = 5000
+!   rc = naa_create_attr(10_c_int32_t, in, 1_c_size_t, out, 1_c_size_t, attr, h)
+! naa_waitall, naa_waitany, naa_testany and naa_testall take arrays of handles and statuses;
+! the index naa_waitany and naa_testany return is C's, counted from 0 (NAA_UNDEFINED when no
+! handle was active): the Fortran position is index + 1.
 module naa
   use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_int, c_int8_t, c_int32_t, c_int64_t, &
-                                         c_f_pointer, c_ptr, c_size_t, c_associated, c_null_ptr
+                                         c_f_pointer, c_ptr, c_size_t, c_associated, c_null_ptr, &
+                                         c_sizeof
   implicit none
   private
 
@@ -49,6 +62,14 @@ module naa
   integer(c_int), parameter, public :: NAA_ERR_CONFIG = 11
   integer(c_int), parameter, public :: NAA_ERR_UNSUPPORTED = 12
   integer(c_int), parameter, public :: NAA_ERR_INTERNAL = 13
+  integer(c_int), parameter, public :: NAA_ERR_IN_STATUS = 14
+
+  ! naa_waitany/naa_testany's index when no handle was active
+  integer(c_int), parameter, public :: NAA_UNDEFINED = -32766
+
+  ! naa_attr_t: NAA_ATTR_VERSION, and NAA_ATTR_UNSET for its numbers
+  integer(c_int32_t), parameter, public :: NAA_ATTR_VERSION = 1
+  integer(c_int64_t), parameter, public :: NAA_ATTR_UNSET = -1
 
   ! enum naa_return_code: naa_status%naa_return_code
   integer(c_int), parameter, public :: NAA_RC_SUCCESS = int(z'00', c_int)
@@ -71,16 +92,35 @@ module naa
 
   type(naa_handle), parameter, public :: NAA_HANDLE_NULL = naa_handle(0_c_int64_t)
 
-  ! struct naa_status (uint8_t, uint32_t, size_t, uint32_t: the companion C compiler's padding)
+  ! struct naa_status (uint8_t, uint8_t, uint32_t, size_t, uint32_t: the companion C
+  ! compiler's padding)
   type, bind(C), public :: naa_status
     integer(c_int8_t) :: naa_return_code = 0
+    integer(c_int8_t) :: error = 0
     integer(c_int32_t) :: immediate = 0
     integer(c_size_t) :: bytes_received = 0
     integer(c_int32_t) :: function_code = 0
   end type naa_status
 
-  public :: naa_create, naa_invoke, naa_test, naa_wait, naa_finalize
-  public :: naa_strerror_f, naa_version_f
+  ! struct naa_attr: take it from naa_attr_init(), which sets size and version as
+  ! NAA_ATTR_INIT does (left at 0 here, naa_create_attr refuses it). Strings are type(c_ptr)
+  ! to NUL-terminated character(kind=c_char) the program keeps; c_null_ptr is unset.
+  type, bind(C), public :: naa_attr_t
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: version = 0
+    type(c_ptr) :: naa = c_null_ptr
+    type(c_ptr) :: transport = c_null_ptr
+    integer(c_int64_t) :: timeout_ms = NAA_ATTR_UNSET
+    type(c_ptr) :: progress = c_null_ptr
+    type(c_ptr) :: auth_key = c_null_ptr
+    type(c_ptr) :: local_ip = c_null_ptr
+    type(c_ptr) :: device = c_null_ptr
+    integer(c_int64_t) :: pacing_us = NAA_ATTR_UNSET
+  end type naa_attr_t
+
+  public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_finalize
+  public :: naa_waitall, naa_waitany, naa_testany, naa_testall
+  public :: naa_attr_init, naa_strerror_f, naa_version_f
 
   interface
     ! int naa_create(uint32_t, naa_param_t *, size_t, naa_param_t *, size_t, naa_handle *)
@@ -95,6 +135,61 @@ module naa
       type(naa_handle), intent(inout) :: handle
       integer(c_int) :: rc
     end function naa_create
+
+    ! int naa_create_attr(uint32_t, naa_param_t *, size_t, naa_param_t *, size_t,
+    !                     const naa_attr_t *, naa_handle *)
+    function naa_create_attr(function_code, inputs, n_inputs, outputs, n_outputs, attr, handle) &
+        bind(C, name='naa_create_attr') result(rc)
+      import :: c_int, c_int32_t, c_size_t, naa_param_t, naa_attr_t, naa_handle
+      integer(c_int32_t), value :: function_code
+      type(naa_param_t), intent(in) :: inputs(*)
+      integer(c_size_t), value :: n_inputs
+      type(naa_param_t), intent(in) :: outputs(*)
+      integer(c_size_t), value :: n_outputs
+      type(naa_attr_t), intent(in) :: attr
+      type(naa_handle), intent(inout) :: handle
+      integer(c_int) :: rc
+    end function naa_create_attr
+
+    ! int naa_waitall(int, naa_handle[], naa_status[])
+    function naa_waitall(count, handles, statuses) bind(C, name='naa_waitall') result(rc)
+      import :: c_int, naa_handle, naa_status
+      integer(c_int), value :: count
+      type(naa_handle), intent(inout) :: handles(*)
+      type(naa_status), intent(inout) :: statuses(*)
+      integer(c_int) :: rc
+    end function naa_waitall
+
+    ! int naa_waitany(int, naa_handle[], int *, naa_status *)
+    function naa_waitany(count, handles, index, status) bind(C, name='naa_waitany') result(rc)
+      import :: c_int, naa_handle, naa_status
+      integer(c_int), value :: count
+      type(naa_handle), intent(inout) :: handles(*)
+      integer(c_int), intent(out) :: index
+      type(naa_status), intent(inout) :: status
+      integer(c_int) :: rc
+    end function naa_waitany
+
+    ! int naa_testany(int, naa_handle[], int *, bool *, naa_status *)
+    function naa_testany(count, handles, index, flag, status) bind(C, name='naa_testany') result(rc)
+      import :: c_bool, c_int, naa_handle, naa_status
+      integer(c_int), value :: count
+      type(naa_handle), intent(inout) :: handles(*)
+      integer(c_int), intent(out) :: index
+      logical(c_bool), intent(out) :: flag
+      type(naa_status), intent(inout) :: status
+      integer(c_int) :: rc
+    end function naa_testany
+
+    ! int naa_testall(int, naa_handle[], bool *, naa_status[])
+    function naa_testall(count, handles, flag, statuses) bind(C, name='naa_testall') result(rc)
+      import :: c_bool, c_int, naa_handle, naa_status
+      integer(c_int), value :: count
+      type(naa_handle), intent(inout) :: handles(*)
+      logical(c_bool), intent(out) :: flag
+      type(naa_status), intent(inout) :: statuses(*)
+      integer(c_int) :: rc
+    end function naa_testall
 
     ! int naa_invoke(naa_handle *)
     function naa_invoke(handle) bind(C, name='naa_invoke') result(rc)
@@ -169,6 +264,15 @@ contains
       f(i:i) = chars(i)
     end do
   end function from_c_string
+
+  ! A naa_attr_t as NAA_ATTR_INIT makes it: every field unset, size and version this
+  ! module's.
+  function naa_attr_init() result(attr)
+    type(naa_attr_t) :: attr
+
+    attr%size = c_sizeof(attr)
+    attr%version = NAA_ATTR_VERSION
+  end function naa_attr_init
 
   ! English description of an error code, as naa_strerror.
   function naa_strerror_f(code) result(message)

@@ -57,7 +57,8 @@ typedef enum naa_error {
   NAA_ERR_STATE = 10,           /* call not valid now: invoke while running, wait with nothing in flight */
   NAA_ERR_CONFIG = 11,          /* malformed NAA_SPEC, NAA_TRANSPORT or other runtime parameter */
   NAA_ERR_UNSUPPORTED = 12,     /* the requested transport is not compiled in or not usable here */
-  NAA_ERR_INTERNAL = 13         /* a libnaa bug; please report it with the log */
+  NAA_ERR_INTERNAL = 13,        /* a libnaa bug; please report it with the log */
+  NAA_ERR_IN_STATUS = 14        /* naa_waitall/naa_testall: see each naa_status.error */
 } naa_error_t;
 
 /* Return codes an NAA reports for an invocation (naa_status.naa_return_code). */
@@ -94,6 +95,8 @@ static const naa_handle NAA_HANDLE_NULL = NAA_HANDLE_NULL_INIT;
 /* Result of a completed invocation. */
 typedef struct naa_status {
   uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
+  uint8_t error;           /* naa_waitall & co.: this handle's naa_error_t (MPI_ERROR); it
+                             lies in what was padding before, so the struct keeps its size */
   uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
   size_t bytes_received;   /* payload bytes of the NAA's final write as the transport reports
                              it (the wire tells no more); 0 where it does not (libfabric tcp) */
@@ -110,6 +113,37 @@ typedef struct naa_status {
 NAA_API int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
                        naa_param_t *outputs, size_t n_outputs, naa_handle *handle);
 
+/* Per-handle settings for naa_create_attr(), instead of the process environment (see
+ * naa_create_attr(3)). Initialise with NAA_ATTR_INIT and set only what you need: a field
+ * left at its initial value falls back to its environment variable, then to the default.
+ * The struct may grow at its end in later versions; `size` (set by NAA_ATTR_INIT) tells
+ * the library which fields a program was compiled with, so old programs keep working. */
+typedef struct naa_attr {
+  size_t size;           /* sizeof(naa_attr_t) as compiled: set by NAA_ATTR_INIT */
+  uint32_t version;      /* NAA_ATTR_VERSION as compiled: set by NAA_ATTR_INIT */
+  const char *naa;       /* "host:port" ("[v6addr]:port"): this NAA, no NAA_SPEC/Slurm lookup */
+  const char *transport; /* as NAA_TRANSPORT: "auto", "verbs", "ofi", "ofi+tcp", ... */
+  int64_t timeout_ms;    /* as NAA_TIMEOUT, in milliseconds (> 0); -1: unset */
+  const char *progress;  /* as NAA_PROGRESS: "spin", "block", "spin-then-block", "thread", "provider" */
+  const char *auth_key;  /* as NAA_AUTH_KEY ("" sends none) */
+  const char *local_ip;  /* as NAA_LOCAL_IP ("" lets routing choose) */
+  const char *device;    /* as NAA_RDMA_DEVICE ("" none) */
+  int64_t pacing_us;     /* as NAA_PACING_US, 0 (off) .. 10000000; -1: unset */
+} naa_attr_t;
+
+#define NAA_ATTR_VERSION 1
+#define NAA_ATTR_UNSET (-1)
+#define NAA_ATTR_INIT                                                                     \
+  { sizeof(naa_attr_t), NAA_ATTR_VERSION, NULL, NULL, NAA_ATTR_UNSET, NULL, NULL, NULL, NULL, \
+    NAA_ATTR_UNSET }
+
+/* naa_create() with per-handle settings; attr == NULL is naa_create(). With attr->naa
+ * set, NAA_SPEC and Slurm are not consulted (nor NAA_SPEC's n_inputs check). A malformed
+ * attr field yields NAA_ERR_INVALID_ARGUMENT, naming the field in the log. */
+NAA_API int naa_create_attr(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+                            naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr,
+                            naa_handle *handle);
+
 /* Start one invocation: write the inputs, the last write carrying the function code.
  * Returns NAA_ERR_STATE if an invocation is still in flight on this handle. The input
  * buffers must not be modified until the invocation completes. */
@@ -124,6 +158,26 @@ NAA_API int naa_test(naa_handle *handle, bool *flag, naa_status *status);
 /* Block until the invocation has completed or NAA_TIMEOUT seconds have passed
  * (NAA_ERR_TIMEOUT). status may be NULL. Return codes as for naa_test(). */
 NAA_API int naa_wait(naa_handle *handle, naa_status *status);
+
+/* Completion over many handles, as MPI_Waitall/Waitany/Testany/Testall. An entry that
+ * is NAA_HANDLE_NULL or has no invocation in flight is inactive and ignored (its status,
+ * if any, is zeroed). Each active handle's deadline is its own NAA_TIMEOUT from the call.
+ * statuses/status may be NULL. See naa_waitall(3). */
+#define NAA_UNDEFINED (-32766) /* index when no handle was active (MPI_UNDEFINED) */
+
+/* Wait for every active handle. Returns NAA_SUCCESS if all succeeded, else
+ * NAA_ERR_IN_STATUS with each statuses[i].error telling (NAA_SUCCESS for the good ones). */
+NAA_API int naa_waitall(int count, naa_handle handles[], naa_status statuses[]);
+/* Wait for one active handle; *index is its position (NAA_UNDEFINED if none is active).
+ * Returns that handle's result, as naa_wait() would. */
+NAA_API int naa_waitany(int count, naa_handle handles[], int *index, naa_status *status);
+/* As naa_waitany without blocking: *flag false if no active handle has completed; true
+ * with *index = NAA_UNDEFINED if none is active. */
+NAA_API int naa_testany(int count, naa_handle handles[], int *index, bool *flag,
+                        naa_status *status);
+/* *flag true, statuses filled and the invocations completed, if every active handle has
+ * completed; otherwise *flag false and no handle is completed. Returns as naa_waitall(). */
+NAA_API int naa_testall(int count, naa_handle handles[], bool *flag, naa_status statuses[]);
 
 /* Disconnect and release everything the handle holds, also after an error. The
  * handle is set to NAA_HANDLE_NULL; any copy of it becomes invalid. If an invocation

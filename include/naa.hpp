@@ -6,6 +6,10 @@
  *   h.invoke();
  *   naa_status st = h.wait();   // or poll: std::optional<naa_status> s; while (!(s = h.test())) {...}
  *
+ *   naa_attr_t attr = NAA_ATTR_INIT;   // per-handle settings (naa_create_attr(3))
+ *   attr.naa = "10.0.0.7:12345";
+ *   naa::handle fpga(10, {naa::buffer(a), naa::buffer(b)}, {naa::buffer(c)}, attr);
+ *
  * Every failure throws naa::error, which keeps the naa_error_t code (and, for NAA_ERR_NAA,
  * the status with the NAA's return code). The handle finalizes itself when it goes out of
  * scope. It needs only libnaa (pkg-config naa) and C++17; nothing here is compiled into the
@@ -79,9 +83,16 @@ class handle {
  public:
   handle(std::uint32_t function_code, std::initializer_list<buffer> inputs,
          std::initializer_list<buffer> outputs)
-      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size()) {}
+      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(), nullptr) {}
   handle(std::uint32_t function_code, const std::vector<buffer> &inputs, const std::vector<buffer> &outputs)
-      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size()) {}
+      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), nullptr) {}
+  /* With per-handle settings instead of the environment's: naa_create_attr(3). */
+  handle(std::uint32_t function_code, std::initializer_list<buffer> inputs,
+         std::initializer_list<buffer> outputs, const naa_attr_t &attr)
+      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(), &attr) {}
+  handle(std::uint32_t function_code, const std::vector<buffer> &inputs,
+         const std::vector<buffer> &outputs, const naa_attr_t &attr)
+      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &attr) {}
 
   handle(handle &&other) noexcept : h_(std::exchange(other.h_, NAA_HANDLE_NULL)) {}
   handle &operator=(handle &&other) noexcept {
@@ -120,7 +131,7 @@ class handle {
 
  private:
   handle(std::uint32_t function_code, const buffer *in, std::size_t n_in, const buffer *out,
-         std::size_t n_out) {
+         std::size_t n_out, const naa_attr_t *attr) {
     std::vector<naa_param_t> inputs, outputs;
     for (std::size_t i = 0; i < n_in; i++) inputs.push_back(in[i].param());
     for (std::size_t i = 0; i < n_out; i++) {
@@ -128,8 +139,13 @@ class handle {
       if (out[i].read_only()) throw error(NAA_ERR_INVALID_ARGUMENT, "naa::handle (output buffer of const elements)");
       outputs.push_back(out[i].param());
     }
-    check(naa_create(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &h_),
-          "naa_create");
+    if (attr == nullptr)
+      check(naa_create(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &h_),
+            "naa_create");
+    else
+      check(naa_create_attr(function_code, inputs.data(), inputs.size(), outputs.data(),
+                            outputs.size(), attr, &h_),
+            "naa_create_attr");
   }
 
   static void check(int rc, const char *call, const naa_status &st = naa_status{}) {

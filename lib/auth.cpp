@@ -10,15 +10,15 @@ namespace {
 
 const std::string kMagic = "NAA1";
 
-std::string checked(std::string key, const std::string &source) {
+}  // namespace
+
+std::string checked_key(std::string key, const std::string &source, naa_error_t code) {
   if (key.size() > kMaxKeyLength)
-    throw Error(NAA_ERR_CONFIG, source + ": the key has " + std::to_string(key.size()) +
+    throw Error(code, source + ": the key has " + std::to_string(key.size()) +
                                     " bytes, more than the " + std::to_string(kMaxKeyLength) +
                                     " a connection request can carry");
   return key;
 }
-
-}  // namespace
 
 std::string key_from_file(const std::string &path) {
   std::ifstream in(path);
@@ -27,12 +27,12 @@ std::string key_from_file(const std::string &path) {
     throw Error(NAA_ERR_CONFIG, "cannot read the authentication key file '" + path + "'");
   if (!key.empty() && key.back() == '\r') key.pop_back();
   if (key.empty()) throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
-  return checked(key, "key file " + path);
+  return checked_key(key, "key file " + path);
 }
 
 std::string key_from_environment() {
   if (const char *key = std::getenv("NAA_AUTH_KEY"); key != nullptr && *key != '\0')
-    return checked(key, "NAA_AUTH_KEY");
+    return checked_key(key, "NAA_AUTH_KEY");
   if (const char *path = std::getenv("NAA_AUTH_KEY_FILE"); path != nullptr && *path != '\0')
     return key_from_file(path);
   return "";

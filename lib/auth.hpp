@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "naa.h"
+
 namespace naa::auth {
 
 constexpr size_t kMaxKeyLength = 48;  // rdma_cm's REQ carries 56 bytes of private data (PS_TCP)
@@ -15,6 +17,9 @@ constexpr size_t kMaxKeyLength = 48;  // rdma_cm's REQ carries 56 bytes of priva
 // Throws Error(NAA_ERR_CONFIG) for an unreadable file or a key longer than kMaxKeyLength.
 std::string key_from_environment();
 std::string key_from_file(const std::string &path);
+// `key` itself, or Error(code) naming `source` when it is longer than kMaxKeyLength.
+std::string checked_key(std::string key, const std::string &source,
+                        naa_error_t code = NAA_ERR_CONFIG);
 
 // The private data that carries `key` ("NAA1", one length byte, the key): self-delimiting,
 // because InfiniBand pads private data with zeros.

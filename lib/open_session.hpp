@@ -9,13 +9,13 @@
 
 #include "regions.hpp"
 #include "session.hpp"
+#include "settings.hpp"
 
 namespace naa {
 
-// Reads the runtime parameters (NAA_TIMEOUT, NAA_PROGRESS, NAA_TRANSPORT), resolves the NAA
-// for function_code (n_inputs is what NAA_SPEC's param_count must equal), connects and runs
-// MRSP. Throws Error.
+// Opens the transport `settings` name, resolves the NAA for function_code (n_inputs is what
+// NAA_SPEC's param_count must equal), connects and runs MRSP. Throws Error.
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
-                                      size_t n_inputs);
+                                      size_t n_inputs, const Settings &settings);
 
 }  // namespace naa

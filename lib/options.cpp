@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <sched.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,8 +13,7 @@ namespace naa {
 
 constexpr double kDefaultTimeoutSeconds = 60;
 
-std::chrono::milliseconds timeout_from_environment() {
-  const char *text = std::getenv("NAA_TIMEOUT");
+std::chrono::milliseconds parse_timeout(const char *text, const char *name) {
   if (text == nullptr || *text == '\0')
     return std::chrono::milliseconds(static_cast<long>(kDefaultTimeoutSeconds * 1000));
   // strtod alone would also take hex, "inf" and leading blanks.
@@ -21,10 +22,14 @@ std::chrono::milliseconds timeout_from_environment() {
   double seconds = decimal ? std::strtod(text, &end) : 0;
   // An upper bound keeps the millisecond count far from overflow; a year is no deadline anyway.
   if (!decimal || end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
-      seconds > 31536000)
-    throw Error(NAA_ERR_CONFIG, std::string("NAA_TIMEOUT '") + text +
+      seconds > kMaxTimeoutSeconds)
+    throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + text +
                                     "' is not a number of seconds in (0, 31536000]");
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));
+}
+
+std::chrono::milliseconds timeout_from_environment() {
+  return parse_timeout(std::getenv("NAA_TIMEOUT"), "NAA_TIMEOUT");
 }
 
 namespace {
@@ -35,27 +40,51 @@ std::chrono::microseconds microseconds_from_environment(const char *name,
   const char *text = std::getenv(name);
   if (text == nullptr || *text == '\0') return fallback;
   uint64_t v = 0;
-  if (!parse_count(text, 10000000, &v))
+  if (!parse_count(text, kMaxMicroseconds, &v))
     throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + text + "' is not 0..10000000");
   return std::chrono::microseconds(v);
 }
 
 }  // namespace
 
+Progress::Mode parse_progress_mode(const std::string &m, const char *name) {
+  if (m == "spin") return Progress::Mode::Spin;
+  if (m == "block") return Progress::Mode::Block;
+  if (m.empty() || m == "spin-then-block") return Progress::Mode::SpinThenBlock;
+  if (m == "thread") return Progress::Mode::Thread;
+  if (m == "provider") return Progress::Mode::Provider;
+  throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + m + "' is not spin, block, "
+                              "spin-then-block, thread or provider");
+}
+
 Progress progress_from_environment() {
-  Progress p;
+  Progress p = progress_tuning_from_environment();
   const char *mode = std::getenv("NAA_PROGRESS");
-  std::string m = mode != nullptr ? mode : "";
-  if (m == "spin") p.mode = Progress::Mode::Spin;
-  else if (m == "block") p.mode = Progress::Mode::Block;
-  else if (m.empty() || m == "spin-then-block") p.mode = Progress::Mode::SpinThenBlock;
-  else throw Error(NAA_ERR_CONFIG, "NAA_PROGRESS '" + m + "' is not spin, block or spin-then-block");
+  p.mode = parse_progress_mode(mode != nullptr ? mode : "", "NAA_PROGRESS");
+  return p;
+}
+
+Progress progress_tuning_from_environment() {
+  Progress p;
   p.spin = microseconds_from_environment("NAA_SPIN_US", p.spin);
+  const char *cpu = std::getenv("NAA_PROGRESS_CPU");
+  if (cpu != nullptr && *cpu != '\0') {
+    uint64_t v = 0;
+    if (!parse_count(cpu, CPU_SETSIZE - 1, &v))
+      throw Error(NAA_ERR_CONFIG, std::string("NAA_PROGRESS_CPU '") + cpu + "' is not a CPU number "
+                                  "0.." + std::to_string(CPU_SETSIZE - 1));
+    p.cpu = static_cast<int>(v);
+  }
   return p;
 }
 
 std::chrono::microseconds pacing_from_environment() {
   return microseconds_from_environment("NAA_PACING_US", kDefaultPacing);
+}
+
+std::string rdma_device_from_environment() {
+  const char *device = std::getenv("NAA_RDMA_DEVICE");
+  return device != nullptr ? device : "";
 }
 
 std::string local_ip_from_environment() {

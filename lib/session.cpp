@@ -21,17 +21,16 @@ std::string hex(uint32_t v) {
 
 Session::Session(transport::Transport &transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 std::chrono::milliseconds timeout, Progress progress,
-                 std::chrono::microseconds pacing)
+                 const Settings &settings)
     : function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
-      timeout_(timeout),
-      progress_(progress),
+      timeout_(settings.timeout),
+      progress_(settings.progress),
       request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(timeout_);
-  const std::string key = auth::key_from_environment();
-  ep_ = transport.connect(target_->host(), target_->port(), local_ip_from_environment(), deadline,
+  const std::string &key = settings.auth_key;
+  ep_ = transport.connect(target_->host(), target_->port(), settings.local_ip, deadline,
                           key.empty() ? std::string() : auth::encode(key));
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
@@ -46,14 +45,22 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", ep_->peer().c_str(),
                  transport::kServerIdentity);
   } else {
-    pacing_ = pacing;
+    pacing_ = settings.pacing;
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
                  "%ld us after its last reply (NAA_PACING_US)",
                  ep_->peer().c_str(), static_cast<long>(pacing_.count()));
   }
+  if (progress_.mode == Progress::Mode::Thread)
+    engine_ = ProgressEngine::acquire(progress_.cpu);
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  if (!engine_) return;
+  // In a forked child the engine's thread is not there to withdraw from, nor to join: its
+  // reference is dropped on the floor rather than destroyed.
+  if (engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
+  else engine_->withdraw(this);
+}
 
 void Session::exchange_memory_regions(Deadline deadline) {
   std::vector<uint32_t> sizes;
@@ -151,20 +158,38 @@ int Session::invoke() {
     NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
     return NAA_ERR_STATE;
   }
+  if (engine_) {
+    if (engine_->orphaned())
+      return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
+                                       "thread stayed in the parent"));
+    writes_pending_ = true;
+    reply_pending_ = true;
+    posted_ = false;
+    engine_error_.reset();
+    settled_.store(false);
+    state_ = State::Running;
+    engine_->submit(this);
+    with_engine_ = true;
+    return NAA_SUCCESS;
+  }
   try {
-    if (ep_->immediate_consumes_recv())
-      ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-    ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
-                     pacing_.count() > 0 ? naa_message_polled_ + pacing_
-                                         : Deadline::Clock::time_point{});
+    post_invocation();
   } catch (const Error &e) {
     return fail(e);
   }
-  first_invoked_ = true;
   writes_pending_ = true;
   reply_pending_ = true;
   state_ = State::Running;
   return NAA_SUCCESS;
+}
+
+void Session::post_invocation() {
+  if (ep_->immediate_consumes_recv())
+    ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
+  ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
+                   pacing_.count() > 0 ? naa_message_polled_ + pacing_
+                                       : Deadline::Clock::time_point{});
+  first_invoked_ = true;
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -187,10 +212,11 @@ void Session::absorb(const transport::Completion &c) {
   }
 }
 
-void Session::poll_once() {
+size_t Session::poll_once() {
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
   for (size_t i = 0; i < n; ++i) absorb(c[i]);
+  return n;
 }
 
 int Session::complete(naa_status *status) {
@@ -204,6 +230,7 @@ int Session::complete(naa_status *status) {
     status->immediate = reply_.imm;
     status->bytes_received = reply_.bytes;
     status->function_code = function_code_;
+    status->error = rc != NAA_RC_SUCCESS ? NAA_ERR_NAA : NAA_SUCCESS;
   }
   if (rc != NAA_RC_SUCCESS) {
     NAA_LOG_INFO("NAA at %s returned code 0x%02x for function code %u", ep_->peer().c_str(), rc,
@@ -220,6 +247,11 @@ int Session::test(bool *flag, naa_status *status) {
   if (state_ != State::Running) {
     NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
     return NAA_ERR_STATE;
+  }
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
+    if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
+    *flag = !engine_error_;
+    return settled(status);
   }
   try {
     poll_once();
@@ -238,6 +270,105 @@ int Session::wait(naa_status *status) {
     NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
     return NAA_ERR_STATE;
   }
+  if (!engine_) return wait_on_endpoint(status);
+  // naa_wait takes the invocation back from the engine and ends it on this thread as the other
+  // modes do: a thread that waits anyway moves the data itself, and the round trip pays no
+  // wake-up of the engine's nor of its own.
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
+  if (settled_.load(std::memory_order_acquire)) return settled(status);
+  int rc = wait_on_endpoint(status);
+  give_back_locked();
+  return rc;
+}
+
+void Session::take_back_locked() {
+  if (!engine_ || !with_engine_ || state_ != State::Running) return;
+  engine_->withdraw(this);
+  with_engine_ = false;
+  if (settled_.load(std::memory_order_acquire) || posted_) return;
+  try {
+    post_invocation();
+    posted_ = true;
+  } catch (const Error &e) {
+    fail(e);
+  }
+}
+
+// Still in flight (our writes are not through): the engine drives it on for naa_test.
+void Session::give_back_locked() {
+  if (!engine_ || with_engine_ || state_ != State::Running ||
+      settled_.load(std::memory_order_acquire))
+    return;
+  engine_->submit(this);
+  with_engine_ = true;
+}
+
+void Session::take_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+}
+
+void Session::give_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  give_back_locked();
+}
+
+bool Session::in_flight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::Running;
+}
+
+bool Session::done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != State::Running) return true;
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire)))
+    return settled_.load(std::memory_order_acquire);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    fail(e);
+    return true;
+  }
+  return finished();
+}
+
+// As the progress engine's step(): arming comes before the last poll.
+int Session::arm(bool *ready) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *ready = true;
+  if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
+    return -1;
+  const int fd = ep_->wait_fd();
+  try {
+    if (fd >= 0 && !ep_->arm_wait()) return fd;
+    *ready = poll_once() > 0;
+  } catch (const Error &e) {
+    fail(e);
+  }
+  return fd;
+}
+
+int Session::expire(naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ != State::Running) return NAA_ERR_STATE;
+  if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  if (finished()) return complete(status);
+  int rc = timed_out();
+  give_back_locked();
+  return rc;
+}
+
+int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(unanswered()); }
+
+int Session::wait_on_endpoint(naa_status *status) {
   Deadline deadline = Deadline::after(timeout_);
   try {
     if (progress_.mode != Progress::Mode::Block) {
@@ -253,28 +384,60 @@ int Session::wait(naa_status *status) {
     while (!finished()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
-      if (n == 0) {
-        if (!writes_pending_) {
-          // The NAA acknowledged every write of the request and never answered: a long kernel
-          // looks the same until the deadline, after it the request is taken as lost (the
-          // reference NAA strands requests, doc/protocol.md §4.4) and nothing more will come.
-          return fail(Error(NAA_ERR_TIMEOUT,
-                            "the NAA acknowledged the request but never replied within "
-                            "NAA_TIMEOUT (" + std::to_string(timeout_.count()) + " ms); this "
-                            "handle cannot recover without a new connection (naa_finalize it "
-                            "and naa_create another)"));
-        }
-        // Our own writes are not through: the invocation stays in flight, the caller may wait
-        // again or finalize.
-        NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT "
-                      "(%ld ms)", ep_->peer().c_str(), static_cast<long>(timeout_.count()));
-        return NAA_ERR_TIMEOUT;
-      }
+      if (n == 0) return timed_out();
       for (size_t i = 0; i < n; ++i) absorb(c[i]);
     }
   } catch (const Error &e) {
     return fail(e);
   }
+  return complete(status);
+}
+
+// The NAA acknowledged every write of the request and never answered: a long kernel looks
+// the same until the deadline, after it the request is taken as lost (the reference NAA
+// strands requests, doc/protocol.md §4.4) and nothing more will come.
+Error Session::unanswered() const {
+  return Error(NAA_ERR_TIMEOUT, "the NAA acknowledged the request but never replied within "
+                                "NAA_TIMEOUT (" + std::to_string(timeout_.count()) + " ms); this "
+                                "handle cannot recover without a new connection (naa_finalize it "
+                                "and naa_create another)");
+}
+
+// Our own writes are not through: the invocation stays in flight, the caller may wait again
+// or finalize.
+int Session::writes_timed_out() const {
+  NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT (%ld ms)",
+                ep_->peer().c_str(), static_cast<long>(timeout_.count()));
+  return NAA_ERR_TIMEOUT;
+}
+
+// On the engine's thread. Arming comes before the last poll: a completion that lands between
+// the two is then either polled here or signalled on wait_fd(). Pacing sleeps inside
+// post_writes, holding up the engine's other handles for at most NAA_PACING_US, and only
+// for NAAs that need pacing at all.
+ProgressEngine::Client::Step Session::step() {
+  try {
+    if (!posted_) {
+      post_invocation();
+      posted_ = true;
+      return Step::Moved;
+    }
+    if (poll_once() == 0) {
+      if (!ep_->arm_wait()) return Step::Moved;  // something is there: poll, do not sleep
+      if (poll_once() == 0) return Step::Idle;
+    }
+    return finished() ? Step::Settled : Step::Moved;
+  } catch (const Error &e) {
+    engine_error_ = e;
+    return Step::Settled;
+  }
+}
+
+void Session::announce() { settled_.store(true, std::memory_order_release); }
+
+// The invocation the engine settled, now back in the application's hands.
+int Session::settled(naa_status *status) {
+  if (engine_error_) return fail(*engine_error_);
   return complete(status);
 }
 

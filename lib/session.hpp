@@ -1,32 +1,38 @@
 // One handle's life: connected -> (MRSP) -> ready -> running -> ready ... ; failed after a
 // transport or protocol error (sticky: later calls report it until naa_finalize).
 // Everything an invocation needs (registered memory, both write chains, the immediate) is built
-// here once, so that invoke() only posts.
+// here once, so that invoke() only posts. With NAA_PROGRESS=thread, invoke() only hands the
+// session to the progress engine, whose thread posts and completes it through step(): the
+// protocol stays here, the engine only decides when to call.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "error.hpp"
 #include "mrsp.hpp"
 #include "options.hpp"
 #include "naa.h"
+#include "progress_engine.hpp"
 #include "regions.hpp"
 #include "rm/resolver.hpp"
+#include "settings.hpp"
 #include "transport/transport.hpp"
 
 namespace naa {
 
-class Session {
+class Session : private ProgressEngine::Client {
  public:
-  // Connects and runs MRSP within `timeout`. `pacing` guards the final write of each
-  // invocation unless the NAA identifies itself as a libnaa server. Throws Error.
+  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP within
+  // settings.timeout. settings.pacing guards the final write of each invocation unless the
+  // NAA identifies itself as a libnaa server. Throws Error.
   Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
-          std::unique_ptr<rm::Target> target, std::chrono::milliseconds timeout, Progress progress,
-          std::chrono::microseconds pacing);
+          std::unique_ptr<rm::Target> target, const Settings &settings);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
@@ -34,16 +40,44 @@ class Session {
   int test(bool *flag, naa_status *status);
   int wait(naa_status *status);
 
+  // For completion over many handles (lib/completion.cpp), which sleeps on all their
+  // descriptors at once: whether an invocation is in flight; whether test() would now end
+  // it, done or failed (ends nothing itself); taking it from the progress engine so that the
+  // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
+  // (-1: there is none) with *ready telling that something may be there already; and what
+  // wait() returns when the deadline has passed.
+  bool in_flight();
+  bool done();
+  void take_back();
+  void give_back();
+  int arm(bool *ready);
+  int expire(naa_status *status);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  const Progress &progress() const { return progress_; }
+
  private:
   enum class State { Ready, Running, Failed };
 
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
+  void post_invocation();
   void absorb(const transport::Completion &c);
-  void poll_once();
+  size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
   int complete(naa_status *status);
   int fail(const Error &e);
+  Error unanswered() const;
+  int writes_timed_out() const;
+
+  // NAA_PROGRESS=thread.
+  Step step() override;
+  void announce() override;
+  int wait_fd() const override { return ep_->wait_fd(); }
+  int settled(naa_status *status);
+  int wait_on_endpoint(naa_status *status);
+  int timed_out();
+  void take_back_locked();
+  void give_back_locked();
 
   std::mutex mu_;
   const uint8_t function_code_;
@@ -66,7 +100,7 @@ class Session {
   bool first_invoked_ = false;
   uint32_t request_imm_;
 
-  bool writes_pending_ = false;
+  std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
   bool reply_pending_ = false;
   transport::Completion reply_{};
 
@@ -74,6 +108,15 @@ class Session {
   // `pacing_` after the NAA's last message was polled. Zero for a libnaa server.
   std::chrono::microseconds pacing_{0};
   Deadline::Clock::time_point naa_message_polled_{};
+
+  // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
+  // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
+  // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
+  std::shared_ptr<ProgressEngine> engine_;
+  bool posted_ = false;
+  bool with_engine_ = false;  // submitted and not taken back (the engine may have settled it)
+  std::optional<Error> engine_error_;
+  std::atomic<bool> settled_{false};
 };
 
 }  // namespace naa

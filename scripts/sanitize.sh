@@ -2,7 +2,9 @@
 # The test suite under sanitizers, each in its own build directory beside _build:
 #   _build-asan  --enable-sanitizers=address,undefined, the whole make check
 #   _build-tsan  --enable-sanitizers=thread, the tests that run threads (test_offload's
-#                thread-per-handle case, the handle table) and naa-server serving them and
+#                thread-per-handle case, the handle table, the progress thread of
+#                NAA_PROGRESS=thread in test_progress, naa_waitany & co. taking handles
+#                from it in test_completion) and naa-server serving them and
 #                forking kernel workers (test_server_faults)
 # Any report fails the run (halt_on_error). Usage: scripts/sanitize.sh [asan|tsan]...
 set -euo pipefail
@@ -31,7 +33,7 @@ run_tsan() {
   build "$top/_build-tsan" thread
   echo "sanitize: thread tests under TSan (halt_on_error)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
-    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults"
+    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion"
 }
 
 status=0

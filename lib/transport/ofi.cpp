@@ -88,7 +88,7 @@ std::string sockaddr_name(const void *addr) {
 
 // What both sides ask of a provider. The mr_mode bits are the ones we can honour (verbs needs
 // them); providers drop the bits they do not need, and we adapt to what remains.
-InfoPtr make_hints(const std::string &provider) {
+InfoPtr make_hints(const std::string &provider, bool auto_progress = false) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) throw Error(NAA_ERR_NO_RESOURCES, "fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_MSG;
@@ -96,6 +96,7 @@ InfoPtr make_hints(const std::string &provider) {
   hints->mode = FI_RX_CQ_DATA;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;  // one domain per endpoint, used under a lock
+  if (auto_progress) hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
   if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
   return hints;
 }
@@ -291,6 +292,14 @@ class OfiEndpoint : public Endpoint {
     }
   }
 
+  int wait_fd() const override { return wait_fd_; }
+
+  bool arm_wait() override {
+    check_events();
+    fid_t cq = &cq_->fid;
+    return fi_trywait(fabric_->fabric, &cq, 1) == FI_SUCCESS;
+  }
+
   const std::string &peer() const override { return peer_; }
   const std::string &peer_data() const override { return peer_data_; }
 
@@ -300,10 +309,17 @@ class OfiEndpoint : public Endpoint {
     fi_eq_attr eq_attr{};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
     check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
+    // An fd wait object where the provider has one: the progress thread sleeps on many
+    // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_DATA;
-    cq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    cq_attr.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
+      if (fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+    } else {
+      cq_attr.wait_obj = FI_WAIT_UNSPEC;
+      check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    }
     check(fi_endpoint(domain_, info_.get(), &ep_, nullptr), "fi_endpoint");
     check(fi_ep_bind(ep_, &eq_->fid, 0), "fi_ep_bind(eq)");
     // Selective completion for sends only (the chain signals just its last write); on the
@@ -444,6 +460,7 @@ class OfiEndpoint : public Endpoint {
   size_t max_msg_ = SIZE_MAX;
   uint64_t next_key_ = 1;
   unsigned empty_polls_ = 0;
+  int wait_fd_ = -1;
   bool connected_ = false;
   fid_domain *domain_ = nullptr;
   fid_eq *eq_ = nullptr;
@@ -522,15 +539,16 @@ class OfiListener : public Listener {
 
 class OfiTransport : public Transport {
  public:
-  explicit OfiTransport(std::string provider)
-      : provider_(std::move(provider)), name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
+  OfiTransport(std::string provider, bool auto_progress)
+      : provider_(std::move(provider)), auto_progress_(auto_progress),
+        name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
 
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data) override {
-    InfoPtr hints = make_hints(provider_);
+    InfoPtr hints = make_hints(provider_, auto_progress_);
     sockaddr_in *src = nullptr;
     if (!local_ip.empty()) {
       src = static_cast<sockaddr_in *>(calloc(1, sizeof(sockaddr_in)));
@@ -554,15 +572,17 @@ class OfiTransport : public Transport {
     int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);
     if (rc < 0)
       fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
-           "no libfabric provider" + OfiListener::provider_phrase(provider_) + " reaches " +
-               host + ":" + service,
+           "no libfabric provider" + OfiListener::provider_phrase(provider_) +
+               (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
+               " reaches " + host + ":" + service,
            rc);
     InfoPtr owned(info);
     InfoPtr chosen(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
     if (!chosen) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-    NAA_LOG_INFO("connecting to %s:%s with provider %s (fabric %s, domain %s)", host.c_str(),
-                 service.c_str(), chosen->fabric_attr->prov_name, chosen->fabric_attr->name,
-                 chosen->domain_attr->name);
+    NAA_LOG_INFO("connecting to %s:%s with provider %s (fabric %s, domain %s, %s data progress)",
+                 host.c_str(), service.c_str(), chosen->fabric_attr->prov_name,
+                 chosen->fabric_attr->name, chosen->domain_attr->name,
+                 chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     auto fabric = std::make_shared<OfiFabric>(chosen.get());
     auto ep = std::make_unique<OfiEndpoint>(std::move(fabric), std::move(chosen), nullptr);
     ep->connect(deadline, private_data);
@@ -575,13 +595,14 @@ class OfiTransport : public Transport {
 
  private:
   std::string provider_;
+  const bool auto_progress_;
   std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider) {
-  return std::make_unique<OfiTransport>(provider);
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool auto_progress) {
+  return std::make_unique<OfiTransport>(provider, auto_progress);
 }
 
 std::vector<std::string> list_ofi_providers() {

@@ -6,7 +6,8 @@
 
 namespace naa::transport {
 
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider);
+// `auto_progress`: only providers that move data without our calls (FI_PROGRESS_AUTO).
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool auto_progress);
 
 // The libfabric providers that offer what libnaa needs (FI_EP_MSG, RMA, remote CQ data), one
 // line each: "tcp  fabric 127.0.0.1/32  domain lo"; empty if none.

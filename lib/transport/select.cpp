@@ -18,22 +18,25 @@
 namespace naa::transport {
 namespace {
 
-std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider) {
+std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider,
+                                    bool provider_progress) {
 #ifdef NAA_HAVE_LIBFABRIC
   NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
                 provider.empty() ? "(any)" : provider.c_str());
-  return open_ofi_transport(provider);
+  return open_ofi_transport(provider, provider_progress);
 #else
   (void)provider;
+  (void)provider_progress;
   throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without libfabric");
 #endif
 }
 
-std::unique_ptr<Transport> open_verbs(const std::string &name) {
+std::unique_ptr<Transport> open_verbs(const std::string &name, const std::string &device) {
 #ifdef NAA_HAVE_VERBS
   (void)name;
-  return open_verbs_transport();
+  return open_verbs_transport(device);
 #else
+  (void)device;
   throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without rdma-core "
                                    "(configure --with-verbs)");
 #endif
@@ -43,15 +46,18 @@ std::unique_ptr<Transport> open_verbs(const std::string &name) {
 // on the RDMA fabric and another over plain TCP.
 class AutoTransport : public Transport {
  public:
+  AutoTransport(bool provider_progress, std::string device)
+      : provider_progress_(provider_progress), device_(std::move(device)) {}
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data) override {
-    std::string choice = auto_transport_for(host, local_ip, deadline);
+    std::string choice = auto_transport_for(host, local_ip, device_, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     name_ = "auto: " + choice;
-    return open_transport(choice)->connect(host, port, local_ip, deadline, private_data);
+    return open_transport(choice, provider_progress_, device_)->connect(host, port, local_ip, deadline,
+                                                               private_data);
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
@@ -61,10 +67,12 @@ class AutoTransport : public Transport {
 #endif
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
     name_ = "auto: " + choice;
-    return open_transport(choice)->listen(host, port);
+    return open_transport(choice, provider_progress_, device_)->listen(host, port);
   }
 
  private:
+  const bool provider_progress_;
+  const std::string device_;
   std::string name_ = "auto";
 };
 
@@ -112,22 +120,25 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
 }
 
 std::string auto_transport_for(const std::string &host, const std::string &local_ip,
-                               Deadline deadline) {
+                               const std::string &device, Deadline deadline) {
 #ifdef NAA_HAVE_VERBS
-  if (verbs_routes_to(host, local_ip, deadline)) return "verbs";
+  if (verbs_routes_to(host, local_ip, device, deadline)) return "verbs";
 #else
   (void)host;
   (void)local_ip;
+  (void)device;
   (void)deadline;
 #endif
   return "ofi+tcp";
 }
 
-std::unique_ptr<Transport> open_transport(const std::string &name) {
-  if (name == "auto") return std::make_unique<AutoTransport>();
-  if (name == "verbs") return open_verbs(name);
-  if (name == "ofi") return open_ofi(name, "");
-  if (name.rfind("ofi+", 0) == 0 && name.size() > 4) return open_ofi(name, name.substr(4));
+std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress,
+                                          const std::string &device) {
+  if (name == "auto") return std::make_unique<AutoTransport>(provider_progress, device);
+  if (name == "verbs") return open_verbs(name, device);
+  if (name == "ofi") return open_ofi(name, "", provider_progress);
+  if (name.rfind("ofi+", 0) == 0 && name.size() > 4)
+    return open_ofi(name, name.substr(4), provider_progress);
   throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
                                   "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
 }

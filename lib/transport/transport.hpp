@@ -96,6 +96,14 @@ class Endpoint {
   // Blocks until at least one completion or the deadline (then returns 0).
   virtual size_t wait(Completion *out, size_t max, Deadline deadline) = 0;
 
+  // For a thread that sleeps on many endpoints at once (NAA_PROGRESS=thread): a descriptor
+  // that becomes readable when poll() may find a completion, or -1 when there is none.
+  // arm_wait() readies it and looks at the connection (throws when the peer is gone); false
+  // means a completion may already be waiting. A poll() after arming that finds nothing
+  // leaves the descriptor armed: sleeping on it is then safe.
+  virtual int wait_fd() const = 0;
+  virtual bool arm_wait() = 0;
+
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
 
   // The private data the peer sent while connecting: its connection request on the server
@@ -139,7 +147,13 @@ void pace_until(Deadline::Clock::time_point t);
 
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
 // it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
-std::unique_ptr<Transport> open_transport(const std::string &name);
+// `provider_progress` (NAA_PROGRESS=provider) asks libfabric for FI_PROGRESS_AUTO data
+// progress: a provider that cannot give it is not chosen. Verbs devices progress by
+// themselves (Soft-RoCE on the posting thread and in the kernel) and ignore it. `device`
+// (NAA_RDMA_DEVICE) is the RDMA device verbs connects from when a connection names no
+// local_ip; empty: rdma_cm's choice.
+std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress = false,
+                                          const std::string &device = {});
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, and verbs where an RDMA device serves `host`), in that order,
@@ -152,6 +166,6 @@ std::string transport_from_environment();
 // What NAA_TRANSPORT=auto uses to reach `host`: "verbs" when an RDMA device routes there
 // (rdma_cm resolves address and route before `deadline`), else "ofi+tcp".
 std::string auto_transport_for(const std::string &host, const std::string &local_ip,
-                               Deadline deadline);
+                               const std::string &device, Deadline deadline);
 
 }  // namespace naa::transport

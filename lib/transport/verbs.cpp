@@ -104,10 +104,9 @@ std::string device_ipv4(const std::string &device) {
                                   ": no such RDMA device, or it has no IPv4 RoCEv2 GID");
 }
 
-std::string source_address(const std::string &local_ip) {
+std::string source_address(const std::string &local_ip, const std::string &device) {
   if (!local_ip.empty()) return local_ip;
-  const char *device = std::getenv("NAA_RDMA_DEVICE");
-  return device != nullptr && *device != '\0' ? device_ipv4(device) : std::string();
+  return device.empty() ? std::string() : device_ipv4(device);
 }
 
 bool have_rdma_devices() {
@@ -422,17 +421,26 @@ class VerbsEndpoint : public Endpoint {
   size_t wait(Completion *out, size_t max, Deadline deadline) override {
     for (;;) {
       if (size_t n = poll(out, max)) return n;
-      if (ibv_req_notify_cq(cq_, 0) != 0)
-        throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
+      arm_wait();
       if (size_t n = poll(out, max)) return n;
-      check_cm_events();
       if (deadline.expired()) return 0;
       pollfd fds[2] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}};
       ::poll(fds, 2, deadline.remaining_ms(kWaitSliceMs));
-      ibv_cq *cq = nullptr;
-      void *ctx = nullptr;
-      while (ibv_get_cq_event(comp_ch_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
     }
+  }
+
+  int wait_fd() const override { return comp_ch_->fd; }
+
+  // Consumes the events already signalled (the descriptor stays readable until they are
+  // read), then asks for one on the next completion.
+  bool arm_wait() override {
+    ibv_cq *cq = nullptr;
+    void *ctx = nullptr;
+    while (ibv_get_cq_event(comp_ch_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    check_cm_events();
+    if (ibv_req_notify_cq(cq_, 0) != 0)
+      throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
+    return true;
   }
 
   const std::string &peer() const override { return peer_; }
@@ -650,6 +658,7 @@ class VerbsListener : public Listener {
 
 class VerbsTransport : public Transport {
  public:
+  explicit VerbsTransport(std::string device) : device_(std::move(device)) {}
   const char *name() const override { return "verbs"; }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
@@ -658,7 +667,7 @@ class VerbsTransport : public Transport {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
     sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip);
+    std::string source = source_address(local_ip, device_);
     sockaddr_in src{};
     if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     auto ch = std::make_unique<CmChannel>();
@@ -674,17 +683,23 @@ class VerbsTransport : public Transport {
     require_rdma_devices("listening on " + host);
     return std::make_unique<VerbsListener>(host, port);
   }
+
+ private:
+  const std::string device_;
 };
 
 }  // namespace
 
-std::unique_ptr<Transport> open_verbs_transport() { return std::make_unique<VerbsTransport>(); }
+std::unique_ptr<Transport> open_verbs_transport(const std::string &device) {
+  return std::make_unique<VerbsTransport>(device);
+}
 
-bool verbs_routes_to(const std::string &host, const std::string &local_ip, Deadline deadline) {
+bool verbs_routes_to(const std::string &host, const std::string &local_ip,
+                     const std::string &device, Deadline deadline) {
   if (!have_rdma_devices()) return false;
   try {
     sockaddr_in dst = resolve_ipv4(host, 0, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip);
+    std::string source = source_address(local_ip, device);
     sockaddr_in src{};
     if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     CmChannel ch;

@@ -10,11 +10,18 @@ args="--host $NAA_TEST_HOST --port $NAA_TEST_PORT --sizes 1,4K --iters 8 --min-i
 
 "$bench" $args --raw > "$naa_test_dir/table"
 cat "$naa_test_dir/table"
-for test in latency overlap throughput setup; do
+for test in latency throughput setup; do
   grep -q "^# $test: " "$naa_test_dir/table" || { echo "no $test table" >&2; exit 1; }
 done
-# Per test one row per size (4 tests x 2 sizes), each starting with the size and its count.
-[ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 8 ] || { echo "wrong row count" >&2; exit 1; }
+# The overlap test: one table per progress mode, busy and idle host in each (13 numbers a row).
+for mode in spin-then-block thread; do
+  grep -q "^# overlap with NAA_PROGRESS=$mode: " "$naa_test_dir/table" || { echo "no overlap table for $mode" >&2; exit 1; }
+done
+[ "$(awk '/^# overlap with/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 13 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 4 ] ||
+  { echo "overlap rows lack the busy or the idle host" >&2; exit 1; }
+# Per table one row per size (3 tests and 2 overlap tables, x 2 sizes), each starting with the
+# size and its count.
+[ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 10 ] || { echo "wrong row count" >&2; exit 1; }
 # The latency rows carry the raw columns and both ratios: 10 numbers, none missing.
 [ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 10 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
   { echo "latency rows lack the raw measurements" >&2; exit 1; }

@@ -114,6 +114,29 @@ void test_array_and_pointer_views(void **) {
   assert_int_equal(naa::buffer(ints).param().size, 10 * sizeof(std::int32_t));
 }
 
+/* attr.naa names the server although NAA_SPEC names another code only; an attr with a bad
+ * field throws with naa_create_attr's name. */
+void test_attr(void **) {
+  std::vector<std::uint8_t> buf(100, 7);
+  test_server_use(&server, FN_VECADD, 2);
+  const std::string where = std::string(test_host()) + ":" + std::to_string(server.port);
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = where.c_str();
+  attr.timeout_ms = 10000;
+  {
+    naa::handle h(FN_ADD1, {buf}, {buf}, attr);
+    h.invoke();
+    assert_int_equal(h.wait().function_code, FN_ADD1);
+  }
+  assert_int_equal(buf[99], 8);
+  attr.timeout_ms = -5;
+  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT,
+                              [&] { naa::handle h(FN_ADD1, std::vector<naa::buffer>{buf},
+                                                  std::vector<naa::buffer>{buf}, attr); });
+  assert_string_equal(e.what(), (std::string("naa_create_attr: ") +
+                                 naa_strerror(NAA_ERR_INVALID_ARGUMENT)).c_str());
+}
+
 /* Failures are naa::error with the library's code and naa_strerror's text; nothing is created. */
 void test_errors(void **) {
   std::vector<double> a(16), b(16), out(16);
@@ -190,6 +213,7 @@ int main() {
       cmocka_unit_test(test_vecadd_vectors),
       cmocka_unit_test(test_array_and_pointer_views),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_attr),
       cmocka_unit_test(test_naa_return_code),
       cmocka_unit_test(test_move_and_destructor),
   };

@@ -13,8 +13,8 @@
 #include "naa.h"
 
 /* Keep in step with test_fortran_binding.f90. */
-#define N_LAYOUT 12
-#define N_CONSTANTS 22
+#define N_LAYOUT 24
+#define N_CONSTANTS 26
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
   size_t i = 0;
@@ -30,6 +30,18 @@ void naa_test_c_layout(size_t out[N_LAYOUT]) {
   out[i++] = offsetof(naa_status, immediate);
   out[i++] = offsetof(naa_status, bytes_received);
   out[i++] = offsetof(naa_status, function_code);
+  out[i++] = offsetof(naa_status, error);
+  out[i++] = sizeof(naa_attr_t);
+  out[i++] = offsetof(naa_attr_t, size);
+  out[i++] = offsetof(naa_attr_t, version);
+  out[i++] = offsetof(naa_attr_t, naa);
+  out[i++] = offsetof(naa_attr_t, transport);
+  out[i++] = offsetof(naa_attr_t, timeout_ms);
+  out[i++] = offsetof(naa_attr_t, progress);
+  out[i++] = offsetof(naa_attr_t, auth_key);
+  out[i++] = offsetof(naa_attr_t, local_ip);
+  out[i++] = offsetof(naa_attr_t, device);
+  out[i++] = offsetof(naa_attr_t, pacing_us);
 }
 
 void naa_test_c_constants(int out[N_CONSTANTS]) {
@@ -56,6 +68,10 @@ void naa_test_c_constants(int out[N_CONSTANTS]) {
   out[i++] = NAA_VERSION_MAJOR;
   out[i++] = NAA_VERSION_MINOR;
   out[i++] = NAA_VERSION_PATCH;
+  out[i++] = NAA_ERR_IN_STATUS;
+  out[i++] = NAA_UNDEFINED;
+  out[i++] = NAA_ATTR_VERSION;
+  out[i++] = NAA_ATTR_UNSET;
 }
 
 int naa_test_c_setenv(const char *name, const char *value) { return setenv(name, value, 1); }

@@ -222,6 +222,36 @@ static void create_environment_error_order(void **state) {
   assert_int_equal(create_1x1(CODE), NAA_ERR_CONFIG);
 }
 
+/* A field naa_attr_t sets is not read from the environment, so a malformed variable behind
+ * it fails nothing: the call gets as far as connecting to attr.naa (a closed port). */
+static void attr_fields_override_malformed_environment(void **state) {
+  static const char *const variables[] = {"NAA_SPEC", "NAA_TRANSPORT", "NAA_TIMEOUT",
+                                          "NAA_PROGRESS", "NAA_PACING_US", "NAA_AUTH_KEY"};
+  naa_param_t input = param(0), output = param(1);
+  naa_handle handle = {GARBAGE_ID};
+  naa_attr_t attr = NAA_ATTR_INIT;
+  size_t i;
+  int rc;
+  (void)state;
+  setenv("NAA_SPEC", SPEC_MALFORMED, 1);
+  setenv("NAA_TRANSPORT", "bogus", 1);
+  setenv("NAA_TIMEOUT", "abc", 1);
+  setenv("NAA_PROGRESS", "busy", 1);
+  setenv("NAA_PACING_US", "x", 1);
+  setenv("NAA_AUTH_KEY", "a key far longer than the forty-eight bytes a request carries", 1);
+  assert_int_equal(create_1x1(CODE), NAA_ERR_CONFIG);
+  attr.naa = "127.0.0.1:1";
+  attr.transport = "ofi+tcp";
+  attr.timeout_ms = 2000;
+  attr.progress = "block";
+  attr.pacing_us = 0;
+  attr.auth_key = "";
+  rc = naa_create_attr(CODE, &input, 1, &output, 1, &attr, &handle);
+  assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_UNSUPPORTED); /* no libfabric: unsupported */
+  assert_int_equal(handle.id, NAA_HANDLE_NULL.id);
+  for (i = 0; i < sizeof variables / sizeof variables[0]; ++i) unsetenv(variables[i]);
+}
+
 /* invoke, test, wait and finalize on one handle must all give `expected`. */
 static void assert_every_call(naa_handle *handle, int expected) {
   bool flag = true;
@@ -270,10 +300,10 @@ static void test_null_flag(void **state) {
 }
 
 static void strerror_distinct_for_every_code(void **state) {
-  const char *text[NAA_ERR_INTERNAL + 1];
+  const char *text[NAA_ERR_IN_STATUS + 1];
   int i, j;
   (void)state;
-  for (i = NAA_SUCCESS; i <= NAA_ERR_INTERNAL; ++i) {
+  for (i = NAA_SUCCESS; i <= NAA_ERR_IN_STATUS; ++i) {
     text[i] = naa_strerror(i);
     assert_non_null(text[i]);
     assert_true(text[i][0] != '\0');
@@ -284,7 +314,7 @@ static void strerror_distinct_for_every_code(void **state) {
 
 static void strerror_unknown_codes(void **state) {
   (void)state;
-  assert_string_equal(naa_strerror(NAA_ERR_INTERNAL + 1), "unknown error");
+  assert_string_equal(naa_strerror(NAA_ERR_IN_STATUS + 1), "unknown error");
   assert_string_equal(naa_strerror(-1), "unknown error");
   assert_string_equal(naa_strerror(1000), "unknown error");
   assert_string_equal(naa_strerror(INT_MIN), "unknown error");
@@ -320,6 +350,7 @@ int main(void) {
       cmocka_unit_test_setup(create_bad_progress, clean_environment),
       cmocka_unit_test_setup(create_argument_errors_win, clean_environment),
       cmocka_unit_test_setup(create_environment_error_order, clean_environment),
+      cmocka_unit_test_setup(attr_fields_override_malformed_environment, clean_environment),
       cmocka_unit_test_setup(null_handle_is_invalid, clean_environment),
       cmocka_unit_test_setup(garbage_handle_is_invalid, clean_environment),
       cmocka_unit_test_setup(handle_from_failed_create_is_invalid, clean_environment),

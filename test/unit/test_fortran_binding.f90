@@ -12,7 +12,7 @@ program test_fortran_binding
   use naa
   implicit none
 
-  integer, parameter :: N_LAYOUT = 12, N_CONSTANTS = 22 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 24, N_CONSTANTS = 26 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -39,25 +39,35 @@ program test_fortran_binding
     'offsetof(naa_param_t, single_send)', 'stride of naa_param_t[]', 'sizeof(naa_handle)', &
     'offsetof(naa_handle, id)', 'sizeof(naa_status)', 'offsetof(naa_status, naa_return_code)', &
     'offsetof(naa_status, immediate)', 'offsetof(naa_status, bytes_received)', &
-    'offsetof(naa_status, function_code)']
+    'offsetof(naa_status, function_code)', 'offsetof(naa_status, error)', 'sizeof(naa_attr_t)', &
+    'offsetof(naa_attr_t, size)', 'offsetof(naa_attr_t, version)', 'offsetof(naa_attr_t, naa)', &
+    'offsetof(naa_attr_t, transport)', 'offsetof(naa_attr_t, timeout_ms)', &
+    'offsetof(naa_attr_t, progress)', 'offsetof(naa_attr_t, auth_key)', &
+    'offsetof(naa_attr_t, local_ip)', 'offsetof(naa_attr_t, device)', 'offsetof(naa_attr_t, pacing_us)']
   character(len=*), parameter :: constant_names(N_CONSTANTS) = [character(len=28) :: &
     'NAA_SUCCESS', 'NAA_ERR_INVALID_ARGUMENT', 'NAA_ERR_INVALID_HANDLE', 'NAA_ERR_NO_NAA', &
     'NAA_ERR_CONNECTION', 'NAA_ERR_TRANSPORT', 'NAA_ERR_TIMEOUT', 'NAA_ERR_NAA', &
     'NAA_ERR_NO_RESOURCES', 'NAA_ERR_PROTOCOL', 'NAA_ERR_STATE', 'NAA_ERR_CONFIG', &
     'NAA_ERR_UNSUPPORTED', 'NAA_ERR_INTERNAL', 'NAA_RC_SUCCESS', 'NAA_RC_SOCKET_NOT_AVAILABLE', &
     'NAA_RC_KERNEL_TIMEOUT', 'NAA_RC_APPLICATION_MIN', 'NAA_RC_APPLICATION_MAX', &
-    'NAA_VERSION_MAJOR', 'NAA_VERSION_MINOR', 'NAA_VERSION_PATCH']
+    'NAA_VERSION_MAJOR', 'NAA_VERSION_MINOR', 'NAA_VERSION_PATCH', 'NAA_ERR_IN_STATUS', &
+    'NAA_UNDEFINED', 'NAA_ATTR_VERSION', 'NAA_ATTR_UNSET']
   integer(c_int), parameter :: fortran_constants(N_CONSTANTS) = [ &
     NAA_SUCCESS, NAA_ERR_INVALID_ARGUMENT, NAA_ERR_INVALID_HANDLE, NAA_ERR_NO_NAA, &
     NAA_ERR_CONNECTION, NAA_ERR_TRANSPORT, NAA_ERR_TIMEOUT, NAA_ERR_NAA, &
     NAA_ERR_NO_RESOURCES, NAA_ERR_PROTOCOL, NAA_ERR_STATE, NAA_ERR_CONFIG, &
     NAA_ERR_UNSUPPORTED, NAA_ERR_INTERNAL, NAA_RC_SUCCESS, NAA_RC_SOCKET_NOT_AVAILABLE, &
     NAA_RC_KERNEL_TIMEOUT, NAA_RC_APPLICATION_MIN, NAA_RC_APPLICATION_MAX, &
-    NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH]
+    NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH, NAA_ERR_IN_STATUS, &
+    NAA_UNDEFINED, int(NAA_ATTR_VERSION, c_int), int(NAA_ATTR_UNSET, c_int)]
 
   type(naa_param_t), target :: p(2), inputs(2), outputs(1)
   type(naa_handle), target :: h
-  type(naa_status), target :: st
+  type(naa_status), target :: st, sts(2)
+  type(naa_attr_t), target :: attr
+  type(naa_handle) :: hs(2)
+  character(kind=c_char, len=32), target :: where
+  integer(c_int) :: index
   real(c_double), target :: a(16), b(16), c(16)
   integer(c_size_t) :: c_layout(N_LAYOUT), f_layout(N_LAYOUT)
   integer(c_int) :: c_constants(N_CONSTANTS), major, minor, patch, port
@@ -74,7 +84,13 @@ program test_fortran_binding
               offset(c_loc(p(2)), c_loc(p(1))), c_sizeof(h), offset(c_loc(h%id), c_loc(h)), &
               c_sizeof(st), offset(c_loc(st%naa_return_code), c_loc(st)), &
               offset(c_loc(st%immediate), c_loc(st)), offset(c_loc(st%bytes_received), c_loc(st)), &
-              offset(c_loc(st%function_code), c_loc(st))]
+              offset(c_loc(st%function_code), c_loc(st)), offset(c_loc(st%error), c_loc(st)), &
+              c_sizeof(attr), offset(c_loc(attr%size), c_loc(attr)), &
+              offset(c_loc(attr%version), c_loc(attr)), offset(c_loc(attr%naa), c_loc(attr)), &
+              offset(c_loc(attr%transport), c_loc(attr)), offset(c_loc(attr%timeout_ms), c_loc(attr)), &
+              offset(c_loc(attr%progress), c_loc(attr)), offset(c_loc(attr%auth_key), c_loc(attr)), &
+              offset(c_loc(attr%local_ip), c_loc(attr)), offset(c_loc(attr%device), c_loc(attr)), &
+              offset(c_loc(attr%pacing_us), c_loc(attr))]
   do i = 1, N_LAYOUT
     call expect(f_layout(i) == c_layout(i), trim(layout_names(i)), int(f_layout(i)), int(c_layout(i)))
   end do
@@ -133,6 +149,31 @@ program test_fortran_binding
   ! The same NAA_SPEC entry with 1 input: refused while resolving, so n_inputs arrived as 1.
   call expect(naa_create(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_INVALID_ARGUMENT, &
               'naa_create(10, 1 input) against an entry for 2 inputs: NAA_ERR_INVALID_ARGUMENT')
+
+  ! --- naa_create_attr and the completion calls ----------------------------------------------
+  ! attr%naa names a closed port: the call connects there (not to NAA_SPEC's), within
+  ! attr%timeout_ms, so attr and its string arrived as set.
+  attr = naa_attr_init()
+  call expect(attr%size == c_sizeof(attr) .and. attr%version == NAA_ATTR_VERSION .and. &
+              attr%timeout_ms == NAA_ATTR_UNSET, 'naa_attr_init() is NAA_ATTR_INIT')
+  write (where, '("127.0.0.1:",i0,a)') port, c_null_char
+  attr%naa = c_loc(where)
+  attr%timeout_ms = 2000
+  call expect(naa_create_attr(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, attr, h) &
+              == NAA_ERR_CONNECTION, 'naa_create_attr(attr%naa = a closed port): NAA_ERR_CONNECTION')
+  attr%timeout_ms = 0
+  call expect(naa_create_attr(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, attr, h) &
+              == NAA_ERR_INVALID_ARGUMENT, 'naa_create_attr(attr%timeout_ms = 0): NAA_ERR_INVALID_ARGUMENT')
+  call expect(naa_create_attr(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, naa_attr_t(), h) &
+              == NAA_ERR_INVALID_ARGUMENT, 'naa_create_attr(naa_attr_t() without naa_attr_init)')
+  hs = NAA_HANDLE_NULL
+  index = 0
+  call expect(naa_waitany(2_c_int, hs, index, st) == NAA_SUCCESS .and. index == NAA_UNDEFINED, &
+              'naa_waitany(two null handles): index NAA_UNDEFINED')
+  call expect(naa_testany(2_c_int, hs, index, flag, st) == NAA_SUCCESS .and. logical(flag) .and. &
+              index == NAA_UNDEFINED, 'naa_testany(two null handles): flag, index NAA_UNDEFINED')
+  call expect(naa_waitall(2_c_int, hs, sts) == NAA_SUCCESS, 'naa_waitall(two null handles)')
+  call expect(naa_testall(-1_c_int, hs, flag, sts) == NAA_ERR_INVALID_ARGUMENT, 'naa_testall(count -1)')
 
   if (failures > 0) then
     write (output_unit, '(i0,a)') failures, ' check(s) FAILED'

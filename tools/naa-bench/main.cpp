@@ -46,9 +46,11 @@ void usage(FILE *out) {
       "  -m, --min-iters N      never fewer round trips than N per size (default 20)\n"
       "  -w, --warmup N         unmeasured round trips first (default a tenth, at least 2)\n"
       "  -t, --tests LIST       latency,overlap,throughput,setup (default all)\n"
-      "      --compute KIND     the overlap test's host computation: busy (a busy loop, the\n"
-      "                         default) or sleep (the host idles, as if the NAA and the\n"
-      "                         transport had cores of their own)\n"
+      "      --compute KIND     the overlap test's host computation: busy (a busy loop),\n"
+      "                         sleep (the host idles, as if the NAA and the transport had\n"
+      "                         cores of their own) or both (the default)\n"
+      "      --progress LIST    the NAA_PROGRESS modes the overlap test compares, one table\n"
+      "                         each (default spin-then-block,thread)\n"
       "  -k, --inflight LIST    handle counts for the throughput test (default 1,2,4,8)\n"
       "  -S, --setup-iters N    naa_create/naa_finalize pairs per size (default 10)\n"
       "  -I, --in-place         one in-place region instead of an input and an output\n"
@@ -145,7 +147,8 @@ int main(int argc, char **argv) {
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
   uint64_t v = 0;
   unsigned idle = 0;
-  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute };
+  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
+         kProgress };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -158,7 +161,8 @@ int main(int argc, char **argv) {
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},
       {"compare", required_argument, nullptr, kCompare},
-      {"compute", required_argument, nullptr, kCompute},        {"csv", no_argument, nullptr, 'c'},
+      {"compute", required_argument, nullptr, kCompute},
+      {"progress", required_argument, nullptr, kProgress},        {"csv", no_argument, nullptr, 'c'},
       {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
   int opt;
@@ -235,9 +239,14 @@ int main(int argc, char **argv) {
         break;
       case kMemcpy: memcpy_mode = true; break;
       case kCompute:
-        if (std::strcmp(optarg, "busy") == 0) s.overlap_sleep = false;
-        else if (std::strcmp(optarg, "sleep") == 0) s.overlap_sleep = true;
-        else bad_option("--compute", optarg);
+        s.compute_busy = std::strcmp(optarg, "busy") == 0 || std::strcmp(optarg, "both") == 0;
+        s.compute_sleep = std::strcmp(optarg, "sleep") == 0 || std::strcmp(optarg, "both") == 0;
+        if (!s.compute_busy && !s.compute_sleep) bad_option("--compute", optarg);
+        break;
+      case kProgress:
+        s.progress_modes = split(optarg);
+        for (const std::string &m : s.progress_modes)
+          if (m.empty()) bad_option("--progress", optarg);
         break;
       case kCompare: {
         const char *eq = std::strchr(optarg, '=');
@@ -298,7 +307,8 @@ int main(int argc, char **argv) {
     naa::bench::RawTarget raw;
     if (s.raw) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
-      transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+      transport = naa::transport::open_transport(naa::transport::transport_from_environment(),
+                                                 false, naa::rdma_device_from_environment());
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;

@@ -206,7 +206,8 @@ int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds id
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   try {
-    auto transport = transport::open_transport(transport::transport_from_environment());
+    auto transport = transport::open_transport(transport::transport_from_environment(), false,
+                                               rdma_device_from_environment());
     auto listener = transport->listen(host, port);
     std::printf("port %u\n", static_cast<unsigned>(listener->port()));
     std::fflush(stdout);

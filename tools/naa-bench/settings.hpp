@@ -19,7 +19,8 @@ struct Settings {
   std::vector<unsigned> inflight = {1, 2, 4, 8};
   std::string compare_variable;  // --compare VAR=V1,V2,...
   std::vector<std::string> compare_values;
-  bool overlap_sleep = false;  // --compute sleep: the overlap test's host sleeps
+  bool compute_busy = true, compute_sleep = true;  // --compute: the overlap test's host(s)
+  std::vector<std::string> progress_modes = {"spin-then-block", "thread"};  // --progress
   bool latency = true, overlap = true, throughput = true, setup = true;
   bool raw = false;
   std::string raw_host;        // where the raw peer listens (spawned there unless raw_port)

@@ -1,6 +1,8 @@
 #include "suite.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -87,55 +89,103 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
   return points;
 }
 
+namespace {
+
+// Sets `var` to `value` ("-": unsets it) while one handle is created, then restores it:
+// libnaa reads its parameters in naa_create, so each handle keeps its value.
+std::unique_ptr<Handle> handle_with(const Settings &s, size_t size, const std::string &var,
+                                    const std::string &value) {
+  struct Restore {
+    const std::string &var;
+    const char *saved;
+    std::string text;
+    ~Restore() {
+      if (saved != nullptr) setenv(var.c_str(), text.c_str(), 1);
+      else unsetenv(var.c_str());
+    }
+  };
+  const char *saved = std::getenv(var.c_str());
+  Restore restore{var, saved, saved != nullptr ? saved : ""};
+  if (value == "-") unsetenv(var.c_str());
+  else setenv(var.c_str(), value.c_str(), 1);
+  return std::make_unique<Handle>(s.function_code, size, s.in_place);
+}
+
+struct Overlap {
+  double compute_us, total_us, percent, invoke_us, done_percent, finish_us;
+};
+
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
 // about that long between naa_invoke and naa_wait; whatever of t_pure does not hide behind the
 // computation shows up in t_total - t_compute. Medians, not means: on a shared machine a
 // descheduled iteration would otherwise count as communication that did not overlap.
+Overlap measure_overlap(Handle &h, size_t n, double pure, bool sleep) {
+  Samples compute_s(n), total_s(n), invoke_s(n), finish_s(n);
+  size_t done_at_test = 0;
+  int64_t unused = 0;
+  auto compute = [&] { sleep ? sleep_us(pure) : busy_us(pure); };
+  for (size_t i = 0; i < n; ++i) time_round_trip(compute, compute_s, &unused);
+  // The first naa_test after the computation tells whether the data moved meanwhile (then
+  // what remains is the completion's own cost: over TCP the copy out of the socket) or not.
+  for (size_t i = 0; i < n; ++i)
+    time_round_trip([&] {
+      int64_t t = now_ns();
+      h.invoke();
+      invoke_s.add(now_ns() - t);
+      compute();
+      t = now_ns();
+      if (h.test()) ++done_at_test;
+      else h.wait();
+      finish_s.add(now_ns() - t);
+    }, total_s, &unused);
+  const double t_compute = compute_s.median_us(), t_total = total_s.median_us();
+  return {t_compute, t_total, std::clamp(100.0 * (1.0 - (t_total - t_compute) / pure), 0.0, 100.0),
+          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us()};
+}
+
+}  // namespace
+
+// One table per progress mode (each handle created under its NAA_PROGRESS), each with the
+// busy and the idle host side by side.
 void run_overlap(const Settings &s, FILE *out) {
-  Table table(out, s.csv, "overlap",
-              std::string("overlap: naa_invoke, ") +
-                  (s.overlap_sleep ? "host sleeping" : "busy loop") +
-                  " for about one round trip, naa_test, naa_wait unless done (medians); "
-                  "overlap % = 100 * (1 - (t_total - t_compute) / t_pure); Done: share of the "
-                  "invocations complete at that naa_test; Invoke: median time in naa_invoke; Finish: "
-                  "median time from that naa_test to done",
-              {{"Size", "", "", 0},
-               {"Iters", "iterations", "libnaa", 0},
-               {"Pure(us)", "pure_us", "libnaa", 2},
-               {"Compute(us)", "compute_us", "libnaa", 2},
-               {"Total(us)", "total_us", "libnaa", 2},
-               {"Overlap(%)", "overlap_percent", "libnaa", 1},
-               {"Invoke(us)", "invoke_us", "libnaa", 2},
-               {"Done(%)", "done_at_test_percent", "libnaa", 1},
-               {"Finish(us)", "finish_us", "libnaa", 2}});
-  for (size_t size : s.sizes) {
-    const size_t n = s.iterations_for(size);
-    Handle h(s.function_code, size, s.in_place);
-    for (size_t i = 0; i < s.warmup_for(n); ++i) h.round_trip();
-    Samples pure_s(n), compute_s(n), total_s(n), invoke_s(n), finish_s(n);
-    size_t done_at_test = 0;
-    int64_t unused = 0;
-    for (size_t i = 0; i < n; ++i) time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
-    const double pure = pure_s.median_us();
-    auto compute = [&] { s.overlap_sleep ? sleep_us(pure) : busy_us(pure); };
-    for (size_t i = 0; i < n; ++i) time_round_trip(compute, compute_s, &unused);
-    // The first naa_test after the computation tells whether the data moved meanwhile (then
-    // what remains is the completion's own cost: over TCP the copy out of the socket) or not.
-    for (size_t i = 0; i < n; ++i)
-      time_round_trip([&] {
-        int64_t t = now_ns();
-        h.invoke();
-        invoke_s.add(now_ns() - t);
-        compute();
-        t = now_ns();
-        if (h.test()) ++done_at_test;
-        else h.wait();
-        finish_s.add(now_ns() - t);
-      }, total_s, &unused);
-    const double t_compute = compute_s.median_us(), t_total = total_s.median_us();
-    double overlap = 100.0 * (1.0 - (t_total - t_compute) / pure);
-    table.row({double(size), double(n), pure, t_compute, t_total, std::clamp(overlap, 0.0, 100.0),
-               invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us()});
+  std::vector<std::pair<std::string, bool>> kinds;  // heading prefix, sleeping host
+  if (s.compute_busy) kinds.emplace_back("Busy", false);
+  if (s.compute_sleep) kinds.emplace_back("Idle", true);
+  for (const std::string &mode : s.progress_modes) {
+    const std::string variant = "libnaa_" + mode;
+    std::vector<Column> cols = {{"Size", "", "", 0},
+                                {"Iters", "iterations", variant, 0},
+                                {"Pure(us)", "pure_us", variant, 2}};
+    for (const auto &[name, sleep] : kinds) {
+      const std::string v = variant + (sleep ? "/sleep" : "/busy");
+      cols.push_back({name + " inv(us)", "invoke_us", v, 2});
+      cols.push_back({name + " ovl(%)", "overlap_percent", v, 1});
+      cols.push_back({name + " done(%)", "done_at_test_percent", v, 1});
+      cols.push_back({name + " fin(us)", "finish_us", v, 2});
+      cols.push_back({name + " tot(us)", "total_us", v, 2});
+    }
+    Table table(out, s.csv, "overlap",
+                "overlap with NAA_PROGRESS=" + mode + ": naa_invoke, the host busy (Busy) or sleeping "
+                "(Idle) for about one round trip, naa_test, naa_wait unless done (medians); "
+                "Pure: plain round trip; ovl % = 100 * (1 - (tot - compute) / Pure); inv: time "
+                "in naa_invoke; done: share complete at that naa_test; fin: from that naa_test "
+                "to done; tot: naa_invoke to done",
+                cols);
+    for (size_t size : s.sizes) {
+      const size_t n = s.iterations_for(size);
+      auto h = handle_with(s, size, "NAA_PROGRESS", mode);
+      for (size_t i = 0; i < s.warmup_for(n); ++i) h->round_trip();
+      Samples pure_s(n);
+      int64_t unused = 0;
+      for (size_t i = 0; i < n; ++i) time_round_trip([&] { h->round_trip(); }, pure_s, &unused);
+      const double pure = pure_s.median_us();
+      std::vector<double> row = {double(size), double(n), pure};
+      for (const auto &kind : kinds) {
+        Overlap o = measure_overlap(*h, n, pure, kind.second);
+        row.insert(row.end(), {o.invoke_us, o.percent, o.done_percent, o.finish_us, o.total_us});
+      }
+      table.row(row);
+    }
   }
 }
 
@@ -221,19 +271,10 @@ void run_compare(const Settings &s, FILE *out) {
               "compare: " + var + " per handle, round trips alternating between the handles; "
               "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip",
               cols);
-  const char *saved = std::getenv(var.c_str());
-  const std::string restore = saved != nullptr ? saved : "";
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
     std::vector<std::unique_ptr<Handle>> hs;
-    for (const std::string &v : s.compare_values) {
-      // libnaa reads its parameters when a handle is created, so each handle keeps its value.
-      if (v == "-") unsetenv(var.c_str());
-      else setenv(var.c_str(), v.c_str(), 1);
-      hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
-    }
-    if (saved != nullptr) setenv(var.c_str(), restore.c_str(), 1);
-    else unsetenv(var.c_str());
+    for (const std::string &v : s.compare_values) hs.push_back(handle_with(s, size, var, v));
     std::vector<int64_t> total(hs.size(), 0), cpu(hs.size(), 0);
     std::vector<Samples> samples(hs.size(), Samples(n));
     for (size_t i = 0; i < s.warmup_for(n); ++i)

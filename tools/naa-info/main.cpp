@@ -78,7 +78,8 @@ std::string transport_for(const naa::rm::NaaEntry &e) {
   std::string chosen = naa::transport::transport_from_environment();
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
-  return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(), deadline);
+  return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(),
+                                            naa::rdma_device_from_environment(), deadline);
 }
 
 // First line of a sysfs attribute, "" if it cannot be read: the kernel refuses reads of
@@ -145,12 +146,11 @@ double ping(const naa::rm::NaaEntry &e) {
   std::vector<naa::Region> regions;
   for (unsigned i = 0; i < e.n_inputs; ++i)
     regions.push_back({&bytes[i], 1, static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
-  auto transport = naa::transport::open_transport(naa::transport::transport_from_environment());
+  const auto settings = naa::Settings::resolve(nullptr);
+  auto transport = naa::transport::open_transport(settings.transport, false, settings.device);
   auto start = std::chrono::steady_clock::now();
   naa::Session session(*transport, e.function_code, std::move(regions),
-                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"),
-                       naa::timeout_from_environment(), naa::progress_from_environment(),
-                       naa::pacing_from_environment());
+                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings);
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The asynchronous progress engine of NAA_PROGRESS=thread: one library thread that posts
+// every thread-mode handle's invocations and reads their completions, so that the caller's
+// naa_invoke only enqueues and naa_test only reads a flag, and the data moves while the host
+// computes, even where the transport moves it in software (libfabric tcp, Soft-RoCE).
+//
+// The engine knows no protocol: it drives Clients (Sessions) through step() and sleeps when
+// none of them has anything to do: without work on an eventfd alone, with work in flight on
+// the endpoints' wait descriptors too. It runs while at least one handle holds it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace naa {
+
+class ProgressEngine {
+ public:
+  static constexpr char kThreadName[] = "naa-progress";
+
+  class Client {
+   public:
+    enum class Step {
+      Idle,     // nothing happened; the endpoint is armed: sleeping on wait_fd() is safe
+      Moved,    // something happened: step again before sleeping
+      Settled,  // the invocation ended (done or failed): the engine drops the client
+    };
+    // Called on the engine thread only, never for two clients at once.
+    virtual Step step() = 0;
+    // Called after step() returned Settled, once the engine has dropped the client: tells the
+    // application. The engine touches nothing of the client after it.
+    virtual void announce() = 0;
+    // A descriptor that becomes readable when step() may find something, or -1.
+    virtual int wait_fd() const = 0;
+
+   protected:
+    ~Client() = default;
+  };
+
+  // The process's engine, started on first use; it stops when the last holder lets go. `cpu`
+  // (NAA_PROGRESS_CPU, -1 for none) pins the thread; only the holder that starts it decides.
+  static std::shared_ptr<ProgressEngine> acquire(int cpu);
+  ~ProgressEngine();
+  ProgressEngine(const ProgressEngine &) = delete;
+  ProgressEngine &operator=(const ProgressEngine &) = delete;
+
+  // Drives `c` until its step() returns Settled.
+  void submit(Client *c);
+  // Returns once the engine no longer drives `c` and is not inside any of its calls.
+  void withdraw(Client *c);
+  // True in a child process forked after the engine started: its thread is not there.
+  bool orphaned() const;
+
+ private:
+  explicit ProgressEngine(int cpu);
+  void run(int cpu);
+  void wake();
+
+  std::mutex mu_;
+  std::condition_variable released_;  // current_ changed: withdraw() may be waiting for it
+  std::vector<Client *> active_;
+  Client *current_ = nullptr;
+  uint64_t submissions_ = 0;  // how the thread tells that a client came after its last round
+  bool sleeping_ = false;  // the thread is (about to be) in poll(2): a submit must wake it
+  bool stop_ = false;
+  const int wake_fd_;
+  const uint64_t fork_generation_;
+  std::thread thread_;
+};
+
+}  // namespace naa
