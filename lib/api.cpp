@@ -55,6 +55,10 @@ std::shared_ptr<Session> lookup(const naa_handle *handle) {
   if (!session) {
     char id[32];
     snprintf(id, sizeof id, "0x%016llx", static_cast<unsigned long long>(handle->id));
+    if (handles().inherited(handle->id))
+      throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + id +
+                                              " belongs to the parent process (used after fork()); "
+                                              "it stays the parent's, untouched");
     throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + id +
                                             " is not a live handle (never created, finalized, or stale)");
   }
