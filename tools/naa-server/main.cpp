@@ -37,9 +37,15 @@ void usage(FILE *out) {
       "  -k, --kernel PATH        load kernels from the shared object PATH (repeatable;\n"
       "                           see naa_kernel.h for the kernel ABI)\n"
       "  -c, --max-clients N      refuse connections beyond N clients (default 64)\n"
+      "  -P, --peer-clients N     refuse connections beyond N clients from one host\n"
+      "                           (default: half of --max-clients)\n"
       "  -m, --client-memory SIZE bytes one client may allocate (default 1G)\n"
       "  -M, --total-memory SIZE  bytes all clients together may allocate (default 4G)\n"
+      "  -H, --peer-memory SIZE   bytes the clients of one host may allocate together\n"
+      "                           (default: half of --total-memory)\n"
       "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
+      "  -I, --idle-timeout SEC   drop clients that invoke nothing for SEC (default 1800;\n"
+      "                           0 never)\n"
       "  -K, --kernel-timeout SEC stop an isolated kernel after SEC and answer 0x02\n"
       "                           (kernel timeout; default 30)\n"
       "  -i, --isolate WHAT       run plugins (default), all or none of the kernels in a\n"
@@ -77,6 +83,9 @@ int main(int argc, char **argv) {
       {"address", required_argument, nullptr, 'a'},  {"port", required_argument, nullptr, 'p'},
       {"transport", required_argument, nullptr, 't'}, {"kernel", required_argument, nullptr, 'k'},
       {"max-clients", required_argument, nullptr, 'c'},
+      {"peer-clients", required_argument, nullptr, 'P'},
+      {"peer-memory", required_argument, nullptr, 'H'},
+      {"idle-timeout", required_argument, nullptr, 'I'},
       {"client-memory", required_argument, nullptr, 'm'},
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
@@ -90,7 +99,7 @@ int main(int argc, char **argv) {
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -102,6 +111,18 @@ int main(int argc, char **argv) {
       case 'c':
         if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
         options.max_clients = static_cast<unsigned>(n);
+        break;
+      case 'P':
+        if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--peer-clients", optarg);
+        options.peer_clients = static_cast<unsigned>(n);
+        break;
+      case 'H':
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) || options.peer_memory == 0)
+          bad_option("--peer-memory", optarg);
+        break;
+      case 'I':
+        if (!naa::parse_count(optarg, 86400 * 365, &n)) bad_option("--idle-timeout", optarg);
+        options.idle_timeout = std::chrono::seconds(n);
         break;
       case 'm':
         if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);

@@ -1,5 +1,6 @@
 #include "server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -29,8 +30,11 @@ void write_ready_file(const std::string &path, uint16_t port) {
 
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
     : options_(options),
+      peer_clients_(options.peer_clients != 0 ? options.peer_clients
+                                                : std::max(1u, options.max_clients / 2)),
       kernels_(kernels),
-      budget_(options.client_memory, options.total_memory) {
+      budget_(options.client_memory, options.total_memory,
+              options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2) {
   // Every transport on one port number: the first one chooses it when asked for port 0.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
     listen(name, listening_.empty() ? options_.port : port_);
@@ -104,9 +108,19 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
     ep->reject("naa-server: too many clients");
     return;
   }
+  const std::string host = peer_host(ep->peer());
+  auto same_host = [&host](const Worker &w) { return !w.done.load() && w.host == host; };
+  if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >= peer_clients_) {
+    NAA_LOG_WARN("refusing %s: %u clients of %s already connected (--peer-clients)",
+                 ep->peer().c_str(), peer_clients_, host.c_str());
+    ep->reject("naa-server: too many clients from this host");
+    return;
+  }
   Worker &w = workers_.emplace_back();
+  w.host = host;
   auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
-                                           options_.mrsp_timeout, options_.spin, stop);
+                                           options_.mrsp_timeout, options_.idle_timeout,
+                                           options_.spin, stop);
   w.thread = std::thread([conn, &w] {
     conn->run();
     w.done.store(true);

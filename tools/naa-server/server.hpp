@@ -24,9 +24,12 @@ struct ServerOptions {
   std::string address = "0.0.0.0";
   uint16_t port = 12345;
   unsigned max_clients = 64;
+  unsigned peer_clients = 0;  // per peer host; 0: half of max_clients (at least 1)
   uint64_t client_memory = uint64_t{1} << 30;
   uint64_t total_memory = uint64_t{4} << 30;
+  uint64_t peer_memory = 0;  // per peer host; 0: half of total_memory
   std::chrono::milliseconds mrsp_timeout{10000};
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
@@ -50,6 +53,7 @@ class Server {
     std::unique_ptr<transport::Listener> listener;
   };
   struct Worker {
+    std::string host;  // peer_host() of the client
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -59,6 +63,7 @@ class Server {
   void reap(bool all);
 
   const ServerOptions options_;
+  const unsigned peer_clients_;
   const KernelRegistry &kernels_;
   MemoryBudget budget_;
   std::vector<Listening> listening_;
