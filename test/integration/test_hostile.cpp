@@ -3,10 +3,15 @@
 // 127.0.0.2, times one vecadd of a legitimate libnaa client from 127.0.0.1 during the attack,
 // and then checks that the server is alive and back to idle: its threads and open fds return
 // to what they were before, and it burns no CPU (/proc/PID/status, /proc/PID/fd, /proc/PID/stat).
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdarg>
 #include <cstddef>
@@ -209,6 +214,78 @@ void peer_memory_limit(void **) {
   report_latency("one host holding its --peer-memory", took);
 }
 
+// A raw TCP connection from the attacker's address to the server, sending `bytes` (may be
+// empty) and then nothing. The fd, or the test fails.
+int raw_connection(int port, const std::vector<uint8_t> &bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  sockaddr_in from{}, to{};
+  from.sin_family = to.sin_family = AF_INET;
+  inet_pton(AF_INET, kAttacker, &from.sin_addr);
+  inet_pton(AF_INET, test_host(), &to.sin_addr);
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  assert_int_equal(bind(fd, reinterpret_cast<sockaddr *>(&from), sizeof from), 0);
+  assert_int_equal(connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to), 0);
+  if (!bytes.empty()) assert_int_equal(send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  return fd;
+}
+
+// True when the server closed `fd` (end of file or reset) within `patience`.
+bool closed_by_server(int fd, std::chrono::milliseconds patience) {
+  timeval tv{static_cast<time_t>(patience.count() / 1000), static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char c;
+  ssize_t n = recv(fd, &c, 1, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+// libfabric 1.17 tcp's connection request: a 32-byte control header (version 3, type 0
+// "connreq", big-endian private-data length at bytes 2-3, 1 at byte 24) and the data.
+std::vector<uint8_t> connreq_header(uint16_t announced) {
+  std::vector<uint8_t> h(32, 0);
+  h[0] = 3;
+  h[2] = static_cast<uint8_t>(announced >> 8);
+  h[3] = static_cast<uint8_t>(announced);
+  h[24] = 1;
+  return h;
+}
+
+// 18.2: a request that announces 64 bytes of private data and sends none. It must neither
+// stall other clients nor outlive --handshake-timeout.
+void stalled_connection_request(void **) {
+  Target t({"--handshake-timeout", "1"});
+  int fd = raw_connection(t.server.port, connreq_header(64));
+  double took = legit_vecadd(t.server);
+  report_latency("request announcing 64 bytes, sending none", took);
+  assert_true(took < 5);
+  auto t0 = Clock::now();
+  assert_true(closed_by_server(fd, std::chrono::seconds(5)));
+  std::fprintf(stderr, "  request announcing 64 bytes: closed by the server after %.3f s more\n", seconds(t0));
+  close(fd);
+  t.assert_back_to_idle("request announcing 64 bytes, sending none", std::chrono::seconds(5));
+}
+
+// 18.3: raw TCP connections that send nothing are closed after --handshake-timeout, also when
+// there are more of them than the server has descriptors (its limit lowered to 48 here).
+void idle_raw_connections(void **) {
+  Target t({"--handshake-timeout", "1"});
+  rlimit low{48, 48};
+  assert_int_equal(prlimit(t.server.pid, RLIMIT_NOFILE, &low, nullptr), 0);
+  std::vector<int> fds;
+  for (int i = 0; i < 100; ++i) fds.push_back(raw_connection(t.server.port, {}));
+  double took = legit_vecadd(t.server);
+  report_latency("100 idle TCP connections, fd limit 48", took);
+  assert_true(took < 10);
+  unsigned closed = 0;
+  for (int fd : fds) {
+    closed += closed_by_server(fd, std::chrono::seconds(10));
+    close(fd);
+  }
+  std::fprintf(stderr, "  100 idle TCP connections: %u closed by the server\n", closed);
+  assert_int_equal(closed, fds.size());
+  t.assert_back_to_idle("100 idle TCP connections, fd limit 48", std::chrono::seconds(5));
+}
+
 }  // namespace
 
 int main() {
@@ -217,6 +294,8 @@ int main() {
       cmocka_unit_test(idle_sessions_time_out),
       cmocka_unit_test(peer_slot_limit),
       cmocka_unit_test(peer_memory_limit),
+      cmocka_unit_test(stalled_connection_request),
+      cmocka_unit_test(idle_raw_connections),
   };
   setenv("NAA_TIMEOUT", "20", 1);
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -44,6 +44,9 @@ void usage(FILE *out) {
       "  -H, --peer-memory SIZE   bytes the clients of one host may allocate together\n"
       "                           (default: half of --total-memory)\n"
       "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
+      "  -G, --handshake-timeout SEC\n"
+      "                           close connections that are not set up within SEC of\n"
+      "                           their first byte (default 5)\n"
       "  -I, --idle-timeout SEC   drop clients that invoke nothing for SEC (default 1800;\n"
       "                           0 never)\n"
       "  -K, --kernel-timeout SEC stop an isolated kernel after SEC and answer 0x02\n"
@@ -86,6 +89,7 @@ int main(int argc, char **argv) {
       {"peer-clients", required_argument, nullptr, 'P'},
       {"peer-memory", required_argument, nullptr, 'H'},
       {"idle-timeout", required_argument, nullptr, 'I'},
+      {"handshake-timeout", required_argument, nullptr, 'G'},
       {"client-memory", required_argument, nullptr, 'm'},
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
@@ -99,7 +103,7 @@ int main(int argc, char **argv) {
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -123,6 +127,10 @@ int main(int argc, char **argv) {
       case 'I':
         if (!naa::parse_count(optarg, 86400 * 365, &n)) bad_option("--idle-timeout", optarg);
         options.idle_timeout = std::chrono::seconds(n);
+        break;
+      case 'G':
+        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--handshake-timeout", optarg);
+        options.handshake_timeout = std::chrono::seconds(n);
         break;
       case 'm':
         if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);

@@ -38,6 +38,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   // Every transport on one port number: the first one chooses it when asked for port 0.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
     listen(name, listening_.empty() ? options_.port : port_);
+  sweeper_ = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 

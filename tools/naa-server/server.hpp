@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "handshake_sweeper.hpp"
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
@@ -30,6 +31,7 @@ struct ServerOptions {
   uint64_t peer_memory = 0;  // per peer host; 0: half of total_memory
   std::chrono::milliseconds mrsp_timeout{10000};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(5)};
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
@@ -68,6 +70,7 @@ class Server {
   MemoryBudget budget_;
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
+  std::unique_ptr<HandshakeSweeper> sweeper_;
   std::mutex workers_mu_;
   std::list<Worker> workers_;
 };
