@@ -33,6 +33,7 @@ extern "C" {
 #include "server.h"
 }
 
+#include "naa_kernel.h"
 #include "raw_client.hpp"
 
 using namespace naa;
@@ -286,6 +287,35 @@ void idle_raw_connections(void **) {
   t.assert_back_to_idle("100 idle TCP connections, fd limit 48", std::chrono::seconds(5));
 }
 
+// 18.5: a plugin kernel of one client must not reach another client's regions. The attacker's
+// kernels look for every foreign region their worker can see (to trample it) and write 16 KiB
+// past their own region; the worker must see none, and the overrun must end in SIGSEGV.
+void kernel_worker_isolation(void **) {
+  const char *plugin = std::getenv("NAA_TEST_KERNEL_PLUGIN");
+  if (plugin == nullptr) {
+    std::fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): skipped\n");
+    skip();
+  }
+  Target t({"--kernel", plugin, "--isolate", "plugins"});
+  constexpr uint32_t kXor = 100, kTrample = 103, kOverrun = 104;
+  RawClient victim(t.server.port);
+  victim.setup(1 << 16);
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0 -> 0xff
+  for (uint8_t b : victim.region_) assert_int_equal(b, 0xff);
+  RawClient attacker(t.server.port, kAttacker);
+  attacker.setup(4096);
+  int seen = attacker.invoke(imm::host_request(kTrample), std::chrono::seconds(10));
+  std::fprintf(stderr, "  trampling kernel: saw %d foreign regions\n", seen);
+  assert_int_equal(seen, 0);
+  int rc = attacker.invoke(imm::host_request(kOverrun), std::chrono::seconds(10));
+  std::fprintf(stderr, "  kernel writing 16 KiB past its region: answered 0x%02x\n", rc);
+  assert_int_equal(rc, NAA_KERNEL_RC_CRASHED);
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0xff -> 0
+  for (uint8_t b : victim.region_) assert_int_equal(b, 0);
+  double took = legit_vecadd(t.server);
+  report_latency("plugin kernels trampling and overrunning", took);
+}
+
 }  // namespace
 
 int main() {
@@ -296,6 +326,7 @@ int main() {
       cmocka_unit_test(peer_memory_limit),
       cmocka_unit_test(stalled_connection_request),
       cmocka_unit_test(idle_raw_connections),
+      cmocka_unit_test(kernel_worker_isolation),
   };
   setenv("NAA_TIMEOUT", "20", 1);
   return cmocka_run_group_tests(tests, nullptr, nullptr);
