@@ -29,10 +29,11 @@ class RawClient {
  public:
   // `local_ip` (may be empty) is the source address: another loopback address (127.0.0.2)
   // makes the client another peer host for the server's per-peer limits.
-  explicit RawClient(int port, const std::string &local_ip = "")
+  // `private_data` travels with the connection request (an encoded key, see lib/auth.hpp).
+  explicit RawClient(int port, const std::string &local_ip = "", const std::string &private_data = "")
       : transport_(transport::open_transport("auto")) {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,
-                              Deadline::after(std::chrono::seconds(10)));
+                              Deadline::after(std::chrono::seconds(10)), private_data);
     mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
     ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kRecv);
   }

@@ -33,6 +33,7 @@ extern "C" {
 #include "server.h"
 }
 
+#include "auth.hpp"
 #include "naa_kernel.h"
 #include "raw_client.hpp"
 
@@ -316,6 +317,46 @@ void kernel_worker_isolation(void **) {
   report_latency("plugin kernels trampling and overrunning", took);
 }
 
+// True when a raw client from the attacker's host presenting `key` is let in (and served).
+bool attacker_admitted(int port, const std::string &key) {
+  try {
+    RawClient c(port, kAttacker, auth::encode(key));
+    c.setup(64);
+    return c.invoke(imm::host_request(1), std::chrono::seconds(10)) == 0;
+  } catch (const Error &) {
+    return false;
+  }
+}
+
+// 18.6: key guessing. After 3 wrong keys, a host's requests are refused unchecked for a second
+// (so even the right key fails then), other hosts are served throughout, and refusals cost the
+// server nothing that outlives them.
+void key_guessing(void **) {
+  const std::string key = "hostile-test-key-0123456789";
+  char path[] = "/tmp/naa-hostile-key-XXXXXX";
+  int kfd = mkstemp(path);
+  assert_true(kfd >= 0);
+  assert_int_equal(write(kfd, (key + "\n").data(), key.size() + 1), static_cast<ssize_t>(key.size() + 1));
+  close(kfd);
+  setenv("NAA_AUTH_KEY", key.c_str(), 1);  // the legitimate client's
+  {
+    Target t({"--auth-key-file", path});
+    auto t0 = Clock::now();
+    unsigned admitted = 0;
+    for (int guess = 0; guess < 20; ++guess) admitted += attacker_admitted(t.server.port, std::to_string(1000 + guess));
+    std::fprintf(stderr, "  20 wrong keys: %u admitted, %.3f s\n", admitted, seconds(t0));
+    assert_int_equal(admitted, 0);
+    assert_false(attacker_admitted(t.server.port, key));  // within the backoff: not even checked
+    double took = legit_vecadd(t.server);
+    report_latency("key guessing from another host", took);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    assert_true(attacker_admitted(t.server.port, key));  // the backoff is over
+    t.assert_back_to_idle("key guessing", std::chrono::seconds(5));
+  }
+  unsetenv("NAA_AUTH_KEY");
+  unlink(path);
+}
+
 }  // namespace
 
 int main() {
@@ -327,6 +368,7 @@ int main() {
       cmocka_unit_test(stalled_connection_request),
       cmocka_unit_test(idle_raw_connections),
       cmocka_unit_test(kernel_worker_isolation),
+      cmocka_unit_test(key_guessing),
   };
   setenv("NAA_TIMEOUT", "20", 1);
   return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -96,11 +96,25 @@ void Server::accept_loop(transport::Listener &listener, const std::atomic<bool> 
 }
 
 void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
-  // Before anything is allocated for the client: the key is the first thing checked.
-  if (!options_.auth_key.empty() && !auth::matches(ep->peer_data(), options_.auth_key)) {
-    NAA_LOG_WARN("refusing %s: missing or wrong authentication key", ep->peer().c_str());
-    ep->reject("naa-server: authentication failed (NAA_AUTH_KEY)");
-    return;
+  // Before anything is allocated for the client (the endpoint opens its fabric resources only
+  // when accepted): the key is the first thing checked.
+  if (!options_.auth_key.empty()) {
+    const std::string host = peer_host(ep->peer());
+    const auto now = RefusalThrottle::Clock::now();
+    const bool tried = refusals_.may_try(host, now);
+    if (!tried || !auth::matches(ep->peer_data(), options_.auth_key)) {
+      unsigned unlogged = 0;
+      if (refusals_.refused(host, tried && !ep->peer_data().empty(), now, &unlogged))
+        NAA_LOG_WARN("refusing %s: %s (%u earlier refusals of %s not logged: one line per host "
+                     "per %lld s)",
+                     ep->peer().c_str(),
+                     tried ? "missing or wrong authentication key" : "too soon after a wrong key",
+                     unlogged, host.c_str(),
+                     static_cast<long long>(RefusalThrottle::kLogInterval.count()));
+      ep->reject(tried ? "naa-server: authentication failed (NAA_AUTH_KEY)"
+                       : "naa-server: authentication failed (NAA_AUTH_KEY; retry later)");
+      return;
+    }
   }
   std::lock_guard<std::mutex> lock(workers_mu_);
   if (workers_.size() >= options_.max_clients) {

@@ -15,6 +15,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
+#include "refusal_throttle.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -71,6 +72,7 @@ class Server {
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
   std::unique_ptr<HandshakeSweeper> sweeper_;
+  RefusalThrottle refusals_;
   std::mutex workers_mu_;
   std::list<Worker> workers_;
 };
