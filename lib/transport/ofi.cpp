@@ -605,6 +605,11 @@ std::vector<std::string> list_ofi_providers() {
   return lines;
 }
 
+bool ofi_tcp_crashable_by_peers() {
+  uint32_t v = fi_version();
+  return FI_MAJOR(v) == 1 && FI_MINOR(v) == 17;
+}
+
 std::string ofi_runtime_version() {
   uint32_t v = fi_version();
   return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));

@@ -17,6 +17,9 @@
 #include "kernels.hpp"
 #include "log.hpp"
 #include "server.hpp"
+#ifdef NAA_HAVE_LIBFABRIC
+#include "transport/ofi.hpp"
+#endif
 
 namespace {
 
@@ -197,6 +200,17 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s; %zu kernels)\n",
                  options.address.c_str(), static_cast<unsigned>(server.port()),
                  server.transport_names().c_str(), kernels.list().size());
+#ifdef NAA_HAVE_LIBFABRIC
+    // Loud and on every start: the one defect of this list no option of ours can contain.
+    if (server.transport_names().find("ofi+tcp") != std::string::npos &&
+        naa::transport::ofi_tcp_crashable_by_peers())
+      std::fprintf(stderr,
+                   "naa-server: WARNING: libfabric %s: its tcp provider crashes on one crafted packet "
+                   "from any peer that can connect, ending this server and every session in it; "
+                   "-A does not prevent it. Serve ofi+tcp only to trusted networks, or rebuild "
+                   "against a fixed libfabric (--with-libfabric=DIR). See naa(7), SECURITY.\n",
+                   naa::transport::ofi_runtime_version().c_str());
+#endif
     server.run(stop_requested);
     std::fprintf(stderr, "naa-server: stopped\n");
   } catch (const naa::Error &e) {
