@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mpi_offload: every MPI rank offloads its share of c = a + b (vecadd_f64, function code 10) to
  * the NAA it resolves, and the ranks check the global sum of c with MPI_Allreduce.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* vecadd: offload c = a + b on 1,000,000 doubles to an NAA, twice.
  *
  * b is single-send: it travels with the first invocation only and the NAA keeps it, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // vecadd.cpp: the C++ twin of vecadd.c with include/naa.hpp: c = a + b on N doubles, twice,
 // b single-send. Errors arrive as naa::error; the handle finalizes itself.
 //

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! vecadd.f90: the Fortran twin of vecadd.c - offload c = a + b on 1,000,000 doubles to an
 ! NAA, twice, through the naa module (fortran/naa.f90).
 !

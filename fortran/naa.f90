@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! naa.f90 - Fortran 2008 binding of libnaa (include/naa.h).
 !
 ! The derived types are bind(C) and the five calls are bind(C) interfaces straight to the C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * naa.h - libnaa: offload a computation to a network-attached accelerator (NAA).
  *

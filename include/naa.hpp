@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /*
  * naa.hpp - a small header-only C++17 layer over naa.h; see naa(7), LANGUAGE BINDINGS.
  *

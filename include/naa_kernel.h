@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * naa_kernel.h - the kernel ABI of naa-server, libnaa's software NAA.
  *

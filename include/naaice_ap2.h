@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * naaice_ap2.h - the interface of the NAAICE reference middleware ("AP2"), served by libnaa.
  *

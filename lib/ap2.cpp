@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NAAICE reference middleware's interface (include/naaice_ap2.h, naaice_ap2(3)) on libnaa's
 // sessions: the reference's types, counts and 0/-1 convention at the boundary, libnaa inside.
 #include <cstddef>

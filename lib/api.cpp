@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The C ABI: argument checks, handle lookup, and the mapping of C++ errors to naa_error_t.
 // No exception ever crosses this boundary.
 #include "config.h"

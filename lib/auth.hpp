@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Optional access control: with NAA_AUTH_KEY (or NAA_AUTH_KEY_FILE) set, libnaa sends the key in
 // the connection request's private data and naa-server refuses a request without the right key
 // before it allocates or registers anything for it. It keeps jobs off an NAA that is not theirs;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Counts and sizes given on the command line of the tools (naa-server, naa-bench) and in
 // numeric NAA_* variables.
 #pragma once

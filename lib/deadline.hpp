@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A point in time after which a blocking step gives up. Every blocking call takes one, so
 // nothing in libnaa or naa-server can wait forever.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What every exported entry point (api.cpp for naa.h, ap2.cpp for naaice_ap2.h) shares: no
 // exception crosses the C ABI, and a handle id is looked up, never trusted.
 #pragma once

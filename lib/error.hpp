@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The internal error type: C++ code throws it, the extern "C" layer turns it into the code.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Maps the opaque ids in naa_handle to live objects. An id is never a pointer: it packs a
 // per-process salt, a per-slot generation and the slot index, so stale copies, finalized
 // handles, zeroed memory and garbage (even another process's handles) fail the lookup.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The 32-bit immediates of the final RDMA WRITE WITH IMM in each direction (doc/protocol.md
 // §4.1, §4.2). Values here are host-order integers; the transport converts with htonl/ntohl,
 // which yields the big-endian wire order the spec requires.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Diagnostics to stderr, filtered by NAA_LOG_LEVEL (error|warn|info|debug, default warn).
 // Printf-style so that call sites stay one line and cost nothing when filtered out.
 #pragma once

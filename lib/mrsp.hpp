@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MRSP, the memory-region setup protocol exchanged once per connection (doc/protocol.md §3):
 // byte-exact encoders and a defensive decoder for bytes received from an untrusted peer.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "open_session.hpp"
 
 #include "transport/transport.hpp"

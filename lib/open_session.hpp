@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // From laid-out regions to a connected Session: the part of naa_create that libnaa's API and
 // the reference-compatible one (ap2.cpp) share.
 #pragma once

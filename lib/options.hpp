@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runtime parameters read from the environment (documented in naa(7), RUNTIME PARAMETERS).
 #pragma once
 

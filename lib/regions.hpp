@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // From the caller's naa_param_t arrays to MRSP regions, in the reference host's order:
 // inputs in parameter order, then the outputs that are not also inputs. A buffer passed as an
 // input and an output is one in-place region (INPUT|OUTPUT), as the reference NAAs expect.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One handle's life: connected -> (MRSP) -> ready -> running -> ready ... ; failed after a
 // transport or protocol error (sticky: later calls report it until naa_finalize).
 // Everything an invocation needs (registered memory, both write chains, the immediate) is built

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # naa-bench over verbs on Soft-RoCE, beside perftest's ib_write_lat in the same VM (for
 # doc/performance.md). Extra arguments go to naa-bench (default: the latency table from 1 B to
 # 1 MiB). Build first (scripts/setup.sh).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced: count_results DIR... adds up the automake-style results (*.trs beside their *.log)
 # under each DIR into $passed, $failed, $skipped, counting CMocka cases one by one.
 passed=0 failed=0 skipped=0

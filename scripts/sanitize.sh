@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The test suite under sanitizers, each in its own build directory beside _build:
 #   _build-asan  --enable-sanitizers=address,undefined, the whole make check
 #   _build-tsan  --enable-sanitizers=thread, the tests that run threads (test_offload's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs what is missing (Debian 12 packages), then configures and builds libnaa out of tree
 # in ${NAA_BUILD_DIR:-_build}. Sourced by demo.sh and test.sh; safe to run again.
 set -euo pipefail

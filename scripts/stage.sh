@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shellcheck shell=bash
 # Sourced: stage NAME COMMAND... runs COMMAND, then prints "stage NAME: S s" (wall seconds; also
 # appended to $NAA_STAGE_LOG if set) and returns COMMAND's status, so that logs show where time goes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The verbs suite: boots test/harness/rdma-vm (a QEMU guest with three Soft-RoCE hosts) and
 # runs test/rdma/suite.sh there against this build. Results land in $build/test-rdma as
 # automake-style .trs/.log pairs, so scripts/test.sh counts them with everything else.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite: unit tests and integration tests against a real naa-server (make check),
 # the Slurm and MPI tests against a real single-node Slurm (make check-slurm, with Slurm, munge,
 # PMIx and Open MPI installed first by test/harness/slurm-local install), then the verbs suite on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # libnaa.so exports exactly the public functions (test/public-functions.sh), each with the
 # version node of lib/libnaa.map: no internal symbol leaks, no public one is missing.
 set -u

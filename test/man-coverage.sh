@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Every public function (test/public-functions.sh: naa.h's NAA_API, naaice_ap2.h's NAAICE_API)
 # must have its page: man/NAME.3, or a section 3 page that lists NAME in its NAME section
 # (.Nm; make install links NAME.3 to it).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Lints every man page with mandoc at warning level and renders it with mandoc and, where
 # man-db is installed, with man -l (groff) as man(1) would show it: any message fails.
 #   man-lint.sh             the pages of dist_man_MANS ($NAA_MAN_PAGES, set by make check),

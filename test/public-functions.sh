@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Prints the public C functions, one a line: those include/naa.h declares NAA_API and
 # include/naaice_ap2.h declares NAAICE_API (one declaration per line starting with the macro;
 # the name is the identifier before '('). Used by man-coverage.sh and exports.sh; fails if a

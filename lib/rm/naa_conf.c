@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "rm/naa_conf.h"
 
 #include <errno.h>

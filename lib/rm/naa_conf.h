@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* naa.conf, the site's list of NAAs, read by the Slurm SPANK plugin (C, runs inside srun, sbatch,
  * salloc and slurmstepd) and by libnaa's Slurm resolver: C so that both can compile it in.
  * Format (see naa.conf(5)): one NAA per line,

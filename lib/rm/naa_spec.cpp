@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "naa_spec.hpp"
 
 #include <string>

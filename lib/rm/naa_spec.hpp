@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NAA_SPEC, the reference-compatible list of available NAAs set by the resource manager or user:
 //   <host>:<port>:<fncode>:<n_inputs>[,<host>:<port>:<fncode>:<n_inputs>...]
 // An IPv6 host goes in brackets ([::1]:12345:3:1); an empty port means 12345, as in the reference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which NAA serves a function code: from NAA_SPEC (as the reference middleware reads it), else,
 // inside a Slurm job, from the job and the site's naa.conf (rm/slurm.hpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The Slurm resolver: inside a Slurm job without NAA_SPEC, which NAA serves a function code,
 // from the job record (libslurm, loaded at run time so that libnaa never depends on Slurm) and
 // the site's naa.conf.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The libfabric transport: FI_EP_MSG endpoints (provider tcp here, verbs/others where present),
 // fi_writemsg chains ending in a write with remote CQ data, MRSP over fi_sendmsg/fi_recv.
 #include "transport/ofi.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The libfabric transport. `provider` names a libfabric provider ("tcp", "verbs", ...) or is
 // empty to take the first provider that offers FI_EP_MSG with RMA and remote CQ data.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider, and
 // "auto" chooses per destination: verbs where an RDMA device routes to the NAA, TCP elsewhere.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The transport interface: everything libnaa and naa-server need from a fabric, and nothing
 // more (in the spirit of Mercury's na_class_ops): connect or accept, register memory, post
 // sends/receives for MRSP, post a prepared chain of writes ending in a write-with-immediate,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The verbs transport (doc/protocol.md §1): librdmacm connection management in RDMA_PS_TCP,
 // one RC queue pair per connection, MRSP over SEND/RECV, each invocation one pre-built chain of
 // RDMA WRITEs ending in a WRITE WITH IMM, all posted by a single ibv_post_send.

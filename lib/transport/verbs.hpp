@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The verbs transport: RC queue pairs over librdmacm (RDMA_PS_TCP), the transport the NAAICE
 // FPGA NAAs speak. rdma_cm chooses device, port and RoCEv2 GID from the route to the peer's
 // address; NAA_LOCAL_IP or NAA_RDMA_DEVICE pin the source side.

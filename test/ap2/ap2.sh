@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The reference-style program test/ap2/ap2_style.c against a naa-server on $NAA_TEST_HOST:
 #   ap2.sh [PROGRAM [INVOCATIONS]]   (default: the build's test/ap2/ap2_style, 100)
 # make check runs the in-tree build over libfabric tcp, test/install/consumer.sh the builds

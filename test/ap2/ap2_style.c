@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A host program in the style of the NAAICE reference middleware's AP2 examples, written from
  * its interface (naaice_ap2(3)) and built unchanged against libnaa: it includes nothing but
  * <naaice_ap2.h> (which brings stdio, stdlib, string, stdbool and stdint), allocates its

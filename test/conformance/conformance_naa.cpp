@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // conformance-naa: a test peer that behaves like the NAAs in the field rather than like our own
 // naa-server, so that libnaa is tested against what it will meet (doc/protocol.md §4.4):
 //  - event-driven like the reference software NAA: after taking the completion of its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libnaa against conformance-naa, a peer that behaves like the NAAs in the field (see
  * conformance_naa.cpp and doc/protocol.md §4.4): back-to-back invocations with no gap between
  * naa_wait and naa_invoke at 1 B .. 16 MiB, single-send, in place, 31 regions; MRSP errors,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: naa-server's per-connection message handling (Handler, the code Connection
 // runs) driven from bytes. Input: a 2-byte little-endian length L (taken modulo 769), L bytes
 // of MRSP message, then 4-byte big-endian invocation immediates. Built-in kernels only, run in

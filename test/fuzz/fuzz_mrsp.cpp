@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: MRSP's decoder on arbitrary bytes. Besides memory errors (ASan/UBSan), it
 // checks a property: whatever the decoder accepts re-encodes to a message that decodes the same.
 #include <cstdint>

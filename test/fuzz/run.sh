@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs each libFuzzer target for FUZZ_SECONDS (default 45) on a scratch copy of its seed
 # corpus (the repository's seeds stay as they are) and prints how many inputs it executed.
 # Usage: run.sh CORPUS_DIR TARGET...   (the seeds of test/fuzz/fuzz_X are in CORPUS_DIR/X)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed library as its users see it. Installs the build into a temporary staging
 # directory (make install DESTDIR=...), lints and renders the installed man pages, then builds
 # examples/vecadd.c, examples/vecadd.cpp (naa.hpp, as -std=c++17), the reference-style

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's demo path as a test: a naa-server on $NAA_TEST_HOST and an example against it,
 # examples/vecadd or the one named as argument (examples_fortran.sh runs vecadd_f).
 set -eu

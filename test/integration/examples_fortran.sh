@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # examples/vecadd_f, the Fortran twin of vecadd, against a naa-server (see examples.sh).
 # Skipped when configure did not build the Fortran binding.
 set -eu

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
 # port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device), sets
 # NAA_TEST_PORT, and stops the server when the script exits.

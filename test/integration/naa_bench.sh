@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # naa-bench runs every test against a real naa-server and prints the rows it should; --raw runs
 # its own raw peer. Only the shape of the output is checked, never a timing.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # naa-info lists the transports and the NAAs of NAA_SPEC; --ping tells reachable from not.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # naa-info lists the RoCE v2 GIDs of the RDMA devices (index, address, netdev, IPv4). Needs a
 # real RDMA device, e.g. Soft-RoCE: test/harness/rdma-vm -- make check TESTS=<this test>.
 # Without one it checks the "none" line and skips.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A naa-server child process for integration tests: started on a free loopback port, stopped
  * with SIGTERM (SIGKILL if it does not stop). The binary is $NAA_SERVER (set by make check). */
 #ifndef NAA_TEST_SERVER_H

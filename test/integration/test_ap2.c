@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The reference middleware's interface (naaice_ap2.h) against a real naa-server: the bad-input
  * matrix through the compat entry points (each failure is -1 with libnaa's code and cause in
  * naaice_last_error), and where libnaa behaves better than the reference (a finished

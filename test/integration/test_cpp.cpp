@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The C++ layer (include/naa.hpp) against a real naa-server, as a C++17 user sees it. */
 #include <naa.hpp>
 

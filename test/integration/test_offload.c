@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Integration tests: the public API against a real naa-server on loopback (ofi+tcp). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa-server against misbehaving clients and kernels: a raw client built on libnaa's transport
 // interface puts exactly the bytes under test on the wire, then checks that the server answers
 // as the spec says (or drops the client) and keeps serving others. Prints a tally at the end.

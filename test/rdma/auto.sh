@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # NAA_TRANSPORT=auto (unset) picks verbs for an NAA an RDMA device routes to and ofi+tcp for
 # one on the loopback, in one process; a server started with auto listens the same way.
 set -eu

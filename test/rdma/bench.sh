@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs inside rdma-vm (scripts/bench-rdma.sh): perftest's ib_write_lat and naa-bench over verbs
 # between rxe0 (client, $RDMA_VM_IP_A) and rxe1 (server, $RDMA_VM_IP_B), in the same VM, one
 # after the other. TCG emulation: compare ratios, never absolute numbers with hardware.

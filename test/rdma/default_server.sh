@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A naa-server started with no transport option serves everything it can, on one port: verbs
 # (the NAAICE NAAs' transport) and ofi+tcp. Clients of either, and one with NAA_TRANSPORT=auto,
 # meet it in the same run, and each learns from the accept that it needs no pacing.

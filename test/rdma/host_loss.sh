@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Two NAAs on two hosts, one client on a third (rdma-vm --hosts 3): naa-servers on A and B, both
 # listed in NAA_SPEC for function code 10, and spread_hosts on C (NAA_LOCAL_IP) with
 # NAA_TRANSPORT=auto, which must pick verbs for both. The resolver spreads the handles over the

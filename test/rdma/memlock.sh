@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Registration beyond RLIMIT_MEMLOCK fails with NAA_ERR_NO_RESOURCES and a message naming
 # `ulimit -l`. rdma-vm runs commands as root with no limit, so the client runs as nobody with
 # 8 MiB, as on a cluster node with default limits; its files are copied to the guest's /tmp so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The client of test/rdma/host_loss.sh: creates HANDLES handles for function code 10
  * (naa-server's vecadd_f64), which libnaa's resolver spreads over the NAAs that NAA_SPEC lists
  * for that code, then runs ROUNDS rounds (invoke every live handle, then wait for each). In round

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs inside rdma-vm --hosts 3 (see scripts/test-rdma.sh): the integration suite over verbs
 # between two of the guest's Soft-RoCE hosts (client on rxe0 at $RDMA_VM_IP_A, naa-server on rxe1
 # at $RDMA_VM_IP_B), plus what only real RDMA devices can show: NAA_TRANSPORT=auto choosing per

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the Slurm test scripts (make check-slurm). start_slurm CONF_TEXT writes naa.conf
 # ("@PORT1@" and "@PORT2@" stand for the naa-servers' ports) and starts a private single-node
 # Slurm (slurm-local) whose plugstack loads the naa_spank plugin built here. Everything is torn

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # MPI jobs offload: srun --mpi=pmix starts the ranks (NAA_SPEC from the plugin), and mpirun
 # inside salloc starts them itself (no NAA_SPEC: libnaa asks Slurm and reads naa.conf).
 set -eu

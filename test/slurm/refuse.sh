@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Function codes naa.conf does not serve, and malformed --naa values, are refused at submission:
 # srun, sbatch and salloc exit non-zero with a message naming the code, and no job runs.
 set -eu

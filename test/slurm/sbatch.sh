@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # sbatch --naa: the batch script and the tasks it starts offload vecadd, with no NAA_* variable
 # set by the test.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Two jobs share one NAA: both run vecadd against the same naa-server (while the first holds
 # its connection open, so the server has two clients at once) and both get correct results.
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # srun --naa: tasks get NAA_SPEC from the plugin (nothing NAA_* set by the test), spread over
 # the NAAs serving the code by task rank, and vecadd offloads through it.
 set -eu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* C half of test_fortran_binding: what the C compiler makes of naa.h, for the Fortran half to
  * compare with the bind(C) types and constants of the naa module, plus the two libc calls
  * Fortran 2008 cannot make portably (setenv, and finding a port nothing listens on). */

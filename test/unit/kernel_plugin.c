@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
  * misbehave the two ways a kernel can take a server down; trample and overrun reach for

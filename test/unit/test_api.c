@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public C ABI against bad input: every refusal returns its documented code, leaves no
  * half-made handle behind, and never needs an NAA. The library logs each refusal to stderr.
  *

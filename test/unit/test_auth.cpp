@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The authentication key's private-data encoding and the key sources (lib/auth.cpp).
 #include <cstdarg>
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The tools' count parser (lib/count.cpp): what naa-server and naa-bench accept as numbers.
 #include <cstdarg>
 #include <cstddef>

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! The Fortran binding (fortran/naa.f90) against the C ABI (include/naa.h), no NAA needed:
 !  - every bind(C) type has the C struct's size, field offsets and array stride, as the C
 !    compiler reports them (fortran_layout.c);

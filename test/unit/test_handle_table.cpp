@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa::HandleTable: the ids behind naa_handle. Only an id the table handed out and has not taken
 // back may resolve; zeroed, stale, corrupted and foreign ids must all miss.
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of naa-server's kernel registry, built-in kernels and plugin loading.
 // NAA_TEST_KERNEL_PLUGIN names the built kernel_plugin.c; without it the plugin test
 // is skipped.

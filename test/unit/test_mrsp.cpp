@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8.
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* naa.conf parsing and the rank spread shared by the SPANK plugin and the Slurm resolver. */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NAA_SPEC parsing: the reference-compatible forms are accepted, everything malformed is refused
 // with a message that names the chunk.
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa::layout_regions: the caller's parameter lists become MRSP regions in the reference host's
 // order, and every malformed list is refused with NAA_ERR_INVALID_ARGUMENT before anything is
 // registered or sent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A page-aligned buffer whose pages are already faulted in, so no timed loop pays for first
 // touches (libnaa's regions and the raw pattern's use the same kind).
 #pragma once

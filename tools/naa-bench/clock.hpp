@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Timing primitives shared by every naa-bench pattern: a monotonic clock in nanoseconds, sample
 // statistics, and the busy loop the overlap test computes with.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One libnaa handle for the benchmark: an input and an output region of the same size (or one
 // in-place region), created through the public API only, exactly as an application would.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa-bench: OSU-style measurements of libnaa against a running naa-server (latency, bandwidth,
 // overlap, handles in flight, setup), side by side with the raw transport (--raw), plus the
 // single-core memcpy reference (--memcpy). See naa-bench(1) and doc/performance.md.

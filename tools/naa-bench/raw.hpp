@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The --raw pattern: what naa_invoke + naa_wait do on the wire, driven directly on the transport
 // interface (transport.hpp) with no libnaa session code in between, against a raw peer that
 // answers each write-with-immediate by writing the output region back, as naa-server's noop

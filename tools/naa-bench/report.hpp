@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // OSU-style output: one aligned table per test, rows printed as they are measured, or with
 // --csv the same numbers as tidy "test,variant,size,metric,value" lines.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What the command line asks naa-bench to do (see naa-bench(1)).
 #pragma once
 

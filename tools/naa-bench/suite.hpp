@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The measurements: each runs over every size and prints its table as it goes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa-info: what fi_info and ibv_devinfo are to their libraries. Shows the libnaa version, the
 // transports built in and usable here, the NAAs the current environment resolves, and with
 // --ping whether each of them answers (connect + MRSP, no kernel is run).

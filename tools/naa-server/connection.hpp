@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One client of the software NAA: MRSP, then invocations until the client disconnects, the
 // server stops, or the client misbehaves. Runs on its own thread.
 #pragma once

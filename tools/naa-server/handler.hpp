@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What one client's bytes make the software NAA do, without any transport: decode and check its
 // MRSP request, allocate the regions within the memory budget, and turn each invocation
 // immediate into a reply. Connection feeds it from the network; the fuzz target feeds it raw

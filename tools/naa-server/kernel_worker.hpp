@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Running kernels so that a crashing or endless plugin kernel cannot take the server down.
 //
 // Regions live in memfd-backed shared mappings. An isolated kernel runs in a worker process

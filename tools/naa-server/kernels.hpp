@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The kernels naa-server can run, by function code: its built-in ones plus those of
 // plugins (see naa_kernel.h for the ABI).
 #pragma once

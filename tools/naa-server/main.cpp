@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // naa-server: a software network-attached accelerator speaking the NAAICE wire protocol.
 #include <getopt.h>
 #include <signal.h>

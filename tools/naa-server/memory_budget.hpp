@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Caps the bytes of NAA memory that one client, one peer host and all clients together may
 // hold, so that a client announcing absurd sizes is refused with MRSP's "not enough memory"
 // instead of exhausting the server, and one host cannot take the whole budget.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The software NAA: accepts clients on every transport it listens on (one accepting thread
 // each) and serves each client on its own thread.
 #pragma once

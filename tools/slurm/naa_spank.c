@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* naa_spank: Slurm SPANK plugin adding --naa=FNCODE[,FNCODE...] to srun, sbatch and salloc.
  *
  * plugstack.conf:  required /usr/lib/libnaa/naa_spank.so conf=/etc/naa.conf
