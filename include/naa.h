@@ -96,7 +96,7 @@ static const naa_handle NAA_HANDLE_NULL = NAA_HANDLE_NULL_INIT;
 /* Result of a completed invocation. */
 typedef struct naa_status {
   uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
-  uint8_t error;           /* naa_waitall & co.: this handle's naa_error_t (MPI_ERROR); it
+  uint8_t error;           /* naa_waitall & co.: this handle's naa_error_t code, like MPI_ERROR; it
                              lies in what was padding before, so the struct keeps its size */
   uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
   size_t bytes_received;   /* payload bytes of the NAA's final write as the transport reports

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "naa.h"
+#include "roundtrip.h"
 #include "server.h"
 
 enum { FN_ADD1 = 1, FN_VECADD = 10, FN_DAXPY = 11, FN_DGEMM = 12, FN_PLUGIN_XOR = 100,
@@ -40,38 +41,19 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* One in-place region through kernel add1, `rounds` times; every byte must grow by `rounds`. */
-static void roundtrip_inplace(size_t size, int rounds) {
-  uint8_t *buf = malloc(size);
-  assert_non_null(buf);
-  for (size_t i = 0; i < size; i++) buf[i] = (uint8_t)(i * 7);
-  naa_param_t p = {buf, size, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&server, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
-  for (int r = 0; r < rounds; r++) {
-    naa_status st;
-    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
-    assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS);
-    assert_int_equal(st.naa_return_code, 0);
-    assert_int_equal(st.function_code, FN_ADD1);
-  }
-  size_t bad = 0;
-  for (size_t i = 0; i < size; i++) bad += buf[i] != (uint8_t)(i * 7 + rounds);
-  assert_int_equal(bad, 0);
-  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  free(buf);
+static void roundtrip_inplace_wait(size_t size, int rounds) {
+  roundtrip_inplace(&server, size, rounds, 7, roundtrip_wait);
 }
 
 static void test_sizes(void **state) {
   (void)state;
   static const size_t sizes[] = {1, 7, 4096, 65537, 1 << 20, 16 << 20, 64 << 20};
-  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) roundtrip_inplace(sizes[i], 2);
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) roundtrip_inplace_wait(sizes[i], 2);
 }
 
 static void test_many_invocations(void **state) {
   (void)state;
-  roundtrip_inplace(256, 1000); /* 1000 = 3*256 + 232: also checks the byte wrap-around */
+  roundtrip_inplace_wait(256, 1000); /* 1000 = 3*256 + 232: also checks the byte wrap-around */
 }
 
 /* vecadd with b single-send: the NAA keeps b, so host changes to b after round 1 are invisible. */
@@ -279,7 +261,7 @@ static void test_finalize_while_running(void **state) {
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  roundtrip_inplace(4096, 1); /* and the server still serves others */
+  roundtrip_inplace_wait(4096, 1); /* and the server still serves others */
 }
 
 static void test_server_not_running(void **state) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "naa.h"
+#include "roundtrip.h"
 #include "server.h"
 
 enum { FN_ADD1 = 1 };
@@ -97,26 +98,13 @@ static long progress_tid(void) {
 }
 
 /* add1 in place, `rounds` times, ending every other invocation by naa_test alone. */
+/* Odd rounds through naa_wait, even ones through naa_test alone. */
+static int wait_or_test(naa_handle *h, naa_status *st, int round) {
+  return round % 2 ? naa_wait(h, st) : test_until_done(h, 30, st);
+}
+
 static void rounds_inplace(size_t size, int rounds) {
-  uint8_t *buf = malloc(size);
-  assert_non_null(buf);
-  for (size_t i = 0; i < size; i++) buf[i] = (uint8_t)(i * 3);
-  naa_param_t p = {buf, size, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&server, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
-  for (int r = 0; r < rounds; r++) {
-    naa_status st;
-    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
-    assert_int_equal(r % 2 ? naa_wait(&h, &st) : test_until_done(&h, 30, &st), NAA_SUCCESS);
-    assert_int_equal(st.naa_return_code, 0);
-    assert_int_equal(st.function_code, FN_ADD1);
-  }
-  size_t bad = 0;
-  for (size_t i = 0; i < size; i++) bad += buf[i] != (uint8_t)(i * 3 + rounds);
-  assert_int_equal(bad, 0);
-  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  free(buf);
+  roundtrip_inplace(&server, size, rounds, 3, wait_or_test);
 }
 
 static void sizes(void **state) {
