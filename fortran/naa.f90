@@ -117,6 +117,7 @@ module naa
     type(c_ptr) :: local_ip = c_null_ptr
     type(c_ptr) :: device = c_null_ptr
     integer(c_int64_t) :: pacing_us = NAA_ATTR_UNSET
+    type(c_ptr) :: params = c_null_ptr  ! c_loc of a type(c_ptr) array ending in c_null_ptr
   end type naa_attr_t
 
   public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_finalize

@@ -134,6 +134,37 @@ static void test_attr_errors(void **state) {
   assert_int_equal(naa_finalize(&x), NAA_SUCCESS);
 }
 
+/* attr.params sets any runtime parameter for one handle; a name that is no parameter, a
+ * malformed value or an entry without '=' is refused, naming it, before anything connects. */
+static void test_attr_params(void **state) {
+  (void)state;
+  uint8_t v[4] = {1, 2, 3, 4};
+  naa_param_t p = {v, sizeof v, false};
+  naa_handle x = NAA_HANDLE_NULL;
+  static const naa_attr_t init = NAA_ATTR_INIT;
+  naa_attr_t attr = init;
+  attr.naa = attr_naa;
+  const char *bad_name[] = {"NAA_NO_SUCH_THING=1", NULL};
+  const char *bad_value[] = {"NAA_TIMEOUT=soon", NULL};
+  const char *no_equals[] = {"NAA_TIMEOUT", NULL};
+  const char *const *bad[] = {bad_name, bad_value, no_equals};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    attr.params = bad[i];
+    assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_ERR_INVALID_ARGUMENT);
+    assert_int_equal(x.id, 0);
+  }
+  /* An entry a field overrides is not read, as its variable is not: the field wins. */
+  const char *good[] = {"NAA_SPIN_US=20", "NAA_PROGRESS=fast", "NAA_OFI_WRITE_CHUNK=4096", NULL};
+  attr.params = good;
+  attr.progress = "spin";
+  assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&x), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&x, NULL), NAA_SUCCESS);
+  assert_int_equal(v[0], 2);
+  assert_int_equal(v[3], 5);
+  assert_int_equal(naa_finalize(&x), NAA_SUCCESS);
+}
+
 static void test_waitany(void **state) {
   (void)state;
   naa_handle list[N + 2];
@@ -336,6 +367,7 @@ static int run_child(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_attr_naa_skips_naa_spec),
       cmocka_unit_test(test_attr_errors),
+      cmocka_unit_test(test_attr_params),
       cmocka_unit_test(test_waitany),
       cmocka_unit_test(test_waitall),
       cmocka_unit_test(test_testany_testall),
