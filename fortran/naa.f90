@@ -1,7 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! naa.f90 - Fortran 2008 binding of libnaa (include/naa.h).
 !
-! The derived types are bind(C) and the five calls are bind(C) interfaces straight to the C
+! The derived types are bind(C) and the calls are bind(C) interfaces straight to the C
 ! functions: no wrapper code runs between a Fortran program and libnaa. Only the two string
 ! functions have Fortran wrappers, because C strings are not Fortran strings:
 ! naa_strerror_f(code) and naa_version_f([major, minor, patch]).
