@@ -106,7 +106,7 @@ void Session::exchange_memory_regions(Deadline deadline) {
 
   mrsp::Message reply;
   std::string why;
-  if (!mrsp::decode(recv_buf, received, reply, &why))
+  if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
   if (reply.type == mrsp::Type::Error)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +

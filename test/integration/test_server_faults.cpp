@@ -75,7 +75,7 @@ class RawClient {
         if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kRecv) {
           mrsp::Message m;
           std::string why;
-          if (!mrsp::decode(buf_.data(), c[i].bytes, m, &why)) fail_msg("bad MRSP answer: %s", why.c_str());
+          if (mrsp::decode(buf_.data(), c[i].bytes, m, &why) != mrsp::DecodeError::None) fail_msg("bad MRSP answer: %s", why.c_str());
           return m;
         }
     }

@@ -159,8 +159,8 @@ void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey
   size_t received = finish_control_exchange(*ep_, true, 0, deadline);
   mrsp::Message reply;
   std::string why;
-  if (!mrsp::decode(ctrl_, received, reply, &why) || reply.type != mrsp::Type::Advertise ||
-      reply.advert.size() != 2)
+  if (mrsp::decode(ctrl_, received, reply, &why) != mrsp::DecodeError::None ||
+      reply.type != mrsp::Type::Advertise || reply.advert.size() != 2)
     throw Error(NAA_ERR_PROTOCOL, "naa-server " + ep_->peer() + " did not advertise two regions" +
                                       (why.empty() ? "" : ": " + why));
   *addr = reply.advert[0].naa_address;
