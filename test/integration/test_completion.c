@@ -312,9 +312,12 @@ static void test_waitany_deadline(void **state) {
   assert_int_equal(naa_waitany(2, s, &index, &st), NAA_ERR_TIMEOUT);
   double took = seconds_since(&t0);
   print_message("waitany: the 500 ms handle timed out after %.2f s\n", took);
+  /* Index 1 with a timeout is the proof that its own deadline ended the wait, not the other
+   * handle's 0x02 answer; no upper bound on the time: the spinning kernels themselves take the
+   * cores of a loaded 2-core machine, and a late wake-up there is not a defect. */
   assert_int_equal(index, 1);
   assert_int_equal(st.error, NAA_ERR_TIMEOUT);
-  assert_true(took >= 0.45 && took < KERNEL_TIMEOUT_S);
+  assert_true(took >= 0.45);
   /* The timed-out handle is failed (the NAA acknowledged and never answered): inactive now. */
   assert_int_equal(naa_waitany(2, s, &index, &st), NAA_ERR_NAA);
   assert_int_equal(index, 0);
