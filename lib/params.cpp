@@ -46,7 +46,7 @@ const std::vector<Param> &registry() {
       {"NAA_RDMA_DEVICE", "device name", "",
        "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr},
       {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
-       "key sent with each connection request (naa-server -A checks it)", check_key},
+       "key sent with each connection request (naa-server -A checks it)", check_key, true},
       {"NAA_AUTH_KEY_FILE", "path", "",
        "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
       {"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",

@@ -28,6 +28,7 @@ struct Param {
   // Throws Error(NAA_ERR_CONFIG) naming `source` when `text` (not empty) is malformed; null
   // for parameters whose user checks them (NAA_SPEC, NAA_TRANSPORT: only when used).
   void (*check)(const std::string &text, const std::string &source);
+  bool secret = false;  // its value is not shown (naa-info --params prints its length only)
 };
 const std::vector<Param> &registry();
 

@@ -95,7 +95,11 @@ int show_params() {
   for (size_t i = 0; i < registry.size(); ++i) {
     const naa::params::Param &p = registry[i];
     const std::string why = values.problem(i);
-    std::printf("%s=%s\n", p.name, values.text(i).c_str());
+    const std::string &value = values.text(i);
+    if (p.secret && !value.empty())
+      std::printf("%s=(%zu bytes, not shown)\n", p.name, value.size());
+    else
+      std::printf("%s=%s\n", p.name, value.c_str());
     std::printf("    source: %s%s%s\n", naa::params::source_name(values.source(i)),
                 why.empty() ? "" : "; MALFORMED: ", why.c_str());
     std::printf("    type: %s; default: %s\n", p.type, *p.fallback != '\0' ? p.fallback : "(none)");
