@@ -1,7 +1,7 @@
 ! SPDX-License-Identifier: BSD-3-Clause
 ! naa.f90 - Fortran 2008 binding of libnaa (include/naa.h).
 !
-! The derived types are bind(C) and the five calls are bind(C) interfaces straight to the C
+! The derived types are bind(C) and the calls are bind(C) interfaces straight to the C
 ! functions: no wrapper code runs between a Fortran program and libnaa. Only the two string
 ! functions have Fortran wrappers, because C strings are not Fortran strings:
 ! naa_strerror_f(code) and naa_version_f([major, minor, patch]).
@@ -117,6 +117,7 @@ module naa
     type(c_ptr) :: local_ip = c_null_ptr
     type(c_ptr) :: device = c_null_ptr
     integer(c_int64_t) :: pacing_us = NAA_ATTR_UNSET
+    type(c_ptr) :: params = c_null_ptr  ! c_loc of a type(c_ptr) array ending in c_null_ptr
   end type naa_attr_t
 
   public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_finalize

@@ -130,13 +130,17 @@ typedef struct naa_attr {
   const char *local_ip;  /* as NAA_LOCAL_IP ("" lets routing choose) */
   const char *device;    /* as NAA_RDMA_DEVICE ("" none) */
   int64_t pacing_us;     /* as NAA_PACING_US, 0 (off) .. 10000000; -1: unset */
+  const char *const *params; /* NULL or a NULL-terminated list of "NAME=value" strings that set
+                               any runtime parameter of naa(7) for this handle (NAA_SPIN_US=20,
+                               NAA_OFI_WRITE_CHUNK=65536, ...); the fields above win over it;
+                               "NAME=" restores the default; `naa-info --params` lists them */
 } naa_attr_t;
 
 #define NAA_ATTR_VERSION 1
 #define NAA_ATTR_UNSET (-1)
 #define NAA_ATTR_INIT                                                                     \
   { sizeof(naa_attr_t), NAA_ATTR_VERSION, NULL, NULL, NAA_ATTR_UNSET, NULL, NULL, NULL, NULL, \
-    NAA_ATTR_UNSET }
+    NAA_ATTR_UNSET, NULL }
 
 /* naa_create() with per-handle settings; attr == NULL is naa_create(). With attr->naa
  * set, NAA_SPEC and Slurm are not consulted (nor NAA_SPEC's n_inputs check). A malformed

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "auth.hpp"
 
-#include <cstdlib>
 #include <fstream>
 
 #include "error.hpp"
+#include "params.hpp"
 
 namespace naa::auth {
 namespace {
@@ -31,13 +31,7 @@ std::string key_from_file(const std::string &path) {
   return checked_key(key, "key file " + path);
 }
 
-std::string key_from_environment() {
-  if (const char *key = std::getenv("NAA_AUTH_KEY"); key != nullptr && *key != '\0')
-    return checked_key(key, "NAA_AUTH_KEY");
-  if (const char *path = std::getenv("NAA_AUTH_KEY_FILE"); path != nullptr && *path != '\0')
-    return key_from_file(path);
-  return "";
-}
+std::string key_from_environment() { return params::Values::read().auth_key(); }
 
 std::string encode(const std::string &key) {
   return kMagic + static_cast<char>(key.size()) + key;

@@ -1,31 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "count.hpp"
 
-#include <cctype>
-#include <cerrno>
-#include <cstdlib>
+#include <cstring>
+
+#include "number.h"
 
 namespace naa {
 
 bool parse_count(const char *text, uint64_t max, uint64_t *out, bool suffix) {
-  if (!std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0) return false;
+  size_t len = std::strlen(text);
   unsigned shift = 0;
-  if (suffix) {
-    switch (*end) {
-      case 'k': case 'K': shift = 10; ++end; break;
-      case 'm': case 'M': shift = 20; ++end; break;
-      case 'g': case 'G': shift = 30; ++end; break;
+  if (suffix && len > 0) {
+    switch (text[len - 1]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
       default: break;
     }
+    if (shift != 0) --len;
   }
-  if (*end != '\0' || v > (UINT64_MAX >> shift)) return false;
-  uint64_t value = static_cast<uint64_t>(v) << shift;
-  if (value > max) return false;
-  *out = value;
+  uint64_t v = 0;
+  if (naa_parse_number(text, len, 0, max >> shift, &v) != 0) return false;
+  *out = v << shift;
   return true;
 }
 

@@ -3,10 +3,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+
+#include "params.hpp"
 
 namespace naa::log {
 namespace {
@@ -38,9 +40,29 @@ const char *level_name(Level level) {
 
 }  // namespace
 
+namespace {
+
+// -1 until the first line asks: NAA_LOG_LEVEL is read once per process, when first needed.
+std::atomic<int> level{-1};
+std::atomic<int> fallback{static_cast<int>(Level::Warn)};
+
+}  // namespace
+
 Level threshold() {
-  static const Level level = parse_level(std::getenv("NAA_LOG_LEVEL"));
-  return level;
+  int l = level.load(std::memory_order_relaxed);
+  if (l < 0) {
+    const params::Values values = params::Values::read();
+    l = values.source("NAA_LOG_LEVEL") == params::Source::Default
+            ? fallback.load()
+            : static_cast<int>(parse_level(values.text("NAA_LOG_LEVEL").c_str()));
+    level.store(l, std::memory_order_relaxed);
+  }
+  return static_cast<Level>(l);
+}
+
+void set_default_threshold(Level l) {
+  fallback.store(static_cast<int>(l));
+  level.store(-1);
 }
 
 void set_program(const char *name) { program = name; }

@@ -9,6 +9,8 @@ enum class Level { Error = 0, Warn = 1, Info = 2, Debug = 3 };
 
 // The level in force, read once from NAA_LOG_LEVEL.
 Level threshold();
+// The level when NAA_LOG_LEVEL is not set (naa-server -v: info), instead of warn.
+void set_default_threshold(Level level);
 inline bool enabled(Level level) { return level <= threshold(); }
 
 // Writes one line "libnaa[PID]: LEVEL: message". Thread-safe (one write(2) per line).

@@ -25,8 +25,9 @@ void put_header(uint8_t *out, Type type, uint8_t count_or_code) {
   out[2] = out[3] = 0;
 }
 
-bool fail(std::string *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool fail(std::string *why, const char *fmt, ...) {
+DecodeError fail(DecodeError error, std::string *why, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+DecodeError fail(DecodeError error, std::string *why, const char *fmt, ...) {
   if (why != nullptr) {
     char text[128];
     va_list args;
@@ -35,19 +36,21 @@ bool fail(std::string *why, const char *fmt, ...) {
     va_end(args);
     *why = text;
   }
-  return false;
+  return error;
 }
 
 // Checks the announced entry count against the limit and the received length, so that the entry
 // loops that follow cannot read past the buffer.
-bool check_entries(const char *what, size_t count, size_t max, size_t entry_size, size_t len,
-                   std::string *why) {
-  if (count == 0) return fail(why, "%s without entries", what);
-  if (count > max) return fail(why, "%s count %zu exceeds %zu", what, count, max);
+DecodeError check_entries(const char *what, size_t count, size_t max, size_t entry_size,
+                          size_t len, std::string *why) {
+  if (count == 0) return fail(DecodeError::NoEntries, why, "%s without entries", what);
+  if (count > max)
+    return fail(DecodeError::TooManyEntries, why, "%s count %zu exceeds %zu", what, count, max);
   const size_t needed = kHeaderSize + count * entry_size;
   if (len < needed)
-    return fail(why, "%s of %zu entries needs %zu bytes, got %zu", what, count, needed, len);
-  return true;
+    return fail(DecodeError::Truncated, why, "%s of %zu entries needs %zu bytes, got %zu", what,
+                count, needed, len);
+  return DecodeError::None;
 }
 
 const char *flags_problem(uint8_t flags) {
@@ -57,33 +60,38 @@ const char *flags_problem(uint8_t flags) {
   return nullptr;
 }
 
-bool decode_request(const uint8_t *buf, size_t len, Message &out, std::string *why) {
+DecodeError decode_request(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   const size_t count = buf[1];
-  if (!check_entries("advertise-request", count, kMaxRequestEntries, kRequestEntrySize, len, why))
-    return false;
+  if (DecodeError e = check_entries("advertise-request", count, kMaxRequestEntries,
+                                    kRequestEntrySize, len, why);
+      e != DecodeError::None)
+    return e;
   out.request.reserve(count);
   for (size_t k = 0; k < count; ++k) {
     const uint8_t *p = buf + kHeaderSize + k * kRequestEntrySize;
     if (const char *problem = flags_problem(p[0]))
-      return fail(why, "advertise-request entry %zu flags 0x%02x: %s", k, p[0], problem);
+      return fail(DecodeError::BadFlags, why, "advertise-request entry %zu flags 0x%02x: %s", k,
+                  p[0], problem);
     out.request.push_back(RequestEntry{p[0], get_be(p + 1, 7), get_be(p + 8, 8),
                                        static_cast<uint32_t>(get_be(p + 16, 4)),
                                        static_cast<uint32_t>(get_be(p + 20, 4))});
   }
-  return true;
+  return DecodeError::None;
 }
 
-bool decode_advert(const uint8_t *buf, size_t len, Message &out, std::string *why) {
+DecodeError decode_advert(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   const size_t count = buf[1];
-  if (!check_entries("advertise", count, kMaxAdvertEntries, kAdvertEntrySize, len, why))
-    return false;
+  if (DecodeError e = check_entries("advertise", count, kMaxAdvertEntries, kAdvertEntrySize, len,
+                                    why);
+      e != DecodeError::None)
+    return e;
   out.advert.reserve(count);
   for (size_t k = 0; k < count; ++k) {
     const uint8_t *p = buf + kHeaderSize + k * kAdvertEntrySize;
     out.advert.push_back(AdvertEntry{get_be(p, 8), static_cast<uint32_t>(get_be(p + 8, 4)),
                                      static_cast<uint32_t>(get_be(p + 12, 4))});
   }
-  return true;
+  return DecodeError::None;
 }
 
 }  // namespace
@@ -128,14 +136,15 @@ size_t encode_error(ErrorCode code, uint8_t *out, size_t cap) {
   return kErrorSize;
 }
 
-bool decode(const uint8_t *buf, size_t len, Message &out, std::string *why) {
+DecodeError decode(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   out = Message{};
-  if (len < kHeaderSize) return fail(why, "message of %zu bytes is shorter than its header", len);
+  if (len < kHeaderSize)
+    return fail(DecodeError::Truncated, why, "message of %zu bytes is shorter than its header", len);
   switch (buf[0]) {
     case static_cast<uint8_t>(Type::Error):
       out.type = Type::Error;
       out.error_code = buf[1];
-      return true;
+      return DecodeError::None;
     case static_cast<uint8_t>(Type::AdvertiseRequest):
       out.type = Type::AdvertiseRequest;
       return decode_request(buf, len, out, why);
@@ -143,9 +152,9 @@ bool decode(const uint8_t *buf, size_t len, Message &out, std::string *why) {
       out.type = Type::Advertise;
       return decode_advert(buf, len, out, why);
     case static_cast<uint8_t>(Type::Request):
-      return fail(why, "message type 0x03 (request only) is reserved");
+      return fail(DecodeError::UnknownType, why, "message type 0x03 (request only) is reserved");
     default:
-      return fail(why, "unknown message type 0x%02x", buf[0]);
+      return fail(DecodeError::UnknownType, why, "unknown message type 0x%02x", buf[0]);
   }
 }
 

@@ -54,11 +54,22 @@ struct Message {
   std::vector<AdvertEntry> advert;    // for Advertise
 };
 
+// Why a message is malformed: what a peer answers it with depends on this (naa-server maps it to
+// an MRSP error code), never on the wording of `why`.
+enum class DecodeError : uint8_t {
+  None = 0,
+  Truncated,       // shorter than its header or than its announced entries
+  NoEntries,       // an advertise(-request) announcing 0 entries
+  TooManyEntries,  // more than kMaxRequestEntries / kMaxAdvertEntries
+  BadFlags,        // a request entry's flags are unknown or contradictory
+  UnknownType,     // a message type the protocol does not define (or reserves)
+};
+
 // Decodes one received message of len bytes. Every count and length is checked against len before
 // anything is read. Trailing bytes beyond the announced entries and the header padding are
-// ignored. Returns false on a malformed message; *why (if non-null) then names the cause in a
-// short phrase for a log line.
-bool decode(const uint8_t *buf, size_t len, Message &out, std::string *why);
+// ignored. Returns DecodeError::None, or what is wrong, with *why (if non-null) naming the cause
+// in a short phrase for a log line.
+DecodeError decode(const uint8_t *buf, size_t len, Message &out, std::string *why);
 
 // The reference host's placeholder NAA addresses (doc/protocol.md §3.1): consecutive from offset,
 // each region taking its size rounded up to 4096 bytes, in the order given (the reference gives

@@ -4,93 +4,63 @@
 #include <sched.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 
 #include "count.hpp"
 #include "error.hpp"
 
 namespace naa {
 
-constexpr double kDefaultTimeoutSeconds = 60;
-
-std::chrono::milliseconds parse_timeout(const char *text, const char *name) {
-  if (text == nullptr || *text == '\0')
-    return std::chrono::milliseconds(static_cast<long>(kDefaultTimeoutSeconds * 1000));
-  // strtod alone would also take hex, "inf" and leading blanks.
-  bool decimal = std::strspn(text, "0123456789.") == std::strlen(text);
-  char *end = nullptr;
-  double seconds = decimal ? std::strtod(text, &end) : 0;
+std::chrono::milliseconds parse_timeout(const std::string &text, const std::string &source) {
+  // Digits with an optional fraction: strtod alone would also take hex, "inf", signs and blanks.
+  const size_t dot = text.find('.');
+  const std::string whole = text.substr(0, dot);
+  const std::string fraction = dot == std::string::npos ? "" : text.substr(dot + 1);
+  uint64_t ignored = 0;
+  bool decimal = (whole.empty() || parse_count(whole.c_str(), UINT64_MAX, &ignored)) &&
+                 (fraction.empty() || parse_count(fraction.c_str(), UINT64_MAX, &ignored)) &&
+                 !(whole.empty() && fraction.empty());
+  const double seconds = decimal ? std::strtod(text.c_str(), nullptr) : 0;
   // An upper bound keeps the millisecond count far from overflow; a year is no deadline anyway.
-  if (!decimal || end == text || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 ||
-      seconds > kMaxTimeoutSeconds)
-    throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + text +
+  if (!decimal || !std::isfinite(seconds) || seconds <= 0 || seconds > kMaxTimeoutSeconds)
+    throw Error(NAA_ERR_CONFIG, source + " '" + text +
                                     "' is not a number of seconds in (0, 31536000]");
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));
 }
 
-std::chrono::milliseconds timeout_from_environment() {
-  return parse_timeout(std::getenv("NAA_TIMEOUT"), "NAA_TIMEOUT");
-}
-
-namespace {
-
-// A whole number of microseconds in 0..10 s, or `fallback` when the variable is unset.
-std::chrono::microseconds microseconds_from_environment(const char *name,
-                                                        std::chrono::microseconds fallback) {
-  const char *text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
+std::chrono::microseconds parse_microseconds(const std::string &text, const std::string &source) {
   uint64_t v = 0;
-  if (!parse_count(text, kMaxMicroseconds, &v))
-    throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + text + "' is not 0..10000000");
+  if (!parse_count(text.c_str(), kMaxMicroseconds, &v))
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not 0..10000000");
   return std::chrono::microseconds(v);
 }
 
-}  // namespace
-
-Progress::Mode parse_progress_mode(const std::string &m, const char *name) {
+Progress::Mode parse_progress_mode(const std::string &m, const std::string &source) {
   if (m == "spin") return Progress::Mode::Spin;
   if (m == "block") return Progress::Mode::Block;
   if (m.empty() || m == "spin-then-block") return Progress::Mode::SpinThenBlock;
   if (m == "thread") return Progress::Mode::Thread;
   if (m == "provider") return Progress::Mode::Provider;
-  throw Error(NAA_ERR_CONFIG, std::string(name) + " '" + m + "' is not spin, block, "
+  throw Error(NAA_ERR_CONFIG, source + " '" + m + "' is not spin, block, "
                               "spin-then-block, thread or provider");
 }
 
-Progress progress_from_environment() {
-  Progress p = progress_tuning_from_environment();
-  const char *mode = std::getenv("NAA_PROGRESS");
-  p.mode = parse_progress_mode(mode != nullptr ? mode : "", "NAA_PROGRESS");
-  return p;
+int parse_cpu(const std::string &text, const std::string &source) {
+  if (text.empty()) return -1;
+  uint64_t v = 0;
+  if (!parse_count(text.c_str(), CPU_SETSIZE - 1, &v))
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not a CPU number 0.." +
+                                    std::to_string(CPU_SETSIZE - 1));
+  return static_cast<int>(v);
 }
 
-Progress progress_tuning_from_environment() {
-  Progress p;
-  p.spin = microseconds_from_environment("NAA_SPIN_US", p.spin);
-  const char *cpu = std::getenv("NAA_PROGRESS_CPU");
-  if (cpu != nullptr && *cpu != '\0') {
-    uint64_t v = 0;
-    if (!parse_count(cpu, CPU_SETSIZE - 1, &v))
-      throw Error(NAA_ERR_CONFIG, std::string("NAA_PROGRESS_CPU '") + cpu + "' is not a CPU number "
-                                  "0.." + std::to_string(CPU_SETSIZE - 1));
-    p.cpu = static_cast<int>(v);
-  }
-  return p;
-}
-
-std::chrono::microseconds pacing_from_environment() {
-  return microseconds_from_environment("NAA_PACING_US", kDefaultPacing);
-}
-
-std::string rdma_device_from_environment() {
-  const char *device = std::getenv("NAA_RDMA_DEVICE");
-  return device != nullptr ? device : "";
-}
-
-std::string local_ip_from_environment() {
-  const char *ip = std::getenv("NAA_LOCAL_IP");
-  return ip != nullptr ? ip : "";
+size_t parse_write_chunk(const std::string &text, const std::string &source) {
+  if (text.empty()) return SIZE_MAX;
+  uint64_t v = 0;
+  if (!parse_count(text.c_str(), SIZE_MAX, &v) || v < 4096)
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not a number of bytes >= 4096");
+  return static_cast<size_t>(v);
 }
 
 }  // namespace naa

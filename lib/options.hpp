@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Runtime parameters read from the environment (documented in naa(7), RUNTIME PARAMETERS).
+// The parsers and types of the numeric and mode runtime parameters (lib/params.cpp declares
+// them, naa(7) RUNTIME PARAMETERS documents them). Each parser takes the text and the name of
+// its source (a variable, an naa_attr_t field) for its error.
 #pragma once
 
 #include <chrono>
@@ -10,9 +12,7 @@ namespace naa {
 
 // NAA_TIMEOUT: seconds (a decimal number > 0, default 60) that connecting plus MRSP, and each
 // naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
-std::chrono::milliseconds timeout_from_environment();
-// The same for `text` (NULL or empty: the default); `name` names its source in the error.
-std::chrono::milliseconds parse_timeout(const char *text, const char *name);
+std::chrono::milliseconds parse_timeout(const std::string &text, const std::string &source);
 inline constexpr long kMaxTimeoutSeconds = 31536000;
 
 // NAA_PROGRESS: who moves the data and how naa_wait waits. spin: poll until done (lowest
@@ -28,12 +28,10 @@ struct Progress {
   std::chrono::microseconds spin{100};
   int cpu = -1;  // NAA_PROGRESS_CPU for the thread: -1 leaves it to the scheduler
 };
-Progress progress_from_environment();
-// NAA_SPIN_US and NAA_PROGRESS_CPU alone, the mode left at its default: for a mode set by
-// naa_attr_t.progress, which NAA_PROGRESS must then not fail.
-Progress progress_tuning_from_environment();
-// One NAA_PROGRESS name ("" is the default); `name` names its source in the error.
-Progress::Mode parse_progress_mode(const std::string &mode, const char *name);
+// One NAA_PROGRESS name ("" is the default).
+Progress::Mode parse_progress_mode(const std::string &mode, const std::string &source);
+// NAA_PROGRESS_CPU: a CPU number ("" leaves it to the scheduler: -1).
+int parse_cpu(const std::string &text, const std::string &source);
 
 // NAA_PACING_US: the guard, in microseconds, between polling an NAA's reply (or its MRSP
 // answer) and posting the next invocation's final write-with-immediate, for NAAs that do not
@@ -43,12 +41,10 @@ Progress::Mode parse_progress_mode(const std::string &mode, const char *name);
 // Application time between calls counts toward the guard; 0 turns pacing off.
 inline constexpr std::chrono::microseconds kDefaultPacing{100};
 inline constexpr uint64_t kMaxMicroseconds = 10000000;  // NAA_PACING_US, NAA_SPIN_US: 10 s
-std::chrono::microseconds pacing_from_environment();
+// A whole number of microseconds in 0..kMaxMicroseconds.
+std::chrono::microseconds parse_microseconds(const std::string &text, const std::string &source);
 
-// NAA_LOCAL_IP: the source address to connect from (empty: let routing choose).
-std::string local_ip_from_environment();
-
-// NAA_RDMA_DEVICE: the RDMA device verbs connects from when NAA_LOCAL_IP is not set ("": any).
-std::string rdma_device_from_environment();
+// NAA_OFI_WRITE_CHUNK: bytes >= 4096 ("" : no split, SIZE_MAX).
+size_t parse_write_chunk(const std::string &text, const std::string &source);
 
 }  // namespace naa

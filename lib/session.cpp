@@ -5,6 +5,7 @@
 #include "error.hpp"
 #include "immediate.hpp"
 #include "log.hpp"
+#include "progress_until.hpp"
 
 namespace naa {
 namespace {
@@ -105,7 +106,7 @@ void Session::exchange_memory_regions(Deadline deadline) {
 
   mrsp::Message reply;
   std::string why;
-  if (!mrsp::decode(recv_buf, received, reply, &why))
+  if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
   if (reply.type == mrsp::Type::Error)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
@@ -370,24 +371,10 @@ int Session::expire(naa_status *status) {
 int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(unanswered()); }
 
 int Session::wait_on_endpoint(naa_status *status) {
-  Deadline deadline = Deadline::after(timeout_);
   try {
-    if (progress_.mode != Progress::Mode::Block) {
-      auto spin_until = progress_.mode == Progress::Mode::Spin
-                            ? deadline
-                            : Deadline::after(progress_.spin);
-      // Checked by time only every 64 polls: reading the clock costs as much as a poll.
-      for (unsigned i = 1; !finished(); ++i) {
-        poll_once();
-        if (i % 64 == 0 && (spin_until.expired() || deadline.expired())) break;
-      }
-    }
-    while (!finished()) {
-      transport::Completion c[4];
-      size_t n = ep_->wait(c, 4, deadline);
-      if (n == 0) return timed_out();
-      for (size_t i = 0; i < n; ++i) absorb(c[i]);
-    }
+    if (!progress_until(*ep_, progress_, Deadline::after(timeout_), [this] { return finished(); },
+                        [this](const transport::Completion &c) { absorb(c); }))
+      return timed_out();
   } catch (const Error &e) {
     return fail(e);
   }

@@ -7,7 +7,6 @@
 #include "count.hpp"
 #include "error.hpp"
 #include "log.hpp"
-#include "transport/transport.hpp"
 
 namespace naa {
 namespace {
@@ -48,56 +47,60 @@ Settings Settings::resolve(const naa_attr_t *attr) {
                     "bytes are ignored", attr->size, attr->version, sizeof(naa_attr_t));
   }
   Settings s;
+  s.params = params::Values::read(HOLDS(attr, params) ? attr->params : nullptr);
+  // Each field set stands in for its parameter: the environment's and attr->params' value
+  // behind it is neither used nor checked.
   if (HOLDS(attr, naa) && attr->naa != nullptr)
     parse_naa(attr->naa, &s.naa_host, &s.naa_port);
-
-  s.transport = HOLDS(attr, transport) && attr->transport != nullptr
-                    ? attr->transport
-                    : transport::transport_from_environment();
-
-  if (HOLDS(attr, timeout_ms) && attr->timeout_ms != NAA_ATTR_UNSET) {
+  if (HOLDS(attr, transport) && attr->transport != nullptr)
+    s.params.set_from_field("NAA_TRANSPORT", attr->transport);
+  const bool timeout_set = HOLDS(attr, timeout_ms) && attr->timeout_ms != NAA_ATTR_UNSET;
+  if (timeout_set) {
     if (attr->timeout_ms <= 0 || attr->timeout_ms > kMaxTimeoutSeconds * 1000)
       throw bad_field("timeout_ms", std::to_string(attr->timeout_ms) + " is not in 1.." +
                                         std::to_string(kMaxTimeoutSeconds * 1000));
-    s.timeout = std::chrono::milliseconds(attr->timeout_ms);
-  } else {
-    s.timeout = timeout_from_environment();
+    std::string ms = std::to_string(attr->timeout_ms % 1000);
+    s.params.set_from_field("NAA_TIMEOUT", std::to_string(attr->timeout_ms / 1000) + "." +
+                                               std::string(3 - ms.size(), '0') + ms);
   }
-
   if (HOLDS(attr, progress) && attr->progress != nullptr) {
-    s.progress = progress_tuning_from_environment();  // NAA_SPIN_US, NAA_PROGRESS_CPU: no field
     try {
-      s.progress.mode = parse_progress_mode(attr->progress, "naa_attr_t.progress");
+      parse_progress_mode(attr->progress, "naa_attr_t.progress");
     } catch (const Error &e) {
       throw Error(NAA_ERR_INVALID_ARGUMENT, e.what());
     }
-  } else {
-    s.progress = progress_from_environment();
+    s.params.set_from_field("NAA_PROGRESS", attr->progress);
   }
-
   if (HOLDS(attr, pacing_us) && attr->pacing_us != NAA_ATTR_UNSET) {
     if (attr->pacing_us < 0 || static_cast<uint64_t>(attr->pacing_us) > kMaxMicroseconds)
       throw bad_field("pacing_us", std::to_string(attr->pacing_us) + " is not in 0.." +
                                        std::to_string(kMaxMicroseconds));
-    s.pacing = std::chrono::microseconds(attr->pacing_us);
-  } else {
-    s.pacing = pacing_from_environment();
+    s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us));
   }
+  if (HOLDS(attr, auth_key) && attr->auth_key != nullptr) {
+    s.params.set_from_field("NAA_AUTH_KEY", auth::checked_key(attr->auth_key, "naa_attr_t.auth_key",
+                                                              NAA_ERR_INVALID_ARGUMENT));
+    s.params.set_from_field("NAA_AUTH_KEY_FILE", "");  // "" sends none: no file either
+  }
+  if (HOLDS(attr, local_ip) && attr->local_ip != nullptr)
+    s.params.set_from_field("NAA_LOCAL_IP", attr->local_ip);
+  if (HOLDS(attr, device) && attr->device != nullptr)
+    s.params.set_from_field("NAA_RDMA_DEVICE", attr->device);
+  s.params.check();
 
-  if (HOLDS(attr, auth_key) && attr->auth_key != nullptr)
-    s.auth_key = auth::checked_key(attr->auth_key, "naa_attr_t.auth_key", NAA_ERR_INVALID_ARGUMENT);
-  else
-    s.auth_key = auth::key_from_environment();
-
-  s.local_ip = HOLDS(attr, local_ip) && attr->local_ip != nullptr ? attr->local_ip
-                                                                 : local_ip_from_environment();
-  s.device = HOLDS(attr, device) && attr->device != nullptr ? attr->device
-                                                             : rdma_device_from_environment();
+  s.transport = s.params.text("NAA_TRANSPORT");
+  // The field's milliseconds exactly, not their decimal text parsed back.
+  s.timeout = timeout_set ? std::chrono::milliseconds(attr->timeout_ms) : s.params.timeout();
+  s.progress = s.params.progress();
+  s.pacing = s.params.pacing();
+  s.auth_key = s.params.auth_key();
+  s.local_ip = s.params.text("NAA_LOCAL_IP");
+  s.device = s.params.text("NAA_RDMA_DEVICE");
   return s;
 }
 
 std::unique_ptr<rm::Target> Settings::target(uint8_t function_code, size_t n_inputs) const {
-  if (naa_host.empty()) return rm::resolve(function_code, n_inputs);
+  if (naa_host.empty()) return rm::resolve(function_code, n_inputs, params);
   NAA_LOG_INFO("function code %u: NAA %s:%u from naa_attr_t.naa",
                static_cast<unsigned>(function_code), naa_host.c_str(), naa_port);
   return std::make_unique<rm::Target>(naa_host, naa_port, "naa_attr_t.naa");

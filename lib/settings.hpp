@@ -12,6 +12,7 @@
 
 #include "naa.h"
 #include "options.hpp"
+#include "params.hpp"
 #include "rm/resolver.hpp"
 
 namespace naa {
@@ -26,9 +27,12 @@ struct Settings {
   std::string auth_key;  // "" sends none
   std::string local_ip;
   std::string device;  // NAA_RDMA_DEVICE
+  params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
+                          // the transport's (params::Scope) source
 
-  // `attr` may be null (everything from the environment). Throws Error: NAA_ERR_INVALID_ARGUMENT
-  // for a malformed attr field or header, NAA_ERR_CONFIG for a malformed variable.
+  // `attr` may be null (everything from the environment). A field wins over attr->params, which
+  // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
+  // field, header or params entry, NAA_ERR_CONFIG for a malformed variable.
   static Settings resolve(const naa_attr_t *attr);
 
   // The NAA for function_code: attr->naa, else NAA_SPEC or Slurm (rm::resolve).

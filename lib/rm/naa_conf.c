@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rm/naa_conf.h"
 
+#include "number.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,18 +22,11 @@ static int fail(char *error, size_t size, const char *fmt, ...) {
   return -1;
 }
 
-/* Digits only, like NAA_SPEC: strtoul would also take signs and blanks. */
 static int parse_number(const char *text, size_t len, unsigned long min, unsigned long max,
                         unsigned long *value) {
-  unsigned long v = 0;
-  if (len == 0) return -1;
-  for (size_t i = 0; i < len; i++) {
-    if (text[i] < '0' || text[i] > '9') return -1;
-    v = v * 10 + (unsigned long)(text[i] - '0');
-    if (v > max) return -1;
-  }
-  if (v < min) return -1;
-  *value = v;
+  uint64_t v = 0;
+  if (naa_parse_number(text, len, min, max, &v) != 0) return -1;
+  *value = (unsigned long)v;
   return 0;
 }
 

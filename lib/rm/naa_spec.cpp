@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../mrsp.hpp"
+#include "../number.h"
 
 namespace naa::rm {
 namespace {
@@ -19,17 +20,10 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
 }
 
-// Digits only: strtol would also accept signs, leading blanks and trailing garbage.
 bool parse_number(std::string_view text, unsigned long min, unsigned long max, unsigned long &value) {
-  if (text.empty()) return false;
-  unsigned long v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<unsigned long>(c - '0');
-    if (v > max) return false;  // also stops overflow on long digit strings
-  }
-  if (v < min) return false;
-  value = v;
+  uint64_t v = 0;
+  if (naa_parse_number(text.data(), text.size(), min, max, &v) != 0) return false;
+  value = static_cast<unsigned long>(v);
   return true;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "rm/resolver.hpp"
 
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,14 +48,15 @@ Target::~Target() {
 
 // Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
 // job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
-std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs) {
-  const char *spec = std::getenv("NAA_SPEC");
-  if (spec == nullptr || *spec == '\0') {
+std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
+                                const params::Values &params) {
+  const std::string &spec = params.text("NAA_SPEC");
+  if (spec.empty()) {
     if (!in_slurm_job())
       throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                       ": NAA_SPEC is not set and this is not a Slurm job "
                                       "(SLURM_JOB_ID is not set)");
-    SlurmChoice choice = resolve_slurm(function_code, n_inputs, use_count);
+    SlurmChoice choice = resolve_slurm(function_code, n_inputs, params.text("NAA_CONF"), use_count);
     return logged(std::make_unique<Target>(std::move(choice.host), choice.port,
                                            std::move(choice.source)),
                   function_code);

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "params.hpp"
+
 namespace naa::rm {
 
 // A resolved NAA. While a Target lives it counts as one user of its NAA, so that handles for a
@@ -31,6 +33,8 @@ class Target {
 // Throws Error: NAA_ERR_NO_NAA (nothing serves the code; the message says what was tried),
 // NAA_ERR_CONFIG (malformed NAA_SPEC), NAA_ERR_INVALID_ARGUMENT (n_inputs differs from the
 // NAA's parameter count).
-std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs);
+// NAA_SPEC and NAA_CONF come from `params`.
+std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
+                                const params::Values &params);
 
 }  // namespace naa::rm

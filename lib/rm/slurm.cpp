@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 #include "error.hpp"
 #include "log.hpp"
+#include "number.h"
 #include "rm/naa_conf.h"
 
 #ifdef NAA_HAVE_SLURM
@@ -76,9 +78,8 @@ unsigned long process_rank() {
   for (const char *name : {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     const char *v = std::getenv(name);
     if (v == nullptr || *v == '\0') continue;
-    char *end = nullptr;
-    const unsigned long r = std::strtoul(v, &end, 10);
-    if (*end == '\0') return r;
+    uint64_t r = 0;
+    if (naa_parse_number(v, std::strlen(v), 0, ULONG_MAX, &r) == 0) return r;
   }
   return 0;
 }
@@ -177,19 +178,18 @@ bool in_slurm_job() {
   return id != nullptr && *id != '\0';
 }
 
-std::string naa_conf_path() {
-  if (const char *p = std::getenv("NAA_CONF"); p != nullptr && *p != '\0') return p;
+std::string naa_conf_path(const std::string &conf_param) {
+  if (!conf_param.empty()) return conf_param;
   const std::string from_plugstack = conf_from_plugstack();
   return from_plugstack.empty() ? NAA_SYSCONFDIR "/naa.conf" : from_plugstack;
 }
 
-SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs,
+SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::string &conf_param,
                           unsigned (*use_count)(const std::string &host, uint16_t port)) {
   const std::string code = std::to_string(function_code);
   const std::string job_text = std::getenv("SLURM_JOB_ID");
-  char *end = nullptr;
-  const unsigned long job_id = std::strtoul(job_text.c_str(), &end, 10);
-  if (*end != '\0' || job_id == 0 || job_id > UINT32_MAX)
+  uint64_t job_id = 0;
+  if (naa_parse_number(job_text.data(), job_text.size(), 1, UINT32_MAX, &job_id) != 0)
     throw Error(NAA_ERR_CONFIG, "SLURM_JOB_ID \"" + job_text + "\" is not a job id");
 
   JobInfo job = load_job(static_cast<uint32_t>(job_id));
@@ -211,7 +211,7 @@ SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs,
                                     (job.licenses.empty() ? "none" : job.licenses) + ")");
   }
 
-  const std::string path = naa_conf_path();
+  const std::string path = naa_conf_path(conf_param);
   naa_conf conf;
   char error[1024];
   if (naa_conf_load(path.c_str(), &conf, error, sizeof error) != 0)

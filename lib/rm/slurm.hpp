@@ -25,11 +25,12 @@ bool in_slurm_job();
 // fewest handles in this process (use_count) wins. Throws Error: NAA_ERR_NO_NAA (the message
 // names the job, licences and file), NAA_ERR_CONFIG (naa.conf malformed or unreadable,
 // SLURM_JOB_ID malformed), NAA_ERR_INVALID_ARGUMENT (n_inputs differs from naa.conf).
-SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs,
+// conf_param is NAA_CONF's value ("" : see naa_conf_path).
+SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::string &conf_param,
                           unsigned (*use_count)(const std::string &host, uint16_t port));
 
-// Where naa.conf is read from: $NAA_CONF, else the conf= argument of the naa_spank line in
-// Slurm's plugstack.conf, else sysconfdir/naa.conf.
-std::string naa_conf_path();
+// Where naa.conf is read from: `conf_param` (NAA_CONF), else the conf= argument of the naa_spank
+// line in Slurm's plugstack.conf, else sysconfdir/naa.conf.
+std::string naa_conf_path(const std::string &conf_param);
 
 }  // namespace naa::rm

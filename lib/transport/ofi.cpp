@@ -21,6 +21,7 @@
 
 #include "error.hpp"
 #include "log.hpp"
+#include "params.hpp"
 
 namespace naa::transport {
 namespace {
@@ -38,18 +39,7 @@ constexpr size_t kMaxPrivateData = 256;
 constexpr unsigned kEventCheckInterval = 64;
 // Segments larger than this are split into writes of this size. Over ofi+tcp on loopback
 // no split size beat unsplit writes (doc/performance.md; NAA_OFI_WRITE_CHUNK to measure).
-constexpr size_t kDefaultWriteChunk = SIZE_MAX;
-
-size_t write_chunk_from_environment() {
-  const char *text = std::getenv("NAA_OFI_WRITE_CHUNK");
-  if (text == nullptr || *text == '\0') return kDefaultWriteChunk;
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (!std::isdigit(static_cast<unsigned char>(text[0])) || *end != '\0' || v < 4096)
-    throw Error(NAA_ERR_CONFIG, std::string("NAA_OFI_WRITE_CHUNK '") + text +
-                                    "' is not a number of bytes >= 4096");
-  return static_cast<size_t>(v);
-}
+size_t write_chunk_from_environment() { return params::current().write_chunk(); }
 
 std::string fi_error_text(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
 

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "error.hpp"
 #include "log.hpp"
+#include "params.hpp"
 #include "transport/transport.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
 #include "transport/ofi.hpp"
@@ -97,10 +98,7 @@ void pace_until(Deadline::Clock::time_point t) {
   if (t > Deadline::Clock::now()) std::this_thread::sleep_until(t);
 }
 
-std::string transport_from_environment() {
-  const char *name = std::getenv("NAA_TRANSPORT");
-  return name != nullptr && *name != '\0' ? name : "auto";
-}
+std::string transport_from_environment() { return params::current().text("NAA_TRANSPORT"); }
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {
   if (name != "auto") return {name};

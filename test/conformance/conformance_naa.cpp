@@ -108,7 +108,7 @@ class Client {
     naa::mrsp::Message m;
     std::string why;
     uint64_t total = 0;
-    bool ok = c.kind == CompletionKind::Recv && naa::mrsp::decode(buf_.data(), c.bytes, m, &why) &&
+    bool ok = c.kind == CompletionKind::Recv && naa::mrsp::decode(buf_.data(), c.bytes, m, &why) == naa::mrsp::DecodeError::None &&
               m.type == naa::mrsp::Type::AdvertiseRequest;
     for (const auto &e : m.request) total += e.size;
     if (!ok || total > o_.memory) {

@@ -28,7 +28,7 @@ void check_roundtrip(const std::vector<Entry> &entries, Encode encode,
   size_t len = encode(entries.data(), entries.size(), out, sizeof out);
   if (len == 0) std::abort();  // decoded entries must always be encodable
   Message again;
-  if (!decode(out, len, again, nullptr)) std::abort();
+  if (decode(out, len, again, nullptr) != DecodeError::None) std::abort();
   const std::vector<Entry> &back = again.*field;
   if (back.size() != entries.size()) std::abort();
   for (size_t i = 0; i < entries.size(); ++i)
@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size) std::memcpy(copy, data, size);
   Message m;
   std::string why;
-  if (decode(copy, size, m, &why)) {
+  if (decode(copy, size, m, &why) == DecodeError::None) {
     if (m.type == Type::AdvertiseRequest) check_roundtrip(m.request, encode_request, &Message::request);
     if (m.type == Type::Advertise) check_roundtrip(m.advert, encode_advert, &Message::advert);
   } else if (why.empty()) {

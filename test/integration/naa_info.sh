@@ -23,3 +23,15 @@ if "$info" --ping > "$naa_test_dir/pingall" 2>&1; then
 fi
 cat "$naa_test_dir/pingall"
 grep -q "UNREACHABLE" "$naa_test_dir/pingall"
+
+# --params: every parameter with its value and source, the key's length only, exit 1 for a
+# malformed one (naming it).
+NAA_AUTH_KEY=not-for-your-eyes "$info" --params > "$naa_test_dir/params"
+grep -q "^NAA_TIMEOUT=10$" "$naa_test_dir/params"
+grep -A1 "^NAA_TIMEOUT=" "$naa_test_dir/params" | grep -q "source: environment"
+grep -q "^NAA_AUTH_KEY=(17 bytes, not shown)$" "$naa_test_dir/params"
+if grep -q "not-for-your-eyes" "$naa_test_dir/params"; then echo "--params showed the key" >&2; exit 1; fi
+if NAA_PACING_US=soon "$info" --params > "$naa_test_dir/badparams"; then
+  echo "naa-info --params exited 0 with a malformed NAA_PACING_US" >&2; exit 1
+fi
+grep -q "MALFORMED: NAA_PACING_US 'soon' is not 0..10000000" "$naa_test_dir/badparams"

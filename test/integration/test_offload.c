@@ -7,11 +7,14 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -432,9 +435,18 @@ static void test_server_killed_during_invoke(void **state) {
     fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set: test skipped\n");
     skip();
   }
+  /* The spinning kernel writes to this FIFO when it starts (test/unit/kernel_plugin.c). */
+  char dir[] = "/tmp/naa-started-XXXXXX", fifo[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int started = open(fifo, O_RDONLY | O_NONBLOCK);
+  assert_true(started >= 0);
+  setenv("NAA_TEST_KERNEL_STARTED", fifo, 1);
   test_server doomed;
   const char *args[] = {"--kernel", plugin, NULL};
   assert_int_equal(test_server_start(&doomed, args), 0);
+  unsetenv("NAA_TEST_KERNEL_STARTED");
   test_server_use(&doomed, FN_PLUGIN_SPIN, 1);
   static uint8_t buf[4096];
   naa_param_t p = {buf, sizeof buf, false};
@@ -445,8 +457,11 @@ static void test_server_killed_during_invoke(void **state) {
   bool done = true;
   assert_int_equal(naa_test(&h, &done, NULL), NAA_SUCCESS);
   assert_false(done); /* the kernel spins */
-  struct timespec pause = {0, 200000000L};
-  nanosleep(&pause, NULL);
+  struct pollfd kernel = {started, POLLIN, 0};
+  assert_int_equal(poll(&kernel, 1, 20000), 1); /* it has started: kill the server under it */
+  close(started);
+  unlink(fifo);
+  rmdir(dir);
   test_server_kill(&doomed);
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);

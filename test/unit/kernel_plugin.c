@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
- * misbehave the two ways a kernel can take a server down. */
+ * misbehave the two ways a kernel can take a server down; spin reports that it started. */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "naa_kernel.h"
 
@@ -24,9 +27,23 @@ static uint8_t crash(const naa_kernel_region *regions, size_t n_regions, uint32_
   return 0;
 }
 
+/* Tells a test that the kernel runs, so that it need not sleep to be sure: one byte to the
+ * FIFO that NAA_TEST_KERNEL_STARTED names, whose reader the test holds open. A path, not an
+ * inherited descriptor: naa-server's kernel workers close every descriptor but their socket. */
+static void report_started(void)
+{
+  const char *fifo = getenv("NAA_TEST_KERNEL_STARTED");
+  if (fifo == NULL) return;
+  int fd = open(fifo, O_WRONLY | O_NONBLOCK);
+  if (fd < 0) return;
+  if (write(fd, "s", 1) != 1) { /* the test then times out waiting, and says so */ }
+  close(fd);
+}
+
 static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
 {
   (void)regions, (void)n_regions, (void)user_data;
+  report_started();
   for (volatile int forever = 1; forever;) {
   }
   return 0;

@@ -31,9 +31,12 @@ const uint8_t kExampleEntryBytes[24] = {0x0c, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55
                                         0xaa, 0xbb, 0xcc, 0xdd, 0x00, 0x00, 0x10, 0x00};
 
 // Decodes from a heap copy of exactly len bytes so that AddressSanitizer catches any read past it.
-bool decode_exact(const uint8_t *bytes, size_t len, mrsp::Message &msg, std::string *why = nullptr) {
+bool decode_exact(const uint8_t *bytes, size_t len, mrsp::Message &msg, std::string *why = nullptr,
+                  mrsp::DecodeError *error = nullptr) {
   std::vector<uint8_t> copy(bytes, bytes + len);
-  return mrsp::decode(copy.data(), copy.size(), msg, why);
+  const mrsp::DecodeError e = mrsp::decode(copy.data(), copy.size(), msg, why);
+  if (error != nullptr) *error = e;
+  return e == mrsp::DecodeError::None;
 }
 
 // A well-formed AAR of n entries, used as the base for corrupted variants.
@@ -45,10 +48,13 @@ std::vector<uint8_t> valid_request(size_t n) {
   return buf;
 }
 
-void assert_rejected(const std::vector<uint8_t> &bytes) {
+// Refused as `expected` says: the enum, not the log phrase, is what a server answers by.
+void assert_rejected(const std::vector<uint8_t> &bytes, mrsp::DecodeError expected) {
   mrsp::Message msg;
   std::string why;
-  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why));
+  mrsp::DecodeError error = mrsp::DecodeError::None;
+  assert_false(decode_exact(bytes.data(), bytes.size(), msg, &why, &error));
+  assert_int_equal(static_cast<int>(error), static_cast<int>(expected));
   assert_false(why.empty());
   assert_false(decode_exact(bytes.data(), bytes.size(), msg, nullptr));
 }
@@ -181,7 +187,7 @@ void error_round_trip(void **) {
   const uint8_t dirty[4] = {0x00, 0x02, 0xde, 0xad};
   assert_true(decode_exact(dirty, 4, msg));
   assert_int_equal(msg.error_code, 0x02);
-  assert_rejected({0x00, 0x01, 0x00});
+  assert_rejected({0x00, 0x01, 0x00}, mrsp::DecodeError::Truncated);
 
   assert_string_equal(mrsp::error_code_name(0x01), "not enough memory");
   assert_string_equal(mrsp::error_code_name(0x02), "invalid address");
@@ -223,17 +229,18 @@ void encoder_limits(void **) {
 }
 
 void decode_rejects_truncation(void **) {
-  for (size_t len = 0; len < 4; ++len) assert_rejected(std::vector<uint8_t>(len, 0x00));
+  for (size_t len = 0; len < 4; ++len)
+    assert_rejected(std::vector<uint8_t>(len, 0x00), mrsp::DecodeError::Truncated);
 
   std::vector<uint8_t> request = valid_request(2);
   request.pop_back();
-  assert_rejected(request);
-  assert_rejected({0x01, 0x01, 0x00, 0x00});
+  assert_rejected(request, mrsp::DecodeError::Truncated);
+  assert_rejected({0x01, 0x01, 0x00, 0x00}, mrsp::DecodeError::Truncated);
 
   uint8_t buf[mrsp::kBufferSize];
   const mrsp::AdvertEntry advert{0x1000, 1, 4096};
   const size_t len = mrsp::encode_advert(&advert, 1, buf, sizeof buf);
-  assert_rejected(std::vector<uint8_t>(buf, buf + len - 1));
+  assert_rejected(std::vector<uint8_t>(buf, buf + len - 1), mrsp::DecodeError::Truncated);
 
   mrsp::Message msg;
   std::string why;
@@ -252,7 +259,7 @@ void decode_rejects_counts(void **) {
       bytes[0] = type;
       bytes[1] = count;
       for (size_t k = 4; k < bytes.size(); k += 24) bytes[k] = mrsp::kInput;
-      assert_rejected(bytes);
+      assert_rejected(bytes, count == 0 ? mrsp::DecodeError::NoEntries : mrsp::DecodeError::TooManyEntries);
     }
 
   mrsp::Message msg;
@@ -268,7 +275,7 @@ void decode_rejects_types(void **) {
   std::vector<uint8_t> bytes = valid_request(1);
   for (uint8_t type : {0x03, 0x04, 0x7f, 0x80, 0xff}) {
     bytes[0] = type;
-    assert_rejected(bytes);
+    assert_rejected(bytes, mrsp::DecodeError::UnknownType);
   }
   mrsp::Message msg;
   std::string why;
@@ -282,7 +289,7 @@ void decode_checks_flags(void **) {
   const size_t last_flags = 4 + 2 * 24;  // a bad entry after good ones
   for (uint8_t flags : {0x03, 0x05, 0x09, 0x0d, 0x0f, 0x02, 0x0a, 0x10, 0x80, 0x14}) {
     bytes[last_flags] = flags;
-    assert_rejected(bytes);
+    assert_rejected(bytes, mrsp::DecodeError::BadFlags);
   }
   mrsp::Message msg;
   for (uint8_t flags : {0x00, 0x01, 0x04, 0x08, 0x0c, 0x06, 0x0e}) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One libnaa handle for the benchmark: an input and an output region of the same size (or one
-// in-place region), created through the public API only, exactly as an application would.
+// in-place region), created through the public API only, exactly as an application would:
+// naa_create_attr with the server of --host (attr.naa) and per-handle runtime parameters
+// (attr.params), so that handles differ without touching the environment.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +10,11 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "buffer.hpp"
 #include "naa.h"
+#include "settings.hpp"
 
 namespace naa::bench {
 
@@ -25,13 +29,25 @@ inline void check_call(const char *call, int rc) {
   if (rc != NAA_SUCCESS) throw CallFailed(call, rc);
 }
 
+// naa_create_attr for the server s.naa (empty: NAA_SPEC) with `params` ("NAME=value") set.
+inline int create(const Settings &s, naa_param_t *in, naa_param_t *out, naa_handle *h,
+                  const std::vector<std::string> &params = {}) {
+  std::vector<const char *> list;
+  for (const std::string &p : params) list.push_back(p.c_str());
+  list.push_back(nullptr);
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = s.naa.empty() ? nullptr : s.naa.c_str();
+  attr.params = list.data();
+  return naa_create_attr(s.function_code, in, 1, out, 1, &attr, h);
+}
+
 class Handle {
  public:
-  Handle(uint32_t function_code, size_t size, bool in_place)
-      : input_(size), output_(in_place ? nullptr : std::make_unique<Buffer>(size)) {
+  Handle(const Settings &s, size_t size, const std::vector<std::string> &params = {})
+      : input_(size), output_(s.in_place ? nullptr : std::make_unique<Buffer>(size)) {
     naa_param_t in{input_.data(), size, false};
     naa_param_t out{output_ ? output_->data() : input_.data(), size, false};
-    check_call("naa_create", naa_create(function_code, &in, 1, &out, 1, &h_));
+    check_call("naa_create", create(s, &in, &out, &h_, params));
   }
   ~Handle() { naa_finalize(&h_); }
   Handle(const Handle &) = delete;

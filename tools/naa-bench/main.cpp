@@ -21,6 +21,7 @@
 #include "error.hpp"
 #include "handle.hpp"
 #include "raw.hpp"
+#include "params.hpp"
 #include "rm/resolver.hpp"
 #include "settings.hpp"
 #include "suite.hpp"
@@ -66,7 +67,8 @@ void usage(FILE *out) {
       "                         clients until SIGTERM or --idle seconds without one\n"
       "      --idle SEC         with --raw-peer: exit after SEC seconds without a client\n"
       "      --compare VAR=V1,V2,...  instead of the tests: one handle per value of the\n"
-      "                         environment variable VAR (\"-\": unset), round trips alternating;\n"
+      "                         runtime parameter VAR (naa-info --params; \"-\": its default), set\n"
+      "                         per handle through naa_attr_t.params, round trips alternating;\n"
       "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
       "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
       "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
@@ -271,8 +273,10 @@ int main(int argc, char **argv) {
     for (size_t size = 1; size <= (size_t{64} << 20); size *= 4) s.sizes.push_back(size);
 
   if (raw_peer) {
-    uint16_t port = port_given ? static_cast<uint16_t>(std::stoul(spec_port)) : 0;
-    return naa::bench::run_raw_peer(host_given ? host : "0.0.0.0", port, std::chrono::seconds(idle));
+    uint64_t port = 0;
+    if (port_given) naa::parse_count(spec_port.c_str(), 65535, &port);  // checked at --port
+    return naa::bench::run_raw_peer(host_given ? host : "0.0.0.0", static_cast<uint16_t>(port),
+                                    std::chrono::seconds(idle));
   }
   try {
     if (memcpy_mode) {
@@ -283,24 +287,25 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "naa-bench: --port needs --host\n");
       return 2;
     }
+    const naa::params::Values values = naa::params::Values::read();
+    std::string server;  // for the header and as the place to spawn the raw peer
     if (host_given) {
-      std::string spec = host + ":" + spec_port + ":" + std::to_string(s.function_code) + ":1";
-      setenv("NAA_SPEC", spec.c_str(), 1);
-    } else if (std::getenv("NAA_SPEC") == nullptr) {
+      s.naa = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + spec_port;
+      server = host + ":" + spec_port;
+    } else if (values.text("NAA_SPEC").empty()) {
       std::fprintf(stderr, "naa-bench: no naa-server given: use --host HOST [--port PORT] or set NAA_SPEC\n");
       return 2;
+    } else {
+      auto target = naa::rm::resolve(static_cast<uint8_t>(s.function_code), 1, values);
+      server = target->host() + ":" + std::to_string(target->port());
     }
-    // The server the handles will use, for the header and as the place to spawn the raw peer.
-    auto target = naa::rm::resolve(static_cast<uint8_t>(s.function_code), 1);
-    std::string server = target->host() + ":" + std::to_string(target->port());
-    target.reset();
-    const char *progress = std::getenv("NAA_PROGRESS");
     if (!s.csv)
       std::printf("# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "
                   "NAA_PROGRESS=%s, %s regions\n",
                   PACKAGE_VERSION, server.c_str(), s.function_code,
-                  naa::transport::transport_from_environment().c_str(),
-                  progress != nullptr && *progress != '\0' ? progress : "(default)",
+                  values.text("NAA_TRANSPORT").c_str(),
+                  values.source("NAA_PROGRESS") == naa::params::Source::Default
+                      ? "(default)" : values.text("NAA_PROGRESS").c_str(),
                   s.in_place ? "in-place" : "separate input and output");
 
     std::unique_ptr<naa::transport::Transport> transport;
@@ -308,13 +313,15 @@ int main(int argc, char **argv) {
     naa::bench::RawTarget raw;
     if (s.raw) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
-      transport = naa::transport::open_transport(naa::transport::transport_from_environment(),
-                                                 false, naa::rdma_device_from_environment());
+      transport = naa::transport::open_transport(values.text("NAA_TRANSPORT"), false,
+                                                 values.text("NAA_RDMA_DEVICE"));
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;
         raw.host = server.substr(0, server.rfind(':'));
-        raw.port = static_cast<uint16_t>(std::stoul(server.substr(server.rfind(':') + 1)));
+        uint64_t port = 0;
+        naa::parse_count(server.substr(server.rfind(':') + 1).c_str(), 65535, &port);
+        raw.port = static_cast<uint16_t>(port);
       } else if (s.raw_port != 0) {
         raw.host = s.raw_host;
         raw.port = s.raw_port;

@@ -12,6 +12,8 @@
 #include "error.hpp"
 #include "immediate.hpp"
 #include "log.hpp"
+#include "params.hpp"
+#include "progress_until.hpp"
 
 namespace naa::bench {
 namespace {
@@ -109,14 +111,14 @@ void serve(std::unique_ptr<transport::Endpoint> ep) {
 
 RawClient::RawClient(transport::Transport &transport, Peer peer, const std::string &host,
                      uint16_t port, size_t size, uint8_t function_code, Progress progress,
-                     std::chrono::milliseconds timeout)
+                     std::chrono::milliseconds timeout, const std::string &local_ip)
     : progress_(progress),
       timeout_(timeout),
       input_(size),
       output_(size),
       request_imm_(imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(kSetupTimeout);
-  ep_ = transport.connect(host, port, local_ip_from_environment(), deadline);
+  ep_ = transport.connect(host, port, local_ip, deadline);
   ctrl_mr_ = ep_->register_memory(ctrl_, sizeof ctrl_, false);
   input_mr_ = ep_->register_memory(input_.data(), size, false);
   output_mr_ = ep_->register_memory(output_.data(), size, true);
@@ -157,8 +159,8 @@ void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey
   size_t received = finish_control_exchange(*ep_, true, 0, deadline);
   mrsp::Message reply;
   std::string why;
-  if (!mrsp::decode(ctrl_, received, reply, &why) || reply.type != mrsp::Type::Advertise ||
-      reply.advert.size() != 2)
+  if (mrsp::decode(ctrl_, received, reply, &why) != mrsp::DecodeError::None ||
+      reply.type != mrsp::Type::Advertise || reply.advert.size() != 2)
     throw Error(NAA_ERR_PROTOCOL, "naa-server " + ep_->peer() + " did not advertise two regions" +
                                       (why.empty() ? "" : ": " + why));
   *addr = reply.advert[0].naa_address;
@@ -179,24 +181,12 @@ void RawClient::absorb(const transport::Completion &c) {
   if (c.kind == transport::CompletionKind::RemoteImm) reply_pending_ = false;
 }
 
-// The same policy as Session::wait, so that the comparison isolates the session's own cost.
+// The same loop as naa_wait's, so that the comparison isolates the session's own cost.
 void RawClient::wait_done() {
-  Deadline deadline = Deadline::after(timeout_);
-  auto done = [this] { return !writes_pending_ && !reply_pending_; };
-  transport::Completion c[4];
-  if (progress_.mode != Progress::Mode::Block) {
-    auto spin_until = progress_.mode == Progress::Mode::Spin ? deadline : Deadline::after(progress_.spin);
-    for (unsigned i = 1; !done(); ++i) {
-      size_t n = ep_->poll(c, 4);
-      for (size_t k = 0; k < n; ++k) absorb(c[k]);
-      if (i % 64 == 0 && (spin_until.expired() || deadline.expired())) break;
-    }
-  }
-  while (!done()) {
-    size_t n = ep_->wait(c, 4, deadline);
-    if (n == 0) throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");
-    for (size_t k = 0; k < n; ++k) absorb(c[k]);
-  }
+  if (!progress_until(*ep_, progress_, Deadline::after(timeout_),
+                      [this] { return !writes_pending_ && !reply_pending_; },
+                      [this](const transport::Completion &c) { absorb(c); }))
+    throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");
 }
 
 int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds idle) {
@@ -207,8 +197,9 @@ int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds id
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   try {
-    auto transport = transport::open_transport(transport::transport_from_environment(), false,
-                                               rdma_device_from_environment());
+    const params::Values values = params::Values::read();
+    auto transport = transport::open_transport(values.text("NAA_TRANSPORT"), false,
+                                               values.text("NAA_RDMA_DEVICE"));
     auto listener = transport->listen(host, port);
     std::printf("port %u\n", static_cast<unsigned>(listener->port()));
     std::fflush(stdout);

@@ -27,7 +27,8 @@ class RawClient {
   // Connects and exchanges regions of `size` bytes (a naa-server is asked for function code
   // `function_code`, one input and one output). Throws naa::Error.
   RawClient(transport::Transport &transport, Peer peer, const std::string &host, uint16_t port,
-            size_t size, uint8_t function_code, Progress progress, std::chrono::milliseconds timeout);
+            size_t size, uint8_t function_code, Progress progress, std::chrono::milliseconds timeout,
+            const std::string &local_ip);
   ~RawClient();
 
   // n-1 writes + write-with-immediate out, then waits for the peer's write-with-immediate and

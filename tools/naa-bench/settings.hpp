@@ -11,6 +11,7 @@ namespace naa::bench {
 
 struct Settings {
   uint32_t function_code = 3;  // naa-server's noop kernel
+  std::string naa;             // "host:port" of --host/--port; empty: NAA_SPEC's
   bool in_place = false;
   std::vector<size_t> sizes;   // default: 1 B .. 64 MiB, powers of 4
   size_t iters = 1000;         // round trips per size up to kFullIterationBytes

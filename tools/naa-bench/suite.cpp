@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -11,7 +10,7 @@
 #include "buffer.hpp"
 #include "clock.hpp"
 #include "handle.hpp"
-#include "options.hpp"
+#include "params.hpp"
 #include "raw.hpp"
 
 namespace naa::bench {
@@ -54,18 +53,19 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                           "MB/s = Size / mean round trip, each way") +
                   (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : ""),
               cols);
-  const Progress progress = progress_from_environment();
-  const auto timeout = timeout_from_environment();
+  const params::Values values = params::Values::read();
+  const Progress progress = values.progress();
+  const auto timeout = values.timeout();
   std::vector<PlotPoint> points;
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
-    Handle h(s.function_code, size, s.in_place);
+    Handle h(s, size);
     std::unique_ptr<RawClient> r;
     if (with_raw)
       r = std::make_unique<RawClient>(*raw.transport,
                                       raw.via_server ? RawClient::Peer::Server : RawClient::Peer::Raw,
                                       raw.host, raw.port, size, static_cast<uint8_t>(s.function_code),
-                                      progress, timeout);
+                                      progress, timeout, values.text("NAA_LOCAL_IP"));
     for (size_t i = 0; i < s.warmup_for(n); ++i) {
       h.round_trip();
       if (r) r->round_trip();
@@ -92,24 +92,10 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
 
 namespace {
 
-// Sets `var` to `value` ("-": unsets it) while one handle is created, then restores it:
-// libnaa reads its parameters in naa_create, so each handle keeps its value.
+// A handle with the runtime parameter `var` set to `value` ("-": its default) for it alone.
 std::unique_ptr<Handle> handle_with(const Settings &s, size_t size, const std::string &var,
                                     const std::string &value) {
-  struct Restore {
-    const std::string &var;
-    const char *saved;
-    std::string text;
-    ~Restore() {
-      if (saved != nullptr) setenv(var.c_str(), text.c_str(), 1);
-      else unsetenv(var.c_str());
-    }
-  };
-  const char *saved = std::getenv(var.c_str());
-  Restore restore{var, saved, saved != nullptr ? saved : ""};
-  if (value == "-") unsetenv(var.c_str());
-  else setenv(var.c_str(), value.c_str(), 1);
-  return std::make_unique<Handle>(s.function_code, size, s.in_place);
+  return std::make_unique<Handle>(s, size, std::vector<std::string>{var + "=" + (value == "-" ? "" : value)});
 }
 
 struct Overlap {
@@ -222,7 +208,7 @@ void run_throughput(const Settings &s, FILE *out) {
     double one = 0, two = 0;
     for (unsigned k : s.inflight) {
       std::vector<std::unique_ptr<Handle>> hs;
-      for (unsigned i = 0; i < k; ++i) hs.push_back(std::make_unique<Handle>(s.function_code, size, s.in_place));
+      for (unsigned i = 0; i < k; ++i) hs.push_back(std::make_unique<Handle>(s, size));
       for (size_t i = 0; i < s.warmup_for(n); ++i) hs[i % k]->round_trip();
       const size_t total = n < 2 * k ? 2 * k : n;
       int64_t t0 = now_ns();
@@ -250,7 +236,7 @@ void run_setup(const Settings &s, FILE *out) {
                {"Create(us)", "create_us", "libnaa", 1},
                {"Finalize(us)", "finalize_us", "libnaa", 1}});
   // The first naa_create of a process also loads the fabric's providers: not a per-handle cost.
-  Handle(s.function_code, 1, s.in_place);
+  Handle(s, 1);
   for (size_t size : s.sizes) {
     Samples create(s.setup_iters), finalize(s.setup_iters);
     for (size_t i = 0; i < s.setup_iters; ++i) {
@@ -258,7 +244,7 @@ void run_setup(const Settings &s, FILE *out) {
       naa_param_t pi{in.data(), size, false}, po{s.in_place ? in.data() : outbuf.data(), size, false};
       naa_handle handle = NAA_HANDLE_NULL_INIT;
       int64_t t0 = now_ns();
-      check_call("naa_create", naa_create(s.function_code, &pi, 1, &po, 1, &handle));
+      check_call("naa_create", bench::create(s, &pi, &po, &handle));
       int64_t t1 = now_ns();
       check_call("naa_finalize", naa_finalize(&handle));
       create.add(t1 - t0);

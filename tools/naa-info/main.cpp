@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // naa-info: what fi_info and ibv_devinfo are to their libraries. Shows the libnaa version, the
 // transports built in and usable here, the NAAs the current environment resolves, and with
-// --ping whether each of them answers (connect + MRSP, no kernel is run).
+// --ping whether each of them answers (connect + MRSP, no kernel is run); with --params every
+// runtime parameter, its value here and where the value comes from (as fi_info --env).
 #include <getopt.h>
 
 #include <algorithm>
@@ -17,7 +18,8 @@
 #include "config.h"
 #include "error.hpp"
 #include "log.hpp"
-#include "options.hpp"
+#include "count.hpp"
+#include "params.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
 #include "session.hpp"
@@ -33,9 +35,10 @@ namespace {
 
 void usage(FILE *out) {
   std::fprintf(out,
-      "Usage: naa-info [-p] [-f CODE]\n"
+      "Usage: naa-info [-p] [-f CODE] | --params\n"
       "Show libnaa's version, its transports, and the NAAs of the current environment.\n"
       "\n"
+      "  -P, --params         list every runtime parameter with its value, source and meaning\n"
       "  -p, --ping           connect to each NAA (connect + memory-region exchange, no kernel\n"
       "                       run) and report the time; exit 1 if any is unreachable\n"
       "  -f, --function CODE  only the NAAs serving function code CODE\n"
@@ -75,12 +78,35 @@ void show_transports() {
 }
 
 // The transport naa_create would use for this NAA.
-std::string transport_for(const naa::rm::NaaEntry &e) {
-  std::string chosen = naa::transport::transport_from_environment();
+std::string transport_for(const naa::rm::NaaEntry &e, const naa::params::Values &values) {
+  std::string chosen = values.text("NAA_TRANSPORT");
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
-  return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(),
-                                            naa::rdma_device_from_environment(), deadline);
+  return naa::transport::auto_transport_for(e.host, values.text("NAA_LOCAL_IP"),
+                                            values.text("NAA_RDMA_DEVICE"), deadline);
+}
+
+// One block per parameter: NAME=value, then its source, type, default and meaning. Exit 1 if
+// any value is malformed (naa_create would refuse it).
+int show_params() {
+  const naa::params::Values values = naa::params::Values::read();
+  const auto &registry = naa::params::registry();
+  int malformed = 0;
+  for (size_t i = 0; i < registry.size(); ++i) {
+    const naa::params::Param &p = registry[i];
+    const std::string why = values.problem(i);
+    const std::string &value = values.text(i);
+    if (p.secret && !value.empty())
+      std::printf("%s=(%zu bytes, not shown)\n", p.name, value.size());
+    else
+      std::printf("%s=%s\n", p.name, value.c_str());
+    std::printf("    source: %s%s%s\n", naa::params::source_name(values.source(i)),
+                why.empty() ? "" : "; MALFORMED: ", why.c_str());
+    std::printf("    type: %s; default: %s\n", p.type, *p.fallback != '\0' ? p.fallback : "(none)");
+    std::printf("    %s\n", p.doc);
+    malformed += !why.empty();
+  }
+  return malformed > 0 ? 1 : 0;
 }
 
 // First line of a sysfs attribute, "" if it cannot be read: the kernel refuses reads of
@@ -161,37 +187,42 @@ int main(int argc, char **argv) {
   naa::log::set_program("naa-info");
   bool do_ping = false;
   long only = -1;
+  bool params = false;
   static const option long_options[] = {{"ping", no_argument, nullptr, 'p'},
                                         {"function", required_argument, nullptr, 'f'},
+                                        {"params", no_argument, nullptr, 'P'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {"version", no_argument, nullptr, 'V'},
                                         {nullptr, 0, nullptr, 0}};
   int opt;
-  while ((opt = getopt_long(argc, argv, "pf:hV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "pf:PhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'p': do_ping = true; break;
       case 'f': {
-        char *end = nullptr;
-        only = std::strtol(optarg, &end, 10);
-        if (*end != '\0' || only < 1 || only > 127) {
+        uint64_t code = 0;
+        if (!naa::parse_count(optarg, 127, &code) || code == 0) {
           std::fprintf(stderr, "naa-info: function code '%s' is not in 1..127\n", optarg);
           return 2;
         }
+        only = static_cast<long>(code);
         break;
       }
+      case 'P': params = true; break;
       case 'h': usage(stdout); return 0;
       case 'V': std::printf("naa-info (libnaa) %s\n", PACKAGE_VERSION); return 0;
       default: usage(stderr); return 2;
     }
   }
 
+  if (params) return show_params();
   std::printf("libnaa %s\n", PACKAGE_VERSION);
   show_transports();
   show_roce_v2_gids();
 
   std::printf("NAAs:\n");
-  const char *spec = std::getenv("NAA_SPEC");
-  if (spec == nullptr || *spec == '\0') {
+  const naa::params::Values values = naa::params::Values::read();
+  const std::string &spec = values.text("NAA_SPEC");
+  if (spec.empty()) {
     std::printf("  none: NAA_SPEC is not set\n");
     return do_ping ? 1 : 0;
   }
@@ -207,7 +238,7 @@ int main(int argc, char **argv) {
     if (only >= 0 && e.function_code != only) continue;
     std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)  via %s", e.function_code,
                 e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1,
-                transport_for(e).c_str());
+                transport_for(e, values).c_str());
     if (do_ping) {
       try {
         std::printf("  reachable, connect + MRSP %.2f ms", ping(e));

@@ -25,11 +25,18 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
     return kNoMemory;
   }
   mrsp::Message m;
-  if (!mrsp::decode(msg, len, m, why)) {
-    // The reference NAA answers any failure with 0x01; a count above the limit has its own code.
-    return why->find("exceeds") != std::string::npos
-               ? static_cast<uint8_t>(mrsp::ErrorCode::TooManyRegions)
-               : kNoMemory;
+  switch (mrsp::decode(msg, len, m, why)) {
+    case mrsp::DecodeError::None:
+      break;
+    // A count above the limit has its own code (doc/protocol.md §3.3).
+    case mrsp::DecodeError::TooManyEntries:
+      return static_cast<uint8_t>(mrsp::ErrorCode::TooManyRegions);
+    // The reference NAA answers every other failure with 0x01.
+    case mrsp::DecodeError::Truncated:
+    case mrsp::DecodeError::NoEntries:
+    case mrsp::DecodeError::BadFlags:
+    case mrsp::DecodeError::UnknownType:
+      return kNoMemory;
   }
   if (m.type != mrsp::Type::AdvertiseRequest) {
     *why = "expected an advertise-request, got message type " + std::to_string(static_cast<int>(m.type));

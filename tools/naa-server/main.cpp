@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
         options.spin = std::chrono::microseconds(n);
         break;
       case 'l': list_only = true; break;
-      case 'v': if (!std::getenv("NAA_LOG_LEVEL")) setenv("NAA_LOG_LEVEL", "info", 1); break;
+      case 'v': naa::log::set_default_threshold(naa::log::Level::Info); break;
       case 'h': usage(stdout); return 0;
       case 'V': std::printf("naa-server (libnaa) %s\n", PACKAGE_VERSION); return 0;
       default: usage(stderr); return 2;

@@ -18,6 +18,7 @@
 
 #include <slurm/spank.h>
 
+#include "number.h"
 #include "rm/naa_conf.h"
 
 SPANK_PLUGIN(naa, 1);
@@ -35,11 +36,8 @@ static int parse_codes(const char *text) {
   }
   for (const char *at = text;;) {
     const size_t len = strcspn(at, ",");
-    unsigned long code = 0;
-    size_t i = 0;
-    for (; i < len && at[i] >= '0' && at[i] <= '9' && code <= NAA_CONF_MAX_FNCODE; i++)
-      code = code * 10 + (unsigned long)(at[i] - '0');
-    if (len == 0 || i != len || code < 1 || code > NAA_CONF_MAX_FNCODE) {
+    uint64_t code = 0;
+    if (naa_parse_number(at, len, 1, NAA_CONF_MAX_FNCODE, &code) != 0) {
       slurm_error("naa: --naa=%s: \"%.*s\" is not a function code 1..%d", text, (int)len, at,
                   NAA_CONF_MAX_FNCODE);
       return -1;
