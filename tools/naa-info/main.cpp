@@ -66,7 +66,8 @@ void show_transports() {
   try {
     auto t = naa::transport::open_transport(chosen);
     if (chosen == "auto")
-      std::printf("  NAA_TRANSPORT=auto -> per NAA: verbs where an RDMA device routes to it, else ofi+tcp\n");
+      std::printf("  NAA_TRANSPORT=auto -> per NAA: ofi+shm for a server on this host, verbs where an "
+                  "RDMA device routes to it, else ofi+tcp\n");
     else
       std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
   } catch (const naa::Error &e) {
@@ -79,7 +80,7 @@ std::string transport_for(const naa::rm::NaaEntry &e) {
   std::string chosen = naa::transport::transport_from_environment();
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
-  return naa::transport::auto_transport_for(e.host, naa::local_ip_from_environment(),
+  return naa::transport::auto_transport_for(e.host, e.port, naa::local_ip_from_environment(),
                                             naa::rdma_device_from_environment(), deadline);
 }
 
