@@ -10,7 +10,7 @@
 // the same for both. The accept names the fresh endpoint: shm 1.17 reports a message's source
 // only for addresses already in the address vector (no FI_SOURCE_ERR), so the client could not
 // learn it otherwise. A peer leaves with a goodbye; one that dies without it is noticed by its
-// process (same-host providers) or by the deadline of whatever waits for it.
+// process (shm) or, elsewhere (PROVIDER;ofi_rxm), by the deadline of whatever waits for it.
 #include "transport/ofi.hpp"
 
 #include <arpa/inet.h>
@@ -361,6 +361,7 @@ class OfiEndpoint : public Endpoint {
 
   bool arm_wait() override {
     check_events();
+    if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
     fid_t cq = &cq_->fid;
     return fi_trywait(fabric_->fabric, &cq, 1) == FI_SUCCESS;
   }
@@ -558,7 +559,13 @@ class OfiEndpoint : public Endpoint {
     const std::string what = "connection to " + peer_;
     std::string server(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
     fi_addr_t listener = insert_address(server);
-    send_control(listener, control::Type::Request, private_data);
+    try {
+      send_control(listener, control::Type::Request, private_data);
+    } catch (const Error &e) {
+      // Over PROVIDER;ofi_rxm nothing listening shows as a send queue that never drains.
+      throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
+                                          e.what() + ")");
+    }
     std::optional<control::Message> answer = next_control(control::Type::Accept, deadline);
     if (!answer)
       throw Error(NAA_ERR_TIMEOUT, what + " timed out: no answer from " +
