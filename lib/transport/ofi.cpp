@@ -93,6 +93,16 @@ void close_fid(fid_t f) {
   if (f != nullptr) fi_close(f);
 }
 
+// Owns a fabric object: closed on destruction, also when a constructor throws half way.
+struct FidCloser {
+  template <class T>
+  void operator()(T *p) const {
+    fi_close(&p->fid);
+  }
+};
+template <class T>
+using FidPtr = std::unique_ptr<T, FidCloser>;
+
 std::string sockaddr_name(const void *addr) {
   if (addr == nullptr) return "?";
   char ip[INET6_ADDRSTRLEN] = "?";
@@ -141,7 +151,9 @@ class OfiFabric {
 
 class OfiMemoryRegion : public MemoryRegion {
  public:
-  ~OfiMemoryRegion() override { close_fid(&mr->fid); }
+  ~OfiMemoryRegion() override {
+    if (mr != nullptr) fi_close(&mr->fid);
+  }
   fid_mr *mr = nullptr;
   void *desc = nullptr;
 };
@@ -834,21 +846,20 @@ class OfiListener : public Listener {
     fabric_ = std::make_shared<OfiFabric>(info_.get());
     fi_eq_attr eq_attr{};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
-    check(fi_passive_ep(fabric_->fabric, info_.get(), &pep_, nullptr), "fi_passive_ep");
-    check(fi_pep_bind(pep_, &eq_->fid, 0), "fi_pep_bind");
-    rc = fi_listen(pep_);
+    fid_eq *eq = nullptr;
+    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq, nullptr), "fi_eq_open");
+    eq_.reset(eq);
+    fid_pep *pep = nullptr;
+    check(fi_passive_ep(fabric_->fabric, info_.get(), &pep, nullptr), "fi_passive_ep");
+    pep_.reset(pep);
+    check(fi_pep_bind(pep_.get(), &eq_->fid, 0), "fi_pep_bind");
+    rc = fi_listen(pep_.get());
     if (rc < 0) fail(NAA_ERR_CONNECTION, "cannot listen on " + host + ":" + service, rc);
     sockaddr_storage addr{};
     size_t len = sizeof addr;
     check(fi_getname(&pep_->fid, &addr, &len), "fi_getname");
     port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 &>(addr).sin6_port)
                                        : ntohs(reinterpret_cast<sockaddr_in &>(addr).sin_port);
-  }
-
-  ~OfiListener() override {
-    close_fid(pep_ != nullptr ? &pep_->fid : nullptr);
-    close_fid(eq_ != nullptr ? &eq_->fid : nullptr);
   }
 
   uint16_t port() const override { return port_; }
@@ -859,16 +870,16 @@ class OfiListener : public Listener {
       // The connection request's private data follows the entry.
       alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
       fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
-      ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+      ssize_t rc = fi_eq_sread(eq_.get(), &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
       if (rc >= 0 && event == FI_CONNREQ) {
         size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
-        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_,
+        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
                                              std::string(buf + sizeof entry, data_len));
       }
       if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
       if (rc == -FI_EAVAIL) {
         fi_eq_err_entry err{};
-        fi_eq_readerr(eq_, &err, 0);
+        fi_eq_readerr(eq_.get(), &err, 0);
         NAA_LOG_WARN("listener: %s", fi_error_text(err.err).c_str());
       }
       if (deadline.expired()) return nullptr;
@@ -878,8 +889,8 @@ class OfiListener : public Listener {
  private:
   InfoPtr info_;
   std::shared_ptr<OfiFabric> fabric_;
-  fid_eq *eq_ = nullptr;
-  fid_pep *pep_ = nullptr;
+  FidPtr<fid_eq> eq_;
+  FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
   uint16_t port_ = 0;
 };
 
