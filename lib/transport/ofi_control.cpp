@@ -61,6 +61,10 @@ bool decode(const uint8_t *buf, size_t len, Message *m, std::string *why) {
     *why = "unknown control message type " + std::to_string(type);
     return false;
   }
+  if (buf[6] != 0 || buf[7] != 0) {  // free for a later version, which will say so in byte 4
+    *why = "reserved bytes are not zero";
+    return false;
+  }
   const size_t name_len = get16(buf + 12), data_len = get16(buf + 14);
   if (name_len > kMaxName || data_len > kMaxData) {
     *why = "name or data longer than allowed";
