@@ -215,6 +215,7 @@ class OfiEndpoint : public Endpoint {
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid) {
     peer_addr_ = insert_address(name);
+    peer_name_ = name;
     peer_ = address_text(info_->addr_format, name);
     watch_process(pid);
   }
@@ -558,6 +559,18 @@ class OfiEndpoint : public Endpoint {
 #endif
   }
 
+  // shm unlinks an endpoint's region when the endpoint closes; a killed process leaves it in
+  // /dev/shm. The peer that saw it die removes it: the object is named after the endpoint's
+  // address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good.
+  void remove_dead_peer_region() {
+    const std::string prefix = "fi_shm://";
+    std::string name(peer_name_.c_str());
+    if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > prefix.size() &&
+        shm_unlink(("/" + name.substr(prefix.size())).c_str()) == 0)
+      NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone",
+                   name.c_str() + prefix.size(), static_cast<int>(peer_pid_));
+  }
+
   bool peer_process_gone() const {
     if (peer_pid_ == 0) return false;
     if (peer_pidfd_ >= 0) {
@@ -598,6 +611,7 @@ class OfiEndpoint : public Endpoint {
         in->sin_addr = reinterpret_cast<const sockaddr_in *>(server.data())->sin_addr;
     }
     peer_addr_ = insert_address(name);
+    peer_name_ = name;
     peer_data_ = answer->data;
     watch_process(answer->pid);
     connected_ = true;
@@ -676,6 +690,7 @@ class OfiEndpoint : public Endpoint {
       if (peer_left_) throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected");
       if (connected_ && peer_process_gone()) {
         peer_left_ = true;
+        remove_dead_peer_region();
         throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " (process " +
                                             std::to_string(peer_pid_) + ") is gone");
       }
@@ -822,6 +837,7 @@ class OfiEndpoint : public Endpoint {
   std::deque<control::Message> control_in_;
   bool peer_left_ = false;
   pid_t peer_pid_ = 0;
+  std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;
   char fence_context_ = 0;  // its address marks the data writes of an RDM chain
   size_t fence_pending_ = 0;
