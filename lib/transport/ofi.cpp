@@ -1,6 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The libfabric transport: FI_EP_MSG endpoints (provider tcp here, verbs/others where present),
+// The libfabric transport: connected FI_EP_MSG endpoints (provider tcp here, verbs/others where
+// present) and reliable-datagram FI_EP_RDM endpoints (shm, tcp;ofi_rxm, verbs;ofi_rxm, lnx),
 // fi_writemsg chains ending in a write with remote CQ data, MRSP over fi_sendmsg/fi_recv.
+//
+// An RDM endpoint has no connection manager, so the connection is made of messages
+// (ofi_control.hpp): the server's listener is an RDM endpoint at a well-known address; for each
+// connection request it opens a fresh RDM endpoint and answers from it, so that every Endpoint
+// talks to exactly one peer, as a MSG connection does, and the Session and naa-server code is
+// the same for both. The accept names the fresh endpoint: shm 1.17 reports a message's source
+// only for addresses already in the address vector (no FI_SOURCE_ERR), so the client could not
+// learn it otherwise. A peer leaves with a goodbye; one that dies without it is noticed by its
+// process (shm) or, elsewhere (PROVIDER;ofi_rxm), by the deadline of whatever waits for it.
 #include "transport/ofi.hpp"
 
 #include <arpa/inet.h>
@@ -12,16 +22,29 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <deque>
+#include <optional>
+#include <thread>
 
 #include "error.hpp"
 #include "log.hpp"
 #include "params.hpp"
+#include "transport/host.hpp"
+#include "transport/ofi_control.hpp"
 
 namespace naa::transport {
 namespace {
@@ -60,6 +83,16 @@ void close_fid(fid_t f) {
   if (f != nullptr) fi_close(f);
 }
 
+// Owns a fabric object: closed on destruction, also when a constructor throws half way.
+struct FidCloser {
+  template <class T>
+  void operator()(T *p) const {
+    fi_close(&p->fid);
+  }
+};
+template <class T>
+using FidPtr = std::unique_ptr<T, FidCloser>;
+
 std::string sockaddr_name(const void *addr) {
   if (addr == nullptr) return "?";
   char ip[INET6_ADDRSTRLEN] = "?";
@@ -79,11 +112,14 @@ std::string sockaddr_name(const void *addr) {
 
 // What both sides ask of a provider. The mr_mode bits are the ones we can honour (verbs needs
 // them); providers drop the bits they do not need, and we adapt to what remains.
-InfoPtr make_hints(const std::string &provider, bool auto_progress = false) {
+// RDM endpoints also need tagged messages: the connection's control messages travel apart
+// from MRSP's (ofi_control.hpp).
+InfoPtr make_hints(const std::string &provider, bool auto_progress = false,
+                   fi_ep_type type = FI_EP_MSG) {
   InfoPtr hints(fi_allocinfo());
   if (!hints) throw Error(NAA_ERR_NO_RESOURCES, "fi_allocinfo failed");
-  hints->ep_attr->type = FI_EP_MSG;
-  hints->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
+  hints->ep_attr->type = type;
+  hints->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | (type == FI_EP_RDM ? FI_TAGGED : 0);
   hints->mode = FI_RX_CQ_DATA;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_DOMAIN;  // one domain per endpoint, used under a lock
@@ -105,7 +141,9 @@ class OfiFabric {
 
 class OfiMemoryRegion : public MemoryRegion {
  public:
-  ~OfiMemoryRegion() override { close_fid(&mr->fid); }
+  ~OfiMemoryRegion() override {
+    if (mr != nullptr) fi_close(&mr->fid);
+  }
   fid_mr *mr = nullptr;
   void *desc = nullptr;
 };
@@ -122,13 +160,26 @@ class OfiWriteChain : public WriteChain {
   std::vector<Op> ops;
 };
 
+// The text of an endpoint name, for log lines: FI_ADDR_STR names are text already.
+std::string address_text(uint32_t format, const std::string &name) {
+  if (format == FI_ADDR_STR) return std::string(name.c_str());
+  if (name.size() >= sizeof(sockaddr)) return sockaddr_name(name.data());
+  return "?";
+}
+
 class OfiEndpoint : public Endpoint {
  public:
+  // A MSG endpoint on the server side comes from `pep` (for fi_reject). An RDM endpoint is a
+  // listener's until attach() or connect() gives it its one peer.
   OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep,
               std::string request_data = {})
       : fabric_(std::move(fabric)), info_(std::move(info)), pep_(pep),
         peer_data_(std::move(request_data)) {
-    peer_ = sockaddr_name(info_->dest_addr);
+    rdm_ = info_->ep_attr->type == FI_EP_RDM;
+    // Only shm guarantees a peer on this host, whose process can be watched.
+    same_host_ = rdm_ && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+    cq_wakes_ = !same_host_;
+    peer_ = rdm_ ? "?" : sockaddr_name(info_->dest_addr);
     imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
     const uint64_t mr_mode = info_->domain_attr->mr_mode;
     virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
@@ -143,11 +194,24 @@ class OfiEndpoint : public Endpoint {
   }
 
   ~OfiEndpoint() override {
-    if (connected_) fi_shutdown(ep_, 0);
+    if (connected_ && !rdm_) fi_shutdown(ep_, 0);
+    if (connected_ && rdm_ && !peer_left_) say_goodbye();
+    if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
     close();
   }
 
+  void set_peer_label(std::string label) { peer_ = std::move(label); }
+
+  // RDM, server side: the peer is the client whose request named `name`.
+  void attach(const std::string &name, uint32_t pid) {
+    peer_addr_ = insert_address(name);
+    peer_name_ = name;
+    peer_ = address_text(info_->addr_format, name);
+    watch_process(pid);
+  }
+
   void connect(Deadline deadline, const std::string &private_data) {
+    if (rdm_) return connect_by_message(deadline, private_data);
     check(fi_connect(ep_, info_->dest_addr, private_data.empty() ? nullptr : private_data.data(),
                      private_data.size()),
           "fi_connect");
@@ -155,12 +219,27 @@ class OfiEndpoint : public Endpoint {
   }
 
   void accept(Deadline deadline, const std::string &private_data) override {
+    if (rdm_) {
+      send_control(peer_addr_, control::Type::Accept, private_data);
+      connected_ = true;
+      return;
+    }
     check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
           "fi_accept");
     wait_connected(deadline, "accepting " + peer_);
   }
 
   void reject(const char *reason) override {
+    if (rdm_) {
+      try {
+        send_control(peer_addr_, control::Type::Reject,
+                     reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string());
+        flush_control(Deadline::after(kControlFlush));
+      } catch (const Error &e) {
+        NAA_LOG_INFO("rejecting %s: %s", peer_.c_str(), e.what());
+      }
+      return;
+    }
     if (pep_ != nullptr)
       fi_reject(pep_, info_->handle, reason, reason != nullptr ? strlen(reason) + 1 : 0);
   }
@@ -169,14 +248,7 @@ class OfiEndpoint : public Endpoint {
                                                 bool remote_write) override {
     auto region = std::make_unique<OfiMemoryRegion>();
     uint64_t access = FI_SEND | FI_RECV | FI_WRITE | (remote_write ? FI_REMOTE_WRITE : 0);
-    uint64_t key = prov_key_ ? 0 : next_key_++;
-    int rc = fi_mr_reg(domain_, addr, length, access, 0, key, 0, &region->mr, nullptr);
-    if (rc < 0)
-      fail(NAA_ERR_NO_RESOURCES, "registering " + std::to_string(length) + " bytes failed", rc);
-    if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-      check(fi_mr_bind(region->mr, &ep_->fid, 0), "fi_mr_bind");
-      check(fi_mr_enable(region->mr), "fi_mr_enable");
-    }
+    region->mr = register_raw(addr, length, access);
     uint64_t granted = fi_mr_key(region->mr);
     if (granted > UINT32_MAX)
       throw Error(NAA_ERR_UNSUPPORTED, "provider " + std::string(info_->fabric_attr->prov_name) +
@@ -205,7 +277,7 @@ class OfiEndpoint : public Endpoint {
     msg.msg_iov = &iov;
     msg.desc = &desc;
     msg.iov_count = 1;
-    msg.addr = FI_ADDR_UNSPEC;
+    msg.addr = peer_addr_;
     msg.context = reinterpret_cast<void *>(context);
     retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
   }
@@ -235,22 +307,31 @@ class OfiEndpoint : public Endpoint {
       op.msg.msg_iov = &op.iov;
       op.msg.desc = &op.desc;
       op.msg.iov_count = 1;
-      op.msg.addr = FI_ADDR_UNSPEC;
+      op.msg.addr = peer_addr_;
       op.msg.rma_iov = &op.rma;
       op.msg.rma_iov_count = 1;
-      op.msg.context = reinterpret_cast<void *>(context);
+      // On RDM the data writes complete on their own (see post_writes).
+      op.msg.context = rdm_ ? &fence_context_ : reinterpret_cast<void *>(context);
     }
+    chain->ops.back().msg.context = reinterpret_cast<void *>(context);
     return chain;
   }
 
-  // Only the last write asks for a completion: the provider completes a MSG endpoint's
-  // operations in order (comp_order strict), so it stands for the whole chain.
+  // MSG: only the last write asks for a completion: the provider completes a MSG endpoint's
+  // operations in order (comp_order strict), so it stands for the whole chain. RDM providers
+  // promise neither write-after-write order (shm: msg_order SAS only) nor completion order, so
+  // the final write, whose immediate tells the peer the data is there, waits until the data
+  // writes have completed. A chain of one write (one region) waits for nothing.
   void post_writes(WriteChain &chain, uint32_t imm,
                    Deadline::Clock::time_point final_not_before) override {
     auto &ops = static_cast<OfiWriteChain &>(chain).ops;
     const size_t last = ops.size() - 1;
-    for (size_t i = 0; i < last; ++i)
-      retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, 0); });
+    const uint64_t flags = rdm_ ? FI_COMPLETION : 0;
+    for (size_t i = 0; i < last; ++i) {
+      retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
+      if (rdm_) ++fence_pending_;
+    }
+    if (rdm_) wait_fence();
     if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
     ops[last].msg.data = imm;
     retry_post("fi_writemsg", [&] {
@@ -265,7 +346,8 @@ class OfiEndpoint : public Endpoint {
       stash_.pop_front();
     }
     if (n < max) n += read_cq(out + n, max - n);
-    if (n == 0 && ++empty_polls_ % kEventCheckInterval == 0) check_events();
+    if (n == 0 && (peer_left_ || ++empty_polls_ % kEventCheckInterval == 0)) check_events();
+    if (n > 0) nap_ = kNapMin;
     return n;
   }
 
@@ -273,12 +355,7 @@ class OfiEndpoint : public Endpoint {
     for (;;) {
       if (size_t n = poll(out, max)) return n;
       if (deadline.expired()) return 0;
-      fi_cq_data_entry entries[8];
-      ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
-                               deadline.remaining_ms(kWaitSliceMs));
-      if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
-      if (rc == -FI_EAVAIL) raise_cq_error();
-      if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR) check(static_cast<int>(rc), "fi_cq_sread");
+      if (size_t n = sleep_on_cq(out, std::min<size_t>(max, 8), deadline)) return n;
       check_events();  // a slice slept through: the peer may be gone
     }
   }
@@ -287,6 +364,7 @@ class OfiEndpoint : public Endpoint {
 
   bool arm_wait() override {
     check_events();
+    if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
     fid_t cq = &cq_->fid;
     return fi_trywait(fabric_->fabric, &cq, 1) == FI_SUCCESS;
   }
@@ -294,38 +372,251 @@ class OfiEndpoint : public Endpoint {
   const std::string &peer() const override { return peer_; }
   const std::string &peer_data() const override { return peer_data_; }
 
+  // RDM: the next control message of type `type` (the others are dropped with a log line), or
+  // nothing when the deadline passes.
+  std::optional<control::Message> next_control(control::Type type, Deadline deadline) {
+    for (;;) {
+      while (!control_in_.empty()) {
+        control::Message m = std::move(control_in_.front());
+        control_in_.pop_front();
+        if (m.type == type || (type == control::Type::Accept && m.type == control::Type::Reject))
+          return m;
+        NAA_LOG_WARN("%s: unexpected %s ignored", peer_.c_str(), control::type_name(m.type));
+      }
+      if (deadline.expired()) return std::nullopt;
+      Completion c[8];
+      size_t n = sleep_on_cq(c, 8, deadline);
+      stash_.insert(stash_.end(), c, c + n);
+    }
+  }
+
+  // This endpoint's own address, as a peer inserts it into its address vector.
+  std::string own_name() const {
+    char buf[control::kMaxName];
+    size_t len = sizeof buf;
+    check(fi_getname(&ep_->fid, buf, &len), "fi_getname");
+    return std::string(buf, std::min(len, sizeof buf));
+  }
+
  private:
+  static constexpr size_t kControlSlots = 4;  // receives posted for control messages
+  static constexpr std::chrono::microseconds kNapMin{20}, kNapMax{1000};
+  // How long a reject or goodbye may take to leave before the endpoint closes.
+  static constexpr auto kControlFlush = std::chrono::milliseconds(200);
+
+  fid_mr *register_raw(void *addr, size_t length, uint64_t access) {
+    fid_mr *mr = nullptr;
+    uint64_t key = prov_key_ ? 0 : next_key_++;
+    int rc = fi_mr_reg(domain_, addr, length, access, 0, key, 0, &mr, nullptr);
+    if (rc < 0)
+      fail(NAA_ERR_NO_RESOURCES, "registering " + std::to_string(length) + " bytes failed", rc);
+    if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+      int bind = fi_mr_bind(mr, &ep_->fid, 0);
+      if (bind == 0) bind = fi_mr_enable(mr);
+      if (bind < 0) {
+        close_fid(&mr->fid);
+        fail(NAA_ERR_TRANSPORT, "binding a memory region to its endpoint", bind);
+      }
+    }
+    return mr;
+  }
+
   void open() {
     check(fi_domain(fabric_->fabric, info_.get(), &domain_, nullptr), "fi_domain");
-    fi_eq_attr eq_attr{};
-    eq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
+    if (!rdm_) {
+      fi_eq_attr eq_attr{};
+      eq_attr.wait_obj = FI_WAIT_UNSPEC;
+      check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
+    }
     // An fd wait object where the provider has one: the progress thread sleeps on many
     // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_DATA;
     cq_attr.wait_obj = FI_WAIT_FD;
     if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
-      if (fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+      if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
     } else {
       cq_attr.wait_obj = FI_WAIT_UNSPEC;
       check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
     }
     check(fi_endpoint(domain_, info_.get(), &ep_, nullptr), "fi_endpoint");
-    check(fi_ep_bind(ep_, &eq_->fid, 0), "fi_ep_bind(eq)");
+    if (rdm_) {
+      fi_av_attr av_attr{};
+      av_attr.type = info_->domain_attr->av_type;
+      check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+      check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+    } else {
+      check(fi_ep_bind(ep_, &eq_->fid, 0), "fi_ep_bind(eq)");
+    }
     // Selective completion for sends only (the chain signals just its last write); on the
     // receive side it would silence every receive posted without FI_COMPLETION.
     check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION), "fi_ep_bind(tx cq)");
     check(fi_ep_bind(ep_, &cq_->fid, FI_RECV), "fi_ep_bind(rx cq)");
     check(fi_enable(ep_), "fi_enable");
+    if (rdm_) open_control();
+  }
+
+  // Receives for the control messages, posted for the endpoint's whole life; sends use the
+  // second half of the same registered buffer.
+  void open_control() {
+    control_buf_.resize(2 * kControlSlots * control::kMaxMessage);
+    control_mr_ = register_raw(control_buf_.data(), control_buf_.size(), FI_SEND | FI_RECV);
+    for (size_t i = 0; i < kControlSlots; ++i) post_control_recv(control_slot(i));
+  }
+
+  uint8_t *control_slot(size_t i) { return control_buf_.data() + i * control::kMaxMessage; }
+
+  bool is_control(const void *context) const {
+    auto *p = static_cast<const uint8_t *>(context);
+    return !control_buf_.empty() && p >= control_buf_.data() &&
+           p < control_buf_.data() + control_buf_.size();
+  }
+
+  void post_control_recv(uint8_t *slot) {
+    retry_post("fi_trecv", [&] {
+      return fi_trecv(ep_, slot, control::kMaxMessage, fi_mr_desc(control_mr_), FI_ADDR_UNSPEC,
+                      control::kControlTag, 0, slot);
+    });
+  }
+
+  void send_control(fi_addr_t to, control::Type type, const std::string &data) {
+    control::Message m;
+    m.type = type;
+    m.pid = static_cast<uint32_t>(getpid());
+    if (type == control::Type::Request || type == control::Type::Accept) m.name = own_name();
+    m.data = data;
+    uint8_t *slot = control_slot(kControlSlots + control_send_next_++ % kControlSlots);
+    size_t len = control::encode(m, slot, control::kMaxMessage);
+    if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
+    retry_post("fi_tsend", [&] {
+      return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
+    });
+    ++control_sends_pending_;
+  }
+
+  void flush_control(Deadline deadline) {
+    while (control_sends_pending_ > 0 && !deadline.expired()) {
+      Completion c[8];
+      size_t n = read_cq(c, 8);
+      stash_.insert(stash_.end(), c, c + n);
+    }
+  }
+
+  // Best effort: the peer learns at once that we are gone; if this fails, its liveness check or
+  // deadline tells it later.
+  void say_goodbye() noexcept {
+    try {
+      send_control(peer_addr_, control::Type::Goodbye, {});
+      flush_control(Deadline::after(kControlFlush));
+    } catch (const std::exception &e) {
+      NAA_LOG_DEBUG("goodbye to %s not sent: %s", peer_.c_str(), e.what());
+    }
+  }
+
+  void on_control(uint8_t *slot, size_t len) {
+    control::Message m;
+    std::string why;
+    if (!control::decode(slot, std::min(len, control::kMaxMessage), &m, &why)) {
+      NAA_LOG_WARN("%s: malformed control message ignored: %s", peer_.c_str(), why.c_str());
+    } else if (m.type == control::Type::Goodbye) {
+      // A listener has no peer; a goodbye there is a stray one.
+      if (connected_) peer_left_ = true;
+    } else if (control_in_.size() < 64) {  // a flood of requests must not grow it without end
+      control_in_.push_back(std::move(m));
+    }
+    post_control_recv(slot);
+  }
+
+  fi_addr_t insert_address(const std::string &name) {
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    // FI_ADDR_STR names are NUL-terminated strings; c_str() adds the NUL to either kind.
+    int rc = fi_av_insert(av_, name.c_str(), 1, &addr, 0, nullptr);
+    if (rc != 1)
+      throw Error(NAA_ERR_CONNECTION, "cannot address " + address_text(info_->addr_format, name) +
+                                          ": " + fi_error_text(rc < 0 ? rc : -FI_EADDRNOTAVAIL));
+    return addr;
+  }
+
+  // A same-host peer that dies without a goodbye (killed) is noticed through its process: a
+  // pidfd becomes readable when it exits, which needs no cooperation from the peer and no
+  // traffic. Peers elsewhere are bounded by the deadlines of whatever waits for them.
+  void watch_process(uint32_t pid) {
+    if (!same_host_ || pid == 0) return;
+    peer_pid_ = static_cast<pid_t>(pid);
+#ifdef SYS_pidfd_open
+    peer_pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, peer_pid_, 0));
+    if (peer_pidfd_ < 0 && errno == ESRCH) peer_left_ = true;
+#endif
+  }
+
+  // shm unlinks an endpoint's region when the endpoint closes; a killed process leaves it in
+  // /dev/shm. The peer that saw it die removes it: the object is named after the endpoint's
+  // address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good.
+  void remove_dead_peer_region() {
+    const std::string prefix = "fi_shm://";
+    std::string name(peer_name_.c_str());
+    if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > prefix.size() &&
+        shm_unlink(("/" + name.substr(prefix.size())).c_str()) == 0)
+      NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone",
+                   name.c_str() + prefix.size(), static_cast<int>(peer_pid_));
+  }
+
+  bool peer_process_gone() const {
+    if (peer_pid_ == 0) return false;
+    if (peer_pidfd_ >= 0) {
+      pollfd p{peer_pidfd_, POLLIN, 0};
+      return ::poll(&p, 1, 0) == 1;
+    }
+    return kill(peer_pid_, 0) != 0 && errno == ESRCH;
+  }
+
+  void connect_by_message(Deadline deadline, const std::string &private_data) {
+    const std::string what = "connection to " + peer_;
+    std::string server(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
+    fi_addr_t listener = insert_address(server);
+    try {
+      send_control(listener, control::Type::Request, private_data);
+    } catch (const Error &e) {
+      // Over PROVIDER;ofi_rxm nothing listening shows as a send queue that never drains.
+      throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
+                                          e.what() + ")");
+    }
+    std::optional<control::Message> answer = next_control(control::Type::Accept, deadline);
+    if (!answer)
+      throw Error(NAA_ERR_TIMEOUT, what + " timed out: no answer from " +
+                                       address_text(info_->addr_format, server) +
+                                       " (is an naa-server listening there with this transport?)");
+    if (answer->type == control::Type::Reject) {
+      std::string reason = private_data_text(answer->data.data(), answer->data.size());
+      throw Error(NAA_ERR_CONNECTION, what + ": refused by the NAA" +
+                                          (reason.empty() ? "" : " (\"" + reason + "\")"));
+    }
+    std::string name = answer->name;
+    // A server listening on the wildcard address names its endpoint 0.0.0.0:PORT: the client
+    // reaches it where it reached the listener.
+    if (info_->addr_format == FI_SOCKADDR_IN && name.size() >= sizeof(sockaddr_in) &&
+        server.size() >= sizeof(sockaddr_in)) {
+      auto *in = reinterpret_cast<sockaddr_in *>(name.data());
+      if (in->sin_addr.s_addr == htonl(INADDR_ANY))
+        in->sin_addr = reinterpret_cast<const sockaddr_in *>(server.data())->sin_addr;
+    }
+    peer_addr_ = insert_address(name);
+    peer_name_ = name;
+    peer_data_ = answer->data;
+    watch_process(answer->pid);
+    connected_ = true;
   }
 
   void close() {
     if (ep_ != nullptr) close_fid(&ep_->fid);
+    if (control_mr_ != nullptr) close_fid(&control_mr_->fid);
+    if (av_ != nullptr) close_fid(&av_->fid);
     if (cq_ != nullptr) close_fid(&cq_->fid);
     if (eq_ != nullptr) close_fid(&eq_->fid);
     if (domain_ != nullptr) close_fid(&domain_->fid);
     ep_ = nullptr;
+    control_mr_ = nullptr;
+    av_ = nullptr;
     cq_ = nullptr;
     eq_ = nullptr;
     domain_ = nullptr;
@@ -366,9 +657,17 @@ class OfiEndpoint : public Endpoint {
     throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
   }
 
-  [[noreturn]] void raise_cq_error() {
+  // Throws for a failed operation of ours; a failed control message (a goodbye to a peer that
+  // is gone already) is only counted.
+  void on_cq_error() {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq_, &err, 0);
+    if (is_control(err.op_context)) {
+      if (!(err.flags & FI_RECV) && control_sends_pending_ > 0) --control_sends_pending_;
+      NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(), fi_error_text(err.err).c_str());
+      return;
+    }
+    if (err.op_context == &fence_context_ && fence_pending_ > 0) --fence_pending_;
     // A failed operation on a connection the peer dropped is a connection error, not ours.
     check_events();
     throw Error(NAA_ERR_TRANSPORT, "operation to " + peer_ + " failed: " + fi_error_text(err.err) +
@@ -377,6 +676,16 @@ class OfiEndpoint : public Endpoint {
   }
 
   void check_events() {
+    if (rdm_) {
+      if (peer_left_) throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected");
+      if (connected_ && peer_process_gone()) {
+        peer_left_ = true;
+        remove_dead_peer_region();
+        throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " (process " +
+                                            std::to_string(peer_pid_) + ") is gone");
+      }
+      return;
+    }
     uint32_t event = 0;
     fi_eq_cm_entry entry{};
     ssize_t rc = fi_eq_read(eq_, &event, &entry, sizeof entry, 0);
@@ -387,19 +696,53 @@ class OfiEndpoint : public Endpoint {
     }
   }
 
+  // One slice of sleep on the CQ (at most kWaitSliceMs, never past `deadline`). shm's peers
+  // write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
+  // timeout through a message), so there the slices are naps that grow from kNapMin to kNapMax
+  // while nothing comes: a request after a pause waits at most kNapMax.
+  size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
+    if (!cq_wakes_) {
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::milliseconds(deadline.remaining_ms(kWaitSliceMs)));
+      std::this_thread::sleep_for(std::min(nap_, left));
+      nap_ = std::min(nap_ * 2, kNapMax);
+      return read_cq(out, max);
+    }
+    fi_cq_data_entry entries[8];
+    ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
+                             deadline.remaining_ms(kWaitSliceMs));
+    if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+    if (rc == -FI_EAVAIL) on_cq_error();
+    else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
+      check(static_cast<int>(rc), "fi_cq_sread");
+    return 0;
+  }
+
   size_t read_cq(Completion *out, size_t max) {
     fi_cq_data_entry entries[8];
     ssize_t rc = fi_cq_read(cq_, entries, std::min<size_t>(max, 8));
     if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
-    if (rc == -FI_EAVAIL) raise_cq_error();
-    if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
+    if (rc == -FI_EAVAIL) on_cq_error();
+    else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
     return 0;
   }
 
-  static size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out) {
+  // Completions of the transport's own operations (control messages, RDM's data writes) are
+  // consumed here; the rest are handed on.
+  size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out) {
+    size_t k = 0;
     for (size_t i = 0; i < n; ++i) {
       const fi_cq_data_entry &e = entries[i];
-      Completion &c = out[i];
+      if (is_control(e.op_context)) {
+        if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len);
+        else if (control_sends_pending_ > 0) --control_sends_pending_;
+        continue;
+      }
+      if (e.op_context == &fence_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
+        if (fence_pending_ > 0) --fence_pending_;
+        continue;
+      }
+      Completion &c = out[k++];
       c.context = reinterpret_cast<uint64_t>(e.op_context);
       c.bytes = e.len;
       c.imm = 0;
@@ -415,7 +758,19 @@ class OfiEndpoint : public Endpoint {
         c.kind = CompletionKind::Writes;
       }
     }
-    return n;
+    return k;
+  }
+
+  void wait_fence() {
+    auto give_up = Deadline::after(kPostRetryLimit);
+    while (fence_pending_ > 0) {
+      Completion c[8];
+      size_t n = read_cq(c, 8);
+      stash_.insert(stash_.end(), c, c + n);
+      check_events();
+      if (give_up.expired())
+        throw Error(NAA_ERR_TRANSPORT, "writes to " + peer_ + " did not complete");
+    }
   }
 
   // Posting fails with -FI_EAGAIN while a queue is full; completions read meanwhile are
@@ -445,6 +800,10 @@ class OfiEndpoint : public Endpoint {
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
   std::string peer_data_;
   std::string peer_;
+  bool rdm_ = false;
+  bool same_host_ = false;
+  bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
+  std::chrono::microseconds nap_ = kNapMin;
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   bool prov_key_ = false;
@@ -454,11 +813,29 @@ class OfiEndpoint : public Endpoint {
   int wait_fd_ = -1;
   bool connected_ = false;
   fid_domain *domain_ = nullptr;
-  fid_eq *eq_ = nullptr;
+  fid_eq *eq_ = nullptr;  // MSG: connection events
   fid_cq *cq_ = nullptr;
   fid_ep *ep_ = nullptr;
   std::deque<Completion> stash_;
+  // RDM only.
+  fid_av *av_ = nullptr;
+  fi_addr_t peer_addr_ = FI_ADDR_UNSPEC;
+  std::vector<uint8_t> control_buf_;
+  fid_mr *control_mr_ = nullptr;
+  unsigned control_send_next_ = 0;
+  size_t control_sends_pending_ = 0;
+  std::deque<control::Message> control_in_;
+  bool peer_left_ = false;
+  pid_t peer_pid_ = 0;
+  std::string peer_name_;  // the peer's endpoint name (RDM)
+  int peer_pidfd_ = -1;
+  char fence_context_ = 0;  // its address marks the data writes of an RDM chain
+  size_t fence_pending_ = 0;
 };
+
+std::string provider_phrase(const std::string &provider) {
+  return provider.empty() ? "" : " '" + provider + "'";
+}
 
 class OfiListener : public Listener {
  public:
@@ -475,21 +852,20 @@ class OfiListener : public Listener {
     fabric_ = std::make_shared<OfiFabric>(info_.get());
     fi_eq_attr eq_attr{};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
-    check(fi_passive_ep(fabric_->fabric, info_.get(), &pep_, nullptr), "fi_passive_ep");
-    check(fi_pep_bind(pep_, &eq_->fid, 0), "fi_pep_bind");
-    rc = fi_listen(pep_);
+    fid_eq *eq = nullptr;
+    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq, nullptr), "fi_eq_open");
+    eq_.reset(eq);
+    fid_pep *pep = nullptr;
+    check(fi_passive_ep(fabric_->fabric, info_.get(), &pep, nullptr), "fi_passive_ep");
+    pep_.reset(pep);
+    check(fi_pep_bind(pep_.get(), &eq_->fid, 0), "fi_pep_bind");
+    rc = fi_listen(pep_.get());
     if (rc < 0) fail(NAA_ERR_CONNECTION, "cannot listen on " + host + ":" + service, rc);
     sockaddr_storage addr{};
     size_t len = sizeof addr;
     check(fi_getname(&pep_->fid, &addr, &len), "fi_getname");
     port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 &>(addr).sin6_port)
                                        : ntohs(reinterpret_cast<sockaddr_in &>(addr).sin_port);
-  }
-
-  ~OfiListener() override {
-    close_fid(pep_ != nullptr ? &pep_->fid : nullptr);
-    close_fid(eq_ != nullptr ? &eq_->fid : nullptr);
   }
 
   uint16_t port() const override { return port_; }
@@ -500,31 +876,181 @@ class OfiListener : public Listener {
       // The connection request's private data follows the entry.
       alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
       fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
-      ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+      ssize_t rc = fi_eq_sread(eq_.get(), &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
       if (rc >= 0 && event == FI_CONNREQ) {
         size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
-        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_,
+        return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
                                              std::string(buf + sizeof entry, data_len));
       }
       if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
       if (rc == -FI_EAVAIL) {
         fi_eq_err_entry err{};
-        fi_eq_readerr(eq_, &err, 0);
+        fi_eq_readerr(eq_.get(), &err, 0);
         NAA_LOG_WARN("listener: %s", fi_error_text(err.err).c_str());
       }
       if (deadline.expired()) return nullptr;
     }
   }
 
-  static std::string provider_phrase(const std::string &provider) {
-    return provider.empty() ? "" : " '" + provider + "'";
-  }
-
  private:
   InfoPtr info_;
   std::shared_ptr<OfiFabric> fabric_;
-  fid_eq *eq_ = nullptr;
-  fid_pep *pep_ = nullptr;
+  FidPtr<fid_eq> eq_;
+  FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
+  uint16_t port_ = 0;
+};
+
+// fi_getinfo with our hints for `type`; nullptr when no provider matches.
+InfoPtr find_info(const std::string &provider, bool auto_progress, fi_ep_type type,
+                  const char *node, const char *service, uint64_t flags, int *rc_out = nullptr) {
+  InfoPtr hints = make_hints(provider, auto_progress, type);
+  fi_info *info = nullptr;
+  int rc = fi_getinfo(kApiVersion, node, service, flags, hints.get(), &info);
+  if (rc_out != nullptr) *rc_out = rc;
+  if (rc < 0) return nullptr;
+  InfoPtr owned(info);
+  return InfoPtr(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
+}
+
+// shm names endpoints, not hosts and ports: "HOST:PORT" of a same-host NAA maps to the name of
+// the listener that serves PORT. A TCP port number is unique on a host (the server holds it
+// with its tcp listener, or reserves it when it serves shm alone), so the port names one server;
+// the uid is part of the name because shm's regions and its process_vm_writev copies work only
+// between processes of one user, so a client of another user finds no such name (and auto
+// reaches that server over TCP instead).
+std::string shm_service(uint16_t port) {
+  return "naa-" + std::to_string(getuid()) + "-" + std::to_string(port);
+}
+
+// shm keeps an endpoint's region as the POSIX shared-memory object of the endpoint's name
+// (fi_shm(7)). A listener holds an flock on its object while it lives: that tells a live server
+// from the leftover of one that was killed (which would make a new listener's fi_enable fail
+// with EBUSY), and lets a client see at once that no server is there.
+enum class NameState { Free, Live, Stale };
+
+NameState shm_name_state(const std::string &name) {
+  int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return NameState::Free;
+  NameState state = flock(fd, LOCK_EX | LOCK_NB) == 0 ? NameState::Stale : NameState::Live;
+  ::close(fd);
+  return state;
+}
+
+int hold_shm_name(const std::string &name) {
+  int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) NAA_LOG_WARN("cannot lock shm region %s: clients may take it for a dead server's", name.c_str());
+  return fd;
+}
+
+// A port number for a listener that holds no TCP port (shm alone, asked for port 0): a bound,
+// never listening socket keeps it from any other server while the listener lives.
+int reserve_port(uint16_t *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw Error(NAA_ERR_CONNECTION, std::string("cannot reserve a port number: ") + strerror(err));
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// A reliable-datagram listener: an RDM endpoint at a well-known address that receives
+// connection requests; each one gets a fresh endpoint of its own (see the top of this file).
+class OfiRdmListener : public Listener {
+ public:
+  OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port) {
+    InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
+    if (!probe)
+      throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
+                                           " offers what libnaa needs");
+    named_ = probe->addr_format == FI_ADDR_STR;
+    prov_name_ = probe->fabric_attr->prov_name;
+    if (named_ && port == 0) reserved_fd_ = reserve_port(&port);
+    std::string service = named_ ? shm_service(port) : std::to_string(port);
+    if (named_) claim_name(service);
+    const char *node = named_ || host.empty() ? nullptr : host.c_str();
+    int rc = 0;
+    InfoPtr info = find_info(prov_name_, false, FI_EP_RDM, node, service.c_str(), FI_SOURCE, &rc);
+    if (!info) {
+      release_port();
+      fail(NAA_ERR_UNSUPPORTED, "libfabric provider " + prov_name_ + " cannot listen on " + host +
+                                    ":" + std::to_string(port), rc);
+    }
+    try {
+      fabric_ = std::make_shared<OfiFabric>(info.get());
+      ep_ = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr);
+    } catch (...) {
+      release_port();
+      throw;
+    }
+    port_ = port;
+    if (named_) name_fd_ = hold_shm_name(service);
+    // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
+    // milliseconds. shm makes each endpoint's name unique itself (pid, uid, endpoint index).
+    fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
+                            named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
+    if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
+    if (!named_) {
+      std::string name = ep_->own_name();
+      if (name.size() >= sizeof(sockaddr_in))
+        port_ = ntohs(reinterpret_cast<const sockaddr_in *>(name.data())->sin_port);
+    }
+  }
+
+  ~OfiRdmListener() override {
+    ep_.reset();
+    if (name_fd_ >= 0) ::close(name_fd_);
+    release_port();
+  }
+
+  uint16_t port() const override { return port_; }
+
+  std::unique_ptr<Endpoint> next_request(Deadline deadline) override {
+    std::optional<control::Message> request = ep_->next_control(control::Type::Request, deadline);
+    if (!request) return nullptr;
+    InfoPtr info(fi_dupinfo(fresh_info_.get()));
+    if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+    auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+    ep->attach(request->name, request->pid);
+    return ep;
+  }
+
+ private:
+  void claim_name(const std::string &name) {
+    NameState state = shm_name_state(name);
+    if (state == NameState::Live) {
+      release_port();
+      throw Error(NAA_ERR_CONNECTION, "cannot listen with shm as " + name +
+                                          ": another server listens there");
+    }
+    if (state == NameState::Stale) {
+      NAA_LOG_INFO("removing shm region %s, left by a server that died", name.c_str());
+      shm_unlink(("/" + name).c_str());
+    }
+  }
+
+  void release_port() {
+    if (reserved_fd_ >= 0) ::close(reserved_fd_);
+    reserved_fd_ = -1;
+  }
+
+  bool named_ = false;
+  std::string prov_name_;
+  int reserved_fd_ = -1;
+  int name_fd_ = -1;
+  std::shared_ptr<OfiFabric> fabric_;
+  std::unique_ptr<OfiEndpoint> ep_;
+  InfoPtr fresh_info_;
   uint16_t port_ = 0;
 };
 
@@ -539,9 +1065,17 @@ class OfiTransport : public Transport {
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data) override {
-    InfoPtr hints = make_hints(provider_, auto_progress_);
+    const fi_ep_type type = endpoint_type();
+    const bool named = rdm_probe_ && rdm_probe_->addr_format == FI_ADDR_STR;
+    if (named && !is_local_host(host))
+      throw Error(NAA_ERR_UNSUPPORTED, name_ + " reaches only NAAs on this host, and " + host +
+                                           " is not one of its addresses");
+    if (named && shm_name_state(shm_service(port)) != NameState::Live)
+      throw Error(NAA_ERR_CONNECTION, "no naa-server of this user listens with " + name_ +
+                                          " for port " + std::to_string(port) + " on this host");
+    InfoPtr hints = make_hints(provider_, auto_progress_, type);
     sockaddr_in *src = nullptr;
-    if (!local_ip.empty()) {
+    if (!local_ip.empty() && !named) {
       src = static_cast<sockaddr_in *>(calloc(1, sizeof(sockaddr_in)));
       if (src == nullptr) throw Error(NAA_ERR_NO_RESOURCES, "out of memory");
       src->sin_family = AF_INET;
@@ -558,36 +1092,67 @@ class OfiTransport : public Transport {
     if (int gai = getaddrinfo(host.c_str(), nullptr, &want, &found); gai != 0)
       throw Error(NAA_ERR_CONNECTION, "cannot resolve NAA host '" + host + "': " + gai_strerror(gai));
     freeaddrinfo(found);
-    fi_info *info = nullptr;
-    std::string service = std::to_string(port);
-    int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);
-    if (rc < 0)
-      fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
-           "no libfabric provider" + OfiListener::provider_phrase(provider_) +
-               (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
-               " reaches " + host + ":" + service,
-           rc);
-    InfoPtr owned(info);
-    InfoPtr chosen(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
+    InfoPtr chosen = named ? named_destination(port) : nullptr;
+    if (!named) {
+      fi_info *info = nullptr;
+      std::string service = std::to_string(port);
+      int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);
+      if (rc < 0)
+        fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
+             "no libfabric provider" + provider_phrase(provider_) +
+                 (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
+                 " reaches " + host + ":" + service,
+             rc);
+      InfoPtr owned(info);
+      chosen.reset(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
+    }
     if (!chosen) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-    NAA_LOG_INFO("connecting to %s:%s with provider %s (fabric %s, domain %s, %s data progress)",
-                 host.c_str(), service.c_str(), chosen->fabric_attr->prov_name,
-                 chosen->fabric_attr->name, chosen->domain_attr->name,
+    NAA_LOG_INFO("connecting to %s:%u with provider %s (%s, fabric %s, domain %s, %s data progress)",
+                 host.c_str(), static_cast<unsigned>(port), chosen->fabric_attr->prov_name,
+                 type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG", chosen->fabric_attr->name,
+                 chosen->domain_attr->name,
                  chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     auto fabric = std::make_shared<OfiFabric>(chosen.get());
     auto ep = std::make_unique<OfiEndpoint>(std::move(fabric), std::move(chosen), nullptr);
+    if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     ep->connect(deadline, private_data);
     return ep;
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
+    if (endpoint_type() == FI_EP_RDM) return std::make_unique<OfiRdmListener>(provider_, host, port);
     return std::make_unique<OfiListener>(provider_, host, port);
   }
 
  private:
+  // Connected endpoints where the provider has them (tcp, verbs), reliable datagrams where it
+  // has only those (shm, PROVIDER;ofi_rxm, lnx). "ofi" without a provider keeps to MSG.
+  fi_ep_type endpoint_type() {
+    if (!type_) {
+      type_ = FI_EP_MSG;
+      if (!provider_.empty() && !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
+        rdm_probe_ = find_info(provider_, auto_progress_, FI_EP_RDM, nullptr, nullptr, 0);
+      if (rdm_probe_) type_ = FI_EP_RDM;
+    }
+    return *type_;
+  }
+
+  // The probe's endpoint (shm names it itself) aimed at the listener's name for `port`.
+  InfoPtr named_destination(uint16_t port) {
+    InfoPtr info(fi_dupinfo(rdm_probe_.get()));
+    if (!info) return nullptr;
+    std::string dest = "fi_ns://" + shm_service(port);
+    free(info->dest_addr);
+    info->dest_addr = strdup(dest.c_str());
+    info->dest_addrlen = info->dest_addr != nullptr ? dest.size() + 1 : 0;
+    return info->dest_addr != nullptr ? std::move(info) : nullptr;
+  }
+
   std::string provider_;
   const bool auto_progress_;
   std::string name_;
+  std::optional<fi_ep_type> type_;
+  InfoPtr rdm_probe_;  // what the provider offers for RDM, when it offers no MSG
 };
 
 }  // namespace
@@ -597,15 +1162,27 @@ std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool 
 }
 
 std::vector<std::string> list_ofi_providers() {
-  InfoPtr hints = make_hints("");
-  fi_info *list = nullptr;
   std::vector<std::string> lines;
-  if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) < 0) return lines;
-  InfoPtr owned(list);
-  for (fi_info *i = list; i != nullptr; i = i->next)
-    lines.push_back(std::string(i->fabric_attr->prov_name) + "  fabric " + i->fabric_attr->name +
-                    "  domain " + i->domain_attr->name);
+  for (fi_ep_type type : {FI_EP_MSG, FI_EP_RDM}) {
+    InfoPtr hints = make_hints("", false, type);
+    fi_info *list = nullptr;
+    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) < 0) continue;
+    InfoPtr owned(list);
+    for (fi_info *i = list; i != nullptr; i = i->next)
+      lines.push_back(std::string(i->fabric_attr->prov_name) + "  " +
+                      (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " + i->fabric_attr->name +
+                      "  domain " + i->domain_attr->name);
+  }
   return lines;
+}
+
+bool ofi_shm_server_at(uint16_t port) {
+  return shm_name_state(shm_service(port)) == NameState::Live;
+}
+
+bool ofi_provider_available(const std::string &provider) {
+  return find_info(provider, false, FI_EP_MSG, nullptr, nullptr, 0) ||
+         find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
 }
 
 std::string ofi_runtime_version() {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The libfabric transport. `provider` names a libfabric provider ("tcp", "verbs", ...) or is
-// empty to take the first provider that offers FI_EP_MSG with RMA and remote CQ data.
+// The libfabric transport. `provider` names a libfabric provider ("tcp", "shm", "tcp;ofi_rxm",
+// ...) or is empty to take the first provider that offers FI_EP_MSG with RMA and remote CQ data.
+// A provider without FI_EP_MSG endpoints is spoken to over FI_EP_RDM.
 #pragma once
 
 #include "transport/transport.hpp"
@@ -10,9 +11,15 @@ namespace naa::transport {
 // `auto_progress`: only providers that move data without our calls (FI_PROGRESS_AUTO).
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool auto_progress);
 
-// The libfabric providers that offer what libnaa needs (FI_EP_MSG, RMA, remote CQ data), one
-// line each: "tcp  fabric 127.0.0.1/32  domain lo"; empty if none.
+// The libfabric providers that offer what libnaa needs (FI_EP_MSG or FI_EP_RDM, RMA, remote CQ
+// data), one line each: "tcp  msg  fabric 127.0.0.1/32  domain lo"; empty if none.
 std::vector<std::string> list_ofi_providers();
+
+// Whether a server of this user listens with ofi+shm for `port` on this host.
+bool ofi_shm_server_at(uint16_t port);
+
+// Whether `provider` (e.g. "shm") is there and offers what libnaa needs.
+bool ofi_provider_available(const std::string &provider);
 
 // The version of the libfabric library loaded at run time, e.g. "1.17".
 std::string ofi_runtime_version();

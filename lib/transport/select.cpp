@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider, and
-// "auto" chooses per destination: verbs where an RDMA device routes to the NAA, TCP elsewhere.
+// Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider,
+// "ofi+shm" its shared-memory one, and "auto" chooses per destination: shared memory for an NAA
+// on this host, verbs where an RDMA device routes to the NAA, TCP elsewhere.
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "error.hpp"
 #include "log.hpp"
 #include "params.hpp"
+#include "transport/host.hpp"
 #include "transport/transport.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
 #include "transport/ofi.hpp"
@@ -55,7 +57,7 @@ class AutoTransport : public Transport {
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data) override {
-    std::string choice = auto_transport_for(host, local_ip, device_, deadline);
+    std::string choice = auto_transport_for(host, port, local_ip, device_, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     name_ = "auto: " + choice;
     return open_transport(choice, provider_progress_, device_)->connect(host, port, local_ip, deadline,
@@ -105,6 +107,9 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
   std::vector<std::string> names;
 #ifdef NAA_HAVE_LIBFABRIC
   names.emplace_back("ofi+tcp");
+  // Whatever address it serves, a server serves this host's clients: shm names it by port.
+  if (ofi_provider_available("shm")) names.emplace_back("ofi+shm");
+  else NAA_LOG_INFO("libfabric has no usable shm provider: not listening with ofi+shm");
 #endif
 #ifdef NAA_HAVE_VERBS
   if (verbs_can_listen_on(host)) names.emplace_back("verbs");
@@ -118,8 +123,16 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
   return names;
 }
 
-std::string auto_transport_for(const std::string &host, const std::string &local_ip,
+std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline) {
+#ifdef NAA_HAVE_LIBFABRIC
+  // NAA_LOCAL_IP pins a network path, which shared memory does not take. A server on this host
+  // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
+  // is reached as before.
+  if (local_ip.empty() && is_local_host(host) && ofi_shm_server_at(port)) return "ofi+shm";
+#else
+  (void)port;
+#endif
 #ifdef NAA_HAVE_VERBS
   if (verbs_routes_to(host, local_ip, device, deadline)) return "verbs";
 #else

@@ -157,16 +157,19 @@ std::unique_ptr<Transport> open_transport(const std::string &name, bool provider
                                           const std::string &device = {});
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
-// that can serve there (ofi+tcp, and verbs where an RDMA device serves `host`), in that order,
-// so that with port 0 the TCP port, the scarcer one, is chosen first; any other name itself.
+// that can serve there (ofi+tcp, ofi+shm where libfabric has it, and verbs where an RDMA device
+// serves `host`), in that order, so that with port 0 the TCP port, the scarcer one, is chosen
+// first and names the shm listener too; any other name itself.
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host);
 
 // The name in force: NAA_TRANSPORT, or "auto".
 std::string transport_from_environment();
 
-// What NAA_TRANSPORT=auto uses to reach `host`: "verbs" when an RDMA device routes there
-// (rdma_cm resolves address and route before `deadline`), else "ofi+tcp".
-std::string auto_transport_for(const std::string &host, const std::string &local_ip,
+// What NAA_TRANSPORT=auto uses to reach `host`:`port`: "ofi+shm" when `host` is this host and a
+// server of this user listens with shm for `port` (and no `local_ip` pins a network path),
+// "verbs" when an RDMA device routes there (rdma_cm resolves address and route before
+// `deadline`), else "ofi+tcp".
+std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline);
 
 }  // namespace naa::transport

@@ -4,7 +4,8 @@
 #   ap2.sh [PROGRAM [INVOCATIONS]]   (default: the build's test/ap2/ap2_style, 100)
 # make check runs the in-tree build over libfabric tcp, test/install/consumer.sh the builds
 # against the installed library (pkg-config and CMake), test/rdma/suite.sh the in-tree build
-# over verbs (with AP2_BYTES_RECEIVED=reported). NAA_TEST_AP2_RUNS (default 1) runs the
+# over verbs (with AP2_BYTES_RECEIVED=reported). ofi+tcp is named unless NAA_TRANSPORT is
+# set: auto would take shm, which reports the final write's length as verbs does. NAA_TEST_AP2_RUNS (default 1) runs the
 # program that many times against the same server.
 set -eu
 program=${1:-${NAA_BUILDDIR:?run through make check or name the program}/test/ap2/ap2_style}
@@ -19,6 +20,7 @@ case $h in *:*) h="[$h]" ;; esac
 # counts them (add1's single-send output, which becomes an input, does not count).
 export NAA_SPEC="$h:$p:10:2,$h:$p:11:3,$h:$p:1:1"
 export AP2_BYTES_RECEIVED=${AP2_BYTES_RECEIVED:-zero} NAA_TIMEOUT=${NAA_TIMEOUT:-60}
+export NAA_TRANSPORT=${NAA_TRANSPORT:-ofi+tcp}
 i=0
 while [ $i -lt "$runs" ]; do
   i=$((i + 1))

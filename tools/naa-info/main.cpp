@@ -69,7 +69,8 @@ void show_transports() {
   try {
     auto t = naa::transport::open_transport(chosen);
     if (chosen == "auto")
-      std::printf("  NAA_TRANSPORT=auto -> per NAA: verbs where an RDMA device routes to it, else ofi+tcp\n");
+      std::printf("  NAA_TRANSPORT=auto -> per NAA: ofi+shm for a server on this host, verbs where an "
+                  "RDMA device routes to it, else ofi+tcp\n");
     else
       std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
   } catch (const naa::Error &e) {
@@ -82,7 +83,7 @@ std::string transport_for(const naa::rm::NaaEntry &e, const naa::params::Values 
   std::string chosen = values.text("NAA_TRANSPORT");
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
-  return naa::transport::auto_transport_for(e.host, values.text("NAA_LOCAL_IP"),
+  return naa::transport::auto_transport_for(e.host, e.port, values.text("NAA_LOCAL_IP"),
                                             values.text("NAA_RDMA_DEVICE"), deadline);
 }
 

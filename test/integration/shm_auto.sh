@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# A same-host naa-server started with no option listens with shm too; vecadd reaches it with
+# NAA_TRANSPORT=ofi+shm, and auto chooses shm for it (naa-info says so per NAA, the client's log
+# line too) but TCP for a same-host server that does not listen with shm.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+info="$NAA_TOOLS/naa-info/naa-info"
+if ! "$info" | grep -q "^          shm  "; then
+  echo "SKIP: libfabric here has no usable shm provider"
+  exit 77
+fi
+start_server
+grep_log() { grep -q "$1" "$naa_test_dir/$2" || { cat "$naa_test_dir/$2"; echo "no '$1' in $2" >&2; exit 1; }; }
+
+NAA_TRANSPORT=ofi+shm NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" NAA_TIMEOUT=60 \
+  "$NAA_EXAMPLES/vecadd" 1000000 > "$naa_test_dir/shm" 2>&1
+cat "$naa_test_dir/shm"
+grep_log "all 2000000 elements correct" shm
+grep_log "via ofi+shm" shm
+
+unset NAA_TRANSPORT
+NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/auto" 2>&1
+grep_log "NAA_TRANSPORT=auto: ofi+shm for 127.0.0.1:$NAA_TEST_PORT" auto
+NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$info" > "$naa_test_dir/info"
+grep_log "127.0.0.1:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC entry 1)  via ofi+shm" info
+
+tcp_port=$NAA_TEST_PORT
+start_server --transport ofi+tcp
+NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/tcp" 2>&1
+grep_log "NAA_TRANSPORT=auto: ofi+tcp for 127.0.0.1:$NAA_TEST_PORT" tcp
+grep_log "all 2000 elements correct" tcp
+echo "auto: ofi+shm for the server on port $tcp_port, ofi+tcp for the tcp-only one on $NAA_TEST_PORT"
