@@ -144,12 +144,9 @@ class OfiEndpoint : public Endpoint {
     virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
     prov_key_ = (mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
     max_msg_ = std::min<size_t>(info_->ep_attr->max_msg_size, write_chunk_from_environment());
-    try {
-      open();
-    } catch (...) {
-      close();
-      throw;
-    }
+    // A request a server may still refuse gets no domain, queues or endpoint until it is
+    // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
+    if (pep_ == nullptr) open_once();
   }
 
   ~OfiEndpoint() override {
@@ -165,6 +162,7 @@ class OfiEndpoint : public Endpoint {
   }
 
   void accept(Deadline deadline, const std::string &private_data) override {
+    open_once();
     check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
           "fi_accept");
     wait_connected(deadline, "accepting " + peer_);
@@ -177,6 +175,7 @@ class OfiEndpoint : public Endpoint {
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
                                                 bool remote_write) override {
+    open_once();
     auto region = std::make_unique<OfiMemoryRegion>();
     uint64_t access = FI_SEND | FI_RECV | FI_WRITE | (remote_write ? FI_REMOTE_WRITE : 0);
     uint64_t key = prov_key_ ? 0 : next_key_++;
@@ -305,6 +304,16 @@ class OfiEndpoint : public Endpoint {
   const std::string &peer_data() const override { return peer_data_; }
 
  private:
+  void open_once() {
+    if (ep_ != nullptr) return;
+    try {
+      open();
+    } catch (...) {
+      close();
+      throw;
+    }
+  }
+
   void open() {
     check(fi_domain(fabric_->fabric, info_.get(), &domain_, nullptr), "fi_domain");
     fi_eq_attr eq_attr{};
@@ -616,6 +625,11 @@ std::vector<std::string> list_ofi_providers() {
     lines.push_back(std::string(i->fabric_attr->prov_name) + "  fabric " + i->fabric_attr->name +
                     "  domain " + i->domain_attr->name);
   return lines;
+}
+
+bool ofi_tcp_crashable_by_peers() {
+  uint32_t v = fi_version();
+  return FI_MAJOR(v) == 1 && FI_MINOR(v) == 17;
 }
 
 std::string ofi_runtime_version() {

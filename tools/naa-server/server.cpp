@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -30,11 +31,15 @@ void write_ready_file(const std::string &path, uint16_t port) {
 
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
     : options_(options),
+      peer_clients_(options.peer_clients != 0 ? options.peer_clients
+                                                : std::max(1u, options.max_clients / 2)),
       kernels_(kernels),
-      budget_(options.client_memory, options.total_memory) {
+      budget_(options.client_memory, options.total_memory,
+              options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2) {
   // Every transport on one port number: the first one chooses it when asked for port 0.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
     listen(name, listening_.empty() ? options_.port : port_);
+  sweeper_ = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 
@@ -92,11 +97,25 @@ void Server::accept_loop(transport::Listener &listener, const std::atomic<bool> 
 }
 
 void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
-  // Before anything is allocated for the client: the key is the first thing checked.
-  if (!options_.auth_key.empty() && !auth::matches(ep->peer_data(), options_.auth_key)) {
-    NAA_LOG_WARN("refusing %s: missing or wrong authentication key", ep->peer().c_str());
-    ep->reject("naa-server: authentication failed (NAA_AUTH_KEY)");
-    return;
+  // Before anything is allocated for the client (the endpoint opens its fabric resources only
+  // when accepted): the key is the first thing checked.
+  if (!options_.auth_key.empty()) {
+    const std::string host = peer_host(ep->peer());
+    const auto now = RefusalThrottle::Clock::now();
+    const bool tried = refusals_.may_try(host, now);
+    if (!tried || !auth::matches(ep->peer_data(), options_.auth_key)) {
+      unsigned unlogged = 0;
+      if (refusals_.refused(host, tried && !ep->peer_data().empty(), now, &unlogged))
+        NAA_LOG_WARN("refusing %s: %s (%u earlier refusals of %s not logged: one line per host "
+                     "per %lld s)",
+                     ep->peer().c_str(),
+                     tried ? "missing or wrong authentication key" : "too soon after a wrong key",
+                     unlogged, host.c_str(),
+                     static_cast<long long>(RefusalThrottle::kLogInterval.count()));
+      ep->reject(tried ? "naa-server: authentication failed (NAA_AUTH_KEY)"
+                       : "naa-server: authentication failed (NAA_AUTH_KEY; retry later)");
+      return;
+    }
   }
   std::lock_guard<std::mutex> lock(workers_mu_);
   if (workers_.size() >= options_.max_clients) {
@@ -105,9 +124,19 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
     ep->reject("naa-server: too many clients");
     return;
   }
+  const std::string host = peer_host(ep->peer());
+  auto same_host = [&host](const Worker &w) { return !w.done.load() && w.host == host; };
+  if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >= peer_clients_) {
+    NAA_LOG_WARN("refusing %s: %u clients of %s already connected (--peer-clients)",
+                 ep->peer().c_str(), peer_clients_, host.c_str());
+    ep->reject("naa-server: too many clients from this host");
+    return;
+  }
   Worker &w = workers_.emplace_back();
+  w.host = host;
   auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
-                                           options_.mrsp_timeout, options_.spin, stop);
+                                           options_.mrsp_timeout, options_.idle_timeout,
+                                           options_.spin, stop);
   w.thread = std::thread([conn, &w] {
     conn->run();
     w.done.store(true);

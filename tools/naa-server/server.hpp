@@ -12,9 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "handshake_sweeper.hpp"
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
+#include "refusal_throttle.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -25,9 +27,13 @@ struct ServerOptions {
   std::string address = "0.0.0.0";
   uint16_t port = 12345;
   unsigned max_clients = 64;
+  unsigned peer_clients = 0;  // per peer host; 0: half of max_clients (at least 1)
   uint64_t client_memory = uint64_t{1} << 30;
   uint64_t total_memory = uint64_t{4} << 30;
+  uint64_t peer_memory = 0;  // per peer host; 0: half of total_memory
   std::chrono::milliseconds mrsp_timeout{10000};
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(5)};
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
@@ -51,6 +57,7 @@ class Server {
     std::unique_ptr<transport::Listener> listener;
   };
   struct Worker {
+    std::string host;  // peer_host() of the client
     std::thread thread;
     std::atomic<bool> done{false};
   };
@@ -60,10 +67,13 @@ class Server {
   void reap(bool all);
 
   const ServerOptions options_;
+  const unsigned peer_clients_;
   const KernelRegistry &kernels_;
   MemoryBudget budget_;
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
+  std::unique_ptr<HandshakeSweeper> sweeper_;
+  RefusalThrottle refusals_;
   std::mutex workers_mu_;
   std::list<Worker> workers_;
 };
