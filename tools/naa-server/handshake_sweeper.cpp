@@ -2,122 +2,171 @@
 #include "handshake_sweeper.hpp"
 
 #include <arpa/inet.h>
-#include <dirent.h>
-#include <linux/tcp.h>
+#include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <string>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include "log.hpp"
 
 namespace naa::server {
 namespace {
 
-// The TCP_INFO field that tells an unanswered connection (Linux 4.19 and later).
-constexpr socklen_t kNeedInfo = offsetof(tcp_info, tcpi_bytes_sent) + sizeof(tcp_info::tcpi_bytes_sent);
+constexpr int kTcpListen = 0x0a;  // st column of /proc/net/tcp (include/net/tcp_states.h)
 
-uint16_t local_port(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  if (getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) return 0;
-  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in &>(addr).sin_port);
-  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6 &>(addr).sin6_port);
-  return 0;
-}
-
-std::string remote_host(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  char text[INET6_ADDRSTRLEN] = "?";
-  if (getpeername(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
-    if (addr.ss_family == AF_INET)
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in &>(addr).sin_addr, text, sizeof text);
-    else if (addr.ss_family == AF_INET6)
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6 &>(addr).sin6_addr, text, sizeof text);
-  }
-  return text;
+// "0100007F:1F90" (as /proc/net/tcp prints a struct sockaddr: the address's bytes in memory
+// order, 32 bits at a time, and the port in host order) in Endpoint::peer()'s spelling.
+std::string peer_name(const std::string &hex, bool v6) {
+  size_t colon = hex.find(':');
+  if (colon == std::string::npos) return "?";
+  unsigned port = static_cast<unsigned>(std::strtoul(hex.c_str() + colon + 1, nullptr, 16));
+  uint32_t words[4] = {};
+  const size_t n = v6 ? 4 : 1;
+  if (colon != 8 * n) return "?";
+  for (size_t i = 0; i < n; ++i)
+    words[i] = static_cast<uint32_t>(std::strtoul(hex.substr(8 * i, 8).c_str(), nullptr, 16));
+  char ip[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(v6 ? AF_INET6 : AF_INET, words, ip, sizeof ip);
+  return v6 ? "[" + std::string(ip) + "]:" + std::to_string(port) : std::string(ip) + ":" + std::to_string(port);
 }
 
 }  // namespace
 
 HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout)
-    : port_(port), timeout_(timeout), fd_dir_(opendir("/proc/self/fd")), thread_([this] { run(); }) {
-  if (fd_dir_ == nullptr)
-    NAA_LOG_WARN("cannot read /proc/self/fd: unfinished connections are not timed out");
+    : port_(port),
+      timeout_(timeout),
+      // Four sweeps per deadline: a silent connection outlives it by a quarter at most.
+      period_(std::min<Clock::duration>(timeout / 4, std::chrono::milliseconds(500))),
+      fd_dir_(opendir("/proc/self/fd")),
+      tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
+      tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
+      next_sweep_(Clock::now() + period_) {
+  if (fd_dir_ == nullptr || tcp_fd_ < 0)
+    NAA_LOG_WARN("cannot read /proc/self/fd or /proc/net/tcp: connections that send nothing are "
+                 "not timed out (--handshake-timeout) and a stalled request is not bounded");
+  else
+    bound_receives();
 }
 
 HandshakeSweeper::~HandshakeSweeper() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
   if (fd_dir_ != nullptr) closedir(fd_dir_);
+  if (tcp_fd_ >= 0) close(tcp_fd_);
+  if (tcp6_fd_ >= 0) close(tcp6_fd_);
 }
 
-void HandshakeSweeper::run() {
-  // Twice per deadline at least, so that no connection outlives it by more than half of it.
-  const auto period = std::min<std::chrono::milliseconds>(timeout_ / 2, std::chrono::milliseconds(500));
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!wake_.wait_for(lock, period, [this] { return stopping_; })) {
-    lock.unlock();
-    sweep();
-    lock.lock();
+void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const {
+  if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) return;
+  std::string text;
+  char buf[16384];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+    std::istringstream f(line);
+    std::string sl, local, remote, st, queues, timer, retr, uid, tmo;
+    unsigned long inode = 0;
+    if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> tmo >> inode) || inode == 0)
+      continue;
+    size_t colon = local.find(':');
+    if (colon == std::string::npos || std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port_) continue;
+    size_t q = queues.find(':');
+    bool unread = q != std::string::npos && std::strtoul(queues.c_str() + q + 1, nullptr, 16) != 0;
+    (*out)[static_cast<ino_t>(inode)] =
+        TcpSocket{peer_name(remote, v6), std::strtoul(st.c_str(), nullptr, 16) == kTcpListen, unread};
   }
 }
 
-void HandshakeSweeper::sweep() {
-  DIR *dir = fd_dir_;
-  if (dir == nullptr) return;
-  rewinddir(dir);
+std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port() const {
+  std::map<ino_t, TcpSocket> sockets;
+  read_table(tcp_fd_, false, &sockets);
+  read_table(tcp6_fd_, true, &sockets);
+  return sockets;
+}
+
+template <typename F>
+unsigned HandshakeSweeper::for_each_socket_fd(F &&f) const {
+  unsigned fds = 0;
+  if (fd_dir_ == nullptr) return fds;
+  rewinddir(fd_dir_);
+  while (dirent *e = readdir(fd_dir_)) {
+    fds += e->d_name[0] != '.';
+    // The link's text, not the descriptor: reading it cannot disturb another thread's fd.
+    char target[64];
+    ssize_t n = readlinkat(dirfd(fd_dir_), e->d_name, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    unsigned long inode = 0;
+    if (std::sscanf(target, "socket:[%lu]", &inode) == 1) f(std::atoi(e->d_name), static_cast<ino_t>(inode));
+  }
+  return fds;
+}
+
+void HandshakeSweeper::bound_receives() {
+  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  timeval tv{static_cast<time_t>(kReceiveBound.count() / 1000),
+             static_cast<suseconds_t>(kReceiveBound.count() % 1000 * 1000)};
+  unsigned bounded = 0;
+  // Only the listening socket itself, which the listener (opened on this thread) holds.
+  for_each_socket_fd([&](int fd, ino_t inode) {
+    auto it = sockets.find(inode);
+    if (it != sockets.end() && it->second.listening && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0)
+      ++bounded;
+  });
+  if (bounded == 0)
+    NAA_LOG_WARN("found no listening TCP socket on port %u: a stalled connection request can hold "
+                 "the others", static_cast<unsigned>(port_));
+}
+
+void HandshakeSweeper::sweep(const std::set<std::string> &served) {
+  const auto now = Clock::now();
+  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  std::map<ino_t, Clock::time_point> seen;
+  std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd
+  std::map<int, std::string> peer_of;
+  const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) {
+    auto it = sockets.find(inode);
+    if (it == sockets.end() || it->second.listening || served.count(it->second.remote) != 0) return;
+    // Aged from the first sweep that saw it, at most a period after libfabric accepted it.
+    auto first = first_seen_.emplace(inode, now).first->second;
+    seen.emplace(inode, first);
+    // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
+    if (it->second.unread) return;
+    silent.emplace_back(first, fd);
+    peer_of[fd] = it->second.remote;
+  });
+  first_seen_.swap(seen);  // forgets the sockets that are gone
+  // Out of descriptors (18.3), libfabric accepts a silent connection into every one that is
+  // freed and the clients' sessions get none: then every silent connection that has seen one
+  // sweep goes at once, and the sweeps follow each other until there is room again.
+  rlimit limit{};
+  const bool scarce = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                      fds + kSpareDescriptors >= limit.rlim_cur;
+  next_sweep_ = scarce ? now : now + period_;
   unsigned closed = 0;
-  std::string last_host;
-  const auto now = std::chrono::steady_clock::now();
-  std::map<ino_t, std::chrono::steady_clock::time_point> seen;
-  while (dirent *e = readdir(dir)) {
-    char *end = nullptr;
-    long fd = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || fd < 0 || fd == dirfd(dir)) continue;
-    struct stat st {};
-    if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    if (local_port(static_cast<int>(fd)) != port_) continue;
-    int listening = 0;
-    socklen_t len = sizeof listening;
-    if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening)
-      continue;
-    tcp_info info{};
-    len = sizeof info;
-    if (getsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || len < kNeedInfo)
-      continue;
-    // Answered connections have sent the accept or the reject.
-    if (info.tcpi_bytes_sent != 0) continue;
-    // Aged from the first sweep that saw it (at most a period after it was accepted), so
-    // that a request trickling in byte by byte meets the same deadline.
-    auto [it, fresh] = first_seen_.emplace(st.st_ino, now);
-    seen.emplace(st.st_ino, it->second);
-    if (now - it->second < timeout_) continue;
-    // A request still unread waits behind another one the provider is stuck on (18.2): it
-    // gets the time to be read once that one is gone, up to three deadlines in all.
-    int unread = 0;
-    if (ioctl(static_cast<int>(fd), FIONREAD, &unread) == 0 && unread > 0 && now - it->second < 3 * timeout_)
-      continue;
-    last_host = remote_host(static_cast<int>(fd));
-    shutdown(static_cast<int>(fd), SHUT_RDWR);
+  std::string last_peer;
+  for (const auto &[first, fd] : silent) {
+    if (now - first < (scarce ? Clock::duration(1) : Clock::duration(timeout_))) continue;
+    // Not closed here: libfabric owns the descriptor, sees the end and closes it.
+    shutdown(fd, SHUT_RDWR);
+    last_peer = peer_of[fd];
     ++closed;
   }
-  first_seen_.swap(seen);  // forgets the sockets that are gone
-  // One line per sweep, however many: a flood of half-open connections cannot flood the log.
+  // One line per sweep, however many: a flood of silent connections cannot flood the log.
   if (closed != 0)
-    NAA_LOG_WARN("closed %u connection(s) not completed within %ld ms (--handshake-timeout; "
-                 "last from %s)", closed, static_cast<long>(timeout_.count()), last_host.c_str());
+    NAA_LOG_WARN("closed %u connection(s) that sent no request within %ld ms (--handshake-timeout%s; "
+                 "last from %s)", closed, static_cast<long>(timeout_.count()),
+                 scarce ? ", sooner: out of descriptors" : "", last_peer.c_str());
 }
 
 }  // namespace naa::server

@@ -39,7 +39,6 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   // Every transport on one port number: the first one chooses it when asked for port 0.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
     listen(name, listening_.empty() ? options_.port : port_);
-  sweeper_ = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 
@@ -50,6 +49,8 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
   l.transport = transport::open_transport(transport_name);
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
+  if (transport_name == "ofi+tcp")
+    l.sweeper = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   NAA_LOG_INFO("listening on %s:%u with %s", options_.address.c_str(), static_cast<unsigned>(port_),
                l.transport->name());
   listening_.push_back(std::move(l));
@@ -76,23 +77,33 @@ void Server::reap(bool all) {
 void Server::run(const std::atomic<bool> &stop) {
   std::vector<std::thread> acceptors;
   for (size_t i = 1; i < listening_.size(); ++i)
-    acceptors.emplace_back([this, i, &stop] { accept_loop(*listening_[i].listener, stop); });
-  accept_loop(*listening_[0].listener, stop);
+    acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
+  accept_loop(listening_[0], stop);
   for (std::thread &t : acceptors) t.join();
   reap(true);
 }
 
-void Server::accept_loop(transport::Listener &listener, const std::atomic<bool> &stop) {
+std::set<std::string> Server::served_peers() {
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  std::set<std::string> peers;
+  for (const Worker &w : workers_) peers.insert(w.peer);
+  return peers;
+}
+
+void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
   while (!stop.load()) {
     std::unique_ptr<transport::Endpoint> ep;
     try {
-      ep = listener.next_request(Deadline::after(kAcceptSlice));
+      ep = l.listener->next_request(Deadline::after(kAcceptSlice));
     } catch (const Error &e) {
       NAA_LOG_WARN("connection request failed: %s", e.what());
       continue;
     }
     reap(false);
     if (ep) admit(std::move(ep), stop);
+    // Here, between two waits, and after admit(): every connection handed over is a worker's
+    // by now, and the others are libfabric's, touched by no other thread (handshake_sweeper.hpp).
+    if (l.sweeper && l.sweeper->due(HandshakeSweeper::Clock::now())) l.sweeper->sweep(served_peers());
   }
 }
 
@@ -133,6 +144,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
     return;
   }
   Worker &w = workers_.emplace_back();
+  w.peer = ep->peer();
   w.host = host;
   auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
                                            options_.mrsp_timeout, options_.idle_timeout,

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,7 +34,7 @@ struct ServerOptions {
   uint64_t peer_memory = 0;  // per peer host; 0: half of total_memory
   std::chrono::milliseconds mrsp_timeout{10000};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
-  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(5)};
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
@@ -55,14 +56,17 @@ class Server {
   struct Listening {
     std::unique_ptr<transport::Transport> transport;
     std::unique_ptr<transport::Listener> listener;
+    std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
   };
   struct Worker {
-    std::string host;  // peer_host() of the client
+    std::string peer;  // Endpoint::peer() of the client
+    std::string host;  // peer_host() of it
     std::thread thread;
     std::atomic<bool> done{false};
   };
   void listen(const std::string &transport_name, uint16_t port);
-  void accept_loop(transport::Listener &listener, const std::atomic<bool> &stop);
+  void accept_loop(Listening &l, const std::atomic<bool> &stop);
+  std::set<std::string> served_peers();
   void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
   void reap(bool all);
 
@@ -72,7 +76,6 @@ class Server {
   MemoryBudget budget_;
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
-  std::unique_ptr<HandshakeSweeper> sweeper_;
   RefusalThrottle refusals_;
   std::mutex workers_mu_;
   std::list<Worker> workers_;
