@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "immediate.hpp"
+#include "key_check.hpp"
 #include "log.hpp"
 
 namespace naa::server {
@@ -16,11 +17,6 @@ enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kReplyWrites = 3, kInvoc
 constexpr int kStopCheckMs = 200;
 
 }  // namespace
-
-std::string peer_host(const std::string &peer) {
-  size_t colon = peer.rfind(':');
-  return colon == std::string::npos || peer.back() == ']' ? peer : peer.substr(0, colon);
-}
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,

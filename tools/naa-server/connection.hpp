@@ -18,10 +18,6 @@
 
 namespace naa::server {
 
-// The address part of a peer name ("10.0.0.1:4242" -> "10.0.0.1", "[::1]:4242" -> "[::1]"):
-// what the per-peer limits count by.
-std::string peer_host(const std::string &peer);
-
 class Connection {
  public:
   // idle_timeout: the session ends when this long passes without an invocation (0: never).

@@ -36,13 +36,14 @@ class RefusalThrottle {
       h.blocked_until = now + kBackoff;
       h.wrong_keys = 0;
     }
-    if (h.logged_at != Clock::time_point{} && now - h.logged_at < kLogInterval) {
+    if (h.logged && now - h.logged_at < kLogInterval) {
       ++h.unlogged;
       return false;
     }
     *unlogged = h.unlogged;
     h.unlogged = 0;
     h.logged_at = now;
+    h.logged = true;
     return true;
   }
 
@@ -50,6 +51,7 @@ class RefusalThrottle {
   struct Host {
     Clock::time_point blocked_until{};
     Clock::time_point logged_at{};
+    bool logged = false;  // logged_at is set (a clock may read its epoch)
     unsigned unlogged = 0;
     unsigned wrong_keys = 0;  // since the last backoff
   };

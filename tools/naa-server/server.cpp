@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 
-#include "auth.hpp"
 #include "connection.hpp"
 #include "error.hpp"
 #include "log.hpp"
@@ -36,6 +35,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2) {
+  if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
     listen(name, listening_.empty() ? options_.port : port_);
@@ -110,21 +110,11 @@ void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
 void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
   // Before anything is allocated for the client (the endpoint opens its fabric resources only
   // when accepted): the key is the first thing checked.
-  if (!options_.auth_key.empty()) {
-    const std::string host = peer_host(ep->peer());
-    const auto now = RefusalThrottle::Clock::now();
-    const bool tried = refusals_.may_try(host, now);
-    if (!tried || !auth::matches(ep->peer_data(), options_.auth_key)) {
-      unsigned unlogged = 0;
-      if (refusals_.refused(host, tried && !ep->peer_data().empty(), now, &unlogged))
-        NAA_LOG_WARN("refusing %s: %s (%u earlier refusals of %s not logged: one line per host "
-                     "per %lld s)",
-                     ep->peer().c_str(),
-                     tried ? "missing or wrong authentication key" : "too soon after a wrong key",
-                     unlogged, host.c_str(),
-                     static_cast<long long>(RefusalThrottle::kLogInterval.count()));
-      ep->reject(tried ? "naa-server: authentication failed (NAA_AUTH_KEY)"
-                       : "naa-server: authentication failed (NAA_AUTH_KEY; retry later)");
+  if (keys_) {
+    KeyVerdict v = keys_->check(ep->peer(), ep->peer_data(), RefusalThrottle::Clock::now());
+    if (!v.admitted) {
+      if (!v.log_line.empty()) NAA_LOG_WARN("%s", v.log_line.c_str());
+      ep->reject(v.reason);
       return;
     }
   }

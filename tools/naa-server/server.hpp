@@ -17,7 +17,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
-#include "refusal_throttle.hpp"
+#include "key_check.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -76,7 +76,7 @@ class Server {
   MemoryBudget budget_;
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
-  RefusalThrottle refusals_;
+  std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;
   std::list<Worker> workers_;
 };
