@@ -78,13 +78,7 @@ double seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Sanitizer builds run everything several times slower: scripts/sanitize.sh exports the
-// factor, by which the deadlines given to the server and the bounds on latency are scaled.
-double time_scale() {
-  const char *v = std::getenv("NAA_TEST_TIME_SCALE");
-  double f = v != nullptr ? std::atof(v) : 1;
-  return f >= 1 ? f : 1;
-}
+double time_scale() { return test_time_scale(); }
 
 // "--handshake-timeout" and friends take whole seconds.
 std::string scaled_seconds(int s) { return std::to_string(static_cast<int>(s * time_scale() + 0.5)); }
