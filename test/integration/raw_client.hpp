@@ -27,13 +27,17 @@ enum RawContext : uint64_t { kRecv = 1, kSend = 2, kWrites = 3, kReplyRecv = 4 }
 
 class RawClient {
  public:
+  // How long connecting and each answer may take: 10 s, stretched for sanitizer builds (a
+  // TSan client and server on a loaded machine missed it while connecting).
+  const std::chrono::milliseconds patience_{static_cast<long long>(10000 * test_time_scale())};
+
   // `local_ip` (may be empty) is the source address: another loopback address (127.0.0.2)
   // makes the client another peer host for the server's per-peer limits.
   // `private_data` travels with the connection request (an encoded key, see lib/auth.hpp).
   explicit RawClient(int port, const std::string &local_ip = "", const std::string &private_data = "")
       : transport_(transport::open_transport("auto")) {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,
-                              Deadline::after(std::chrono::seconds(10)), private_data);
+                              Deadline::after(patience_), private_data);
     mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
     ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kRecv);
   }
@@ -45,7 +49,7 @@ class RawClient {
 
   // Waits (up to 10 s) until the last send left, so that closing next cannot drop it.
   void flush_send() {
-    Deadline deadline = Deadline::after(std::chrono::seconds(10));
+    Deadline deadline = Deadline::after(patience_);
     while (!deadline.expired()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
@@ -57,7 +61,7 @@ class RawClient {
 
   // The server's MRSP answer; fails the test when none arrives within 10 s.
   mrsp::Message answer() {
-    Deadline deadline = Deadline::after(std::chrono::seconds(10));
+    Deadline deadline = Deadline::after(patience_);
     while (!deadline.expired()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
