@@ -4,7 +4,6 @@
 #include <fstream>
 
 #include "error.hpp"
-#include "params.hpp"
 
 namespace naa::auth {
 namespace {
@@ -30,8 +29,6 @@ std::string key_from_file(const std::string &path) {
   if (key.empty()) throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
   return checked_key(key, "key file " + path);
 }
-
-std::string key_from_environment() { return params::Values::read().auth_key(); }
 
 std::string encode(const std::string &key) {
   return kMagic + static_cast<char>(key.size()) + key;

@@ -14,9 +14,9 @@ namespace naa::auth {
 
 constexpr size_t kMaxKeyLength = 48;  // rdma_cm's REQ carries 56 bytes of private data (PS_TCP)
 
-// NAA_AUTH_KEY, else the first line of the file NAA_AUTH_KEY_FILE names, else "" (no key).
-// Throws Error(NAA_ERR_CONFIG) for an unreadable file or a key longer than kMaxKeyLength.
-std::string key_from_environment();
+// The first line of the file at `path` (NAA_AUTH_KEY_FILE; params::Values::auth_key() reads
+// NAA_AUTH_KEY first). Throws Error(NAA_ERR_CONFIG) for an unreadable file or a key longer
+// than kMaxKeyLength.
 std::string key_from_file(const std::string &path);
 // `key` itself, or Error(code) naming `source` when it is longer than kMaxKeyLength.
 std::string checked_key(std::string key, const std::string &source,

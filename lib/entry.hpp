@@ -49,6 +49,10 @@ std::shared_ptr<T> live(const HandleTable<T> &table, uint64_t id) {
   if (!object) {
     char text[32];
     snprintf(text, sizeof text, "0x%016llx", static_cast<unsigned long long>(id));
+    if (table.inherited(id))
+      throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + text +
+                                              " belongs to the parent process (used after fork()); "
+                                              "it stays the parent's, untouched");
     throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + text +
                                             " is not a live handle (never created, finalized, or stale)");
   }

@@ -2,6 +2,8 @@
 // Maps the opaque ids in naa_handle to live objects. An id is never a pointer: it packs a
 // per-process salt, a per-slot generation and the slot index, so stale copies, finalized
 // handles, zeroed memory and garbage (even another process's handles) fail the lookup.
+// Each slot also remembers the process that made it: a fork()ed child inherits the table and
+// the parent's sockets, and must neither use the parent's handles nor tear them down.
 #pragma once
 
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include <pthread.h>
 #include <unistd.h>
 
 namespace naa {
@@ -32,6 +35,7 @@ class HandleTable {
     Slot &slot = slots_[index];
     ++slot.generation;  // never wraps: remove() retires a slot at the last generation
     slot.object = std::move(object);
+    slot.owner = current_pid();
     return pack(index, slot.generation);
   }
 
@@ -42,6 +46,15 @@ class HandleTable {
     return slot != nullptr ? slot->object : nullptr;
   }
 
+  // True when `id` names a live handle of the process this one was fork()ed from.
+  bool inherited(uint64_t id) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Slot *slot = lookup_any_owner(id);
+    return slot != nullptr && slot->owner != current_pid();
+  }
+
+  // The parent's objects are never destroyed in a child (their destructors would shut down
+  // the parent's connections): the child's copy of them is simply left alone.
   std::shared_ptr<T> remove(uint64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     Slot *slot = const_cast<Slot *>(lookup(id));
@@ -57,6 +70,7 @@ class HandleTable {
   struct Slot {
     std::shared_ptr<T> object;
     uint16_t generation = 0;
+    pid_t owner = 0;
   };
 
   uint64_t pack(uint32_t index, uint16_t generation) const {
@@ -64,12 +78,32 @@ class HandleTable {
   }
 
   const Slot *lookup(uint64_t id) const {
+    const Slot *slot = lookup_any_owner(id);
+    return slot != nullptr && slot->owner == current_pid() ? slot : nullptr;
+  }
+
+  const Slot *lookup_any_owner(uint64_t id) const {
     if (static_cast<uint16_t>(id >> 48) != salt_) return nullptr;
     uint64_t index = (id & 0xffffffffu);
     if (index == 0 || index > slots_.size()) return nullptr;
     const Slot &slot = slots_[index - 1];
     if (slot.object == nullptr || slot.generation != static_cast<uint16_t>(id >> 32)) return nullptr;
     return &slot;
+  }
+
+  // getpid() is a system call and lookups sit on naa_test's polling path: the pid is cached
+  // and refreshed in every child that fork() makes.
+  static pid_t current_pid() {
+    static const bool registered = [] {
+      pid_cache() = getpid();
+      return pthread_atfork(nullptr, nullptr, [] { pid_cache() = getpid(); }) == 0;
+    }();
+    return registered ? pid_cache() : getpid();
+  }
+
+  static pid_t &pid_cache() {
+    static pid_t pid = 0;
+    return pid;
   }
 
   static uint16_t make_salt() {

@@ -6,7 +6,10 @@
 #                thread-per-handle case, the handle table, the progress thread of
 #                NAA_PROGRESS=thread in test_progress, naa_waitany & co. taking handles
 #                from it in test_completion) and naa-server serving them and
-#                forking kernel workers (test_server_faults)
+#                forking kernel workers (test_server_faults), and its handshake sweeper
+#                and session threads under attack (test_hostile)
+# NAA_TEST_TIME_SCALE (3 under ASan, 5 under TSan) stretches the deadlines that tests give
+# naa-server and the latencies they accept, as the sanitizers slow everything down.
 # Any report fails the run (halt_on_error). Usage: scripts/sanitize.sh [asan|tsan]...
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,7 +27,7 @@ build() {  # build DIR SANITIZERS
 run_asan() {
   build "$top/_build-asan" address,undefined
   echo "sanitize: make check under ASan+UBSan (halt_on_error, detect_leaks=1)"
-  ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
+  NAA_TEST_TIME_SCALE=3 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
     make -j"$jobs" check
@@ -33,8 +36,8 @@ run_asan() {
 run_tsan() {
   build "$top/_build-tsan" thread
   echo "sanitize: thread tests under TSan (halt_on_error)"
-  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
-    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion"
+  NAA_TEST_TIME_SCALE=5 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
+    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile"
 }
 
 status=0

@@ -185,12 +185,9 @@ class OfiEndpoint : public Endpoint {
     virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
     prov_key_ = (mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
     max_msg_ = std::min<size_t>(info_->ep_attr->max_msg_size, write_chunk_from_environment());
-    try {
-      open();
-    } catch (...) {
-      close();
-      throw;
-    }
+    // A request a server may still refuse gets no domain, queues or endpoint until it is
+    // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
+    if (pep_ == nullptr) open_once();
   }
 
   ~OfiEndpoint() override {
@@ -224,6 +221,7 @@ class OfiEndpoint : public Endpoint {
       connected_ = true;
       return;
     }
+    open_once();
     check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
           "fi_accept");
     wait_connected(deadline, "accepting " + peer_);
@@ -246,6 +244,7 @@ class OfiEndpoint : public Endpoint {
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
                                                 bool remote_write) override {
+    open_once();
     auto region = std::make_unique<OfiMemoryRegion>();
     uint64_t access = FI_SEND | FI_RECV | FI_WRITE | (remote_write ? FI_REMOTE_WRITE : 0);
     region->mr = register_raw(addr, length, access);
@@ -419,6 +418,16 @@ class OfiEndpoint : public Endpoint {
       }
     }
     return mr;
+  }
+
+  void open_once() {
+    if (ep_ != nullptr) return;
+    try {
+      open();
+    } catch (...) {
+      close();
+      throw;
+    }
   }
 
   void open() {
@@ -1183,6 +1192,11 @@ bool ofi_shm_server_at(uint16_t port) {
 bool ofi_provider_available(const std::string &provider) {
   return find_info(provider, false, FI_EP_MSG, nullptr, nullptr, 0) ||
          find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
+}
+
+bool ofi_tcp_crashable_by_peers() {
+  uint32_t v = fi_version();
+  return FI_MAJOR(v) == 1 && FI_MINOR(v) == 17;
 }
 
 std::string ofi_runtime_version() {

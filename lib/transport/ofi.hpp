@@ -23,5 +23,8 @@ bool ofi_provider_available(const std::string &provider);
 
 // The version of the libfabric library loaded at run time, e.g. "1.17".
 std::string ofi_runtime_version();
+// True for the libfabric versions (1.17) whose tcp provider one crafted packet from a peer
+// crashes (a tagged-op header, or an ACK with no pending operation): see naa(7), SECURITY.
+bool ofi_tcp_crashable_by_peers();
 
 }  // namespace naa::transport

@@ -126,3 +126,9 @@ int test_unused_port(void) {
   close(fd);
   return ntohs(addr.sin_port);
 }
+
+double test_time_scale(void) {
+  const char *v = getenv("NAA_TEST_TIME_SCALE");
+  double f = v != NULL ? atof(v) : 1;
+  return f >= 1 ? f : 1;
+}

@@ -31,6 +31,11 @@ void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word *
 /* Sets NAA_SPEC to "HOST:PORT:FNCODE:N_INPUTS". */
 void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs);
 
+/* How much slower than a plain build this one runs: $NAA_TEST_TIME_SCALE (scripts/sanitize.sh
+ * exports 3 under ASan, 5 under TSan), at least 1. Tests stretch the deadlines they set and
+ * the latencies they accept by it, which a loaded machine under a sanitizer needs. */
+double test_time_scale(void);
+
 /* A loopback TCP port nobody listens on (bound, then released). */
 int test_unused_port(void);
 

@@ -31,3 +31,12 @@ NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecad
 grep_log "NAA_TRANSPORT=auto: ofi+tcp for 127.0.0.1:$NAA_TEST_PORT" tcp
 grep_log "all 2000 elements correct" tcp
 echo "auto: ofi+shm for the server on port $tcp_port, ofi+tcp for the tcp-only one on $NAA_TEST_PORT"
+
+# A second server of this user on another address with the shm server's port: the shm name is
+# taken, so it serves over TCP alone and says why, rather than failing to start.
+shm_port=$tcp_port
+start_server --address 127.0.0.2 --port "$shm_port" 2> "$naa_test_dir/second"
+grep_log "not listening with ofi+shm on port $shm_port" second
+NAA_TRANSPORT=ofi+tcp NAA_SPEC="127.0.0.2:$shm_port:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/second-vecadd" 2>&1
+grep_log "all 2000 elements correct" second-vecadd
+echo "a second server on 127.0.0.2:$shm_port serves over tcp without shm"

@@ -28,15 +28,16 @@ extern "C" {
 #include "immediate.hpp"
 #include "mrsp.hpp"
 #include "naa_kernel.h"
+#include "raw_client.hpp"
 #include "transport/transport.hpp"
 
 using namespace naa;
+using naa::test::RawClient;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 enum { kFnAdd1 = 1, kFnXor = 100, kFnCrash = 101, kFnSpin = 102 };
-enum Context : uint64_t { kRecv = 1, kSend = 2, kWrites = 3, kReplyRecv = 4 };
 
 test_server server;  // -T 1 -K 1 with the test plugin, shared by every case
 int malformed_inputs = 0, faults_injected = 0;
@@ -51,112 +52,16 @@ void note_report(const char *what, double took) {
   longest_report = std::max(longest_report, took);
 }
 
-class RawClient {
- public:
-  explicit RawClient(int port) : transport_(transport::open_transport("auto")) {
-    ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), "",
-                              Deadline::after(std::chrono::seconds(10)));
-    mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
-    ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kRecv);
-  }
-
-  void send(const uint8_t *bytes, size_t len) {
-    std::memcpy(buf_.data() + mrsp::kBufferSize, bytes, len);
-    ep_->post_send(buf_.data() + mrsp::kBufferSize, len, *mr_, kSend);
-  }
-
-  // The server's MRSP answer; fails the test when none arrives within 10 s.
-  mrsp::Message answer() {
-    Deadline deadline = Deadline::after(std::chrono::seconds(10));
-    while (!deadline.expired()) {
-      transport::Completion c[4];
-      size_t n = ep_->wait(c, 4, deadline);
-      for (size_t i = 0; i < n; ++i)
-        if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kRecv) {
-          mrsp::Message m;
-          std::string why;
-          if (mrsp::decode(buf_.data(), c[i].bytes, m, &why) != mrsp::DecodeError::None) fail_msg("bad MRSP answer: %s", why.c_str());
-          return m;
-        }
-    }
-    fail_msg("no MRSP answer within 10 s");
-    return {};
-  }
-
-  // Sends a malformed MRSP message and checks that the answer is MRSP error `code`.
-  void expect_mrsp_error(const std::vector<uint8_t> &bytes, uint8_t code, const char *what) {
-    auto t0 = Clock::now();
-    send(bytes.data(), bytes.size());
-    mrsp::Message m = answer();
-    ++malformed_inputs;
-    assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
-    assert_int_equal(m.error_code, code);
-    note_report(what, seconds(t0));
-  }
-
-  // True when the server ends the connection before the deadline.
-  bool dropped_within(Deadline deadline) {
-    try {
-      while (!deadline.expired()) {
-        transport::Completion c[4];
-        ep_->wait(c, 4, deadline);
-      }
-    } catch (const Error &e) {
-      return e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
-    }
-    return false;
-  }
-
-  // A well-formed MRSP exchange for one region of `size` bytes (in place unless `flags` say
-  // otherwise), optionally after an internal scratch region as the reference host orders them.
-  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput, bool internal_first = false) {
-    region_.assign(size, 0);
-    region_mr_ = ep_->register_memory(region_.data(), size, true);
-    std::vector<mrsp::RequestEntry> e;
-    if (internal_first) e.push_back({mrsp::kInternal, 0, 0, 0, 128});
-    e.push_back({flags, e.empty() ? 0 : mrsp::kPlaceholderAlignment, region_mr_->remote_addr,
-                 region_mr_->rkey, static_cast<uint32_t>(size)});
-    uint8_t msg[mrsp::kBufferSize];
-    size_t len = mrsp::encode_request(e.data(), e.size(), msg, sizeof msg);
-    send(msg, len);
-    mrsp::Message m = answer();
-    assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Advertise));
-    assert_int_equal(m.advert.size(), 1);
-    chain_ = ep_->prepare_writes({{region_mr_.get(), 0, size, m.advert[0].naa_address, m.advert[0].rkey}},
-                                 kWrites);
-  }
-
-  // Posts one invocation with immediate V; returns the server's return code, or -1 when no
-  // reply arrives within `patience`.
-  int invoke(uint32_t v, std::chrono::milliseconds patience) {
-    if (ep_->immediate_consumes_recv() && !reply_recv_posted_) {
-      ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kReplyRecv);
-      reply_recv_posted_ = true;
-    }
-    ep_->post_writes(*chain_, v);
-    Deadline deadline = Deadline::after(patience);
-    while (!deadline.expired()) {
-      transport::Completion c[4];
-      size_t n = ep_->wait(c, 4, deadline);
-      for (size_t i = 0; i < n; ++i)
-        if (c[i].kind == transport::CompletionKind::RemoteImm) {
-          reply_recv_posted_ = false;
-          return imm::return_code(c[i].imm);
-        }
-    }
-    return -1;
-  }
-
-  std::vector<uint8_t> region_;
-
- private:
-  std::unique_ptr<transport::Transport> transport_;
-  std::unique_ptr<transport::Endpoint> ep_;
-  std::vector<uint8_t> buf_ = std::vector<uint8_t>(2 * mrsp::kBufferSize);
-  std::unique_ptr<transport::MemoryRegion> mr_, region_mr_;
-  std::unique_ptr<transport::WriteChain> chain_;
-  bool reply_recv_posted_ = false;
-};
+// Sends a malformed MRSP message and checks that the answer is MRSP error `code`.
+void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t code, const char *what) {
+  auto t0 = Clock::now();
+  c.send(bytes.data(), bytes.size());
+  mrsp::Message m = c.answer();
+  ++malformed_inputs;
+  assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
+  assert_int_equal(m.error_code, code);
+  note_report(what, seconds(t0));
+}
 
 std::vector<uint8_t> request(uint8_t count, const std::vector<std::pair<uint8_t, uint32_t>> &entries,
                              size_t len = 0) {
@@ -238,7 +143,7 @@ void malformed_mrsp_matrix(void **) {
   };
   for (const Case &k : cases) {
     RawClient c(server.port);
-    c.expect_mrsp_error(k.bytes, k.code, k.what);
+    expect_mrsp_error(c, k.bytes, k.code, k.what);
   }
   assert_still_serving();
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
- * misbehave the two ways a kernel can take a server down; spin reports that it started. */
+ * misbehave the two ways a kernel can take a server down (spin reports that it started);
+ * trample and overrun reach for memory that is not theirs. */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "naa_kernel.h"
@@ -49,7 +53,42 @@ static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t
   return 0;
 }
 
-static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin}};
+/* A hostile kernel (issue 18.5): writes 0xee over every other client's region that its worker
+ * can see (memfd mappings named naa-region that are not its own) and returns how many it
+ * found, at most 0x7d. An isolated worker must see none. */
+static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  FILE *maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return 0x7d;
+  char line[512];
+  unsigned found = 0;
+  while (fgets(line, sizeof line, maps) != NULL) {
+    unsigned long start, end;
+    char perms[8];
+    if (strstr(line, "naa-region") == NULL || sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
+    int own = 0;
+    for (size_t r = 0; r < n_regions; r++) own |= (unsigned long)(uintptr_t)regions[r].addr == start;
+    if (own || perms[1] != 'w') continue;
+    memset((void *)(uintptr_t)start, 0xee, end - start);
+    found++;
+  }
+  fclose(maps);
+  return (uint8_t)(found < 0x7d ? found : 0x7d);
+}
+
+/* Writes 16 KiB past the end of its first region, as an off-by-a-lot kernel would. */
+static uint8_t overrun(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  if (n_regions == 0) return 0x7d;
+  volatile uint8_t *past = (uint8_t *)regions[0].addr + regions[0].size;
+  for (size_t i = 0; i < 16384; i++) past[i] = 0xee;
+  return 0;
+}
+
+static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
+                                     {103, "trample", trample}, {104, "overrun", overrun}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

@@ -12,6 +12,7 @@ extern "C" {
 }
 
 #include "auth.hpp"
+#include "params.hpp"
 #include "error.hpp"
 
 using naa::auth::encode;
@@ -42,13 +43,13 @@ static void infiniband_padding_is_accepted(void **) {
 static void environment_sources(void **) {
   unsetenv("NAA_AUTH_KEY");
   unsetenv("NAA_AUTH_KEY_FILE");
-  assert_string_equal(naa::auth::key_from_environment().c_str(), "");
+  assert_string_equal(naa::params::Values::read().auth_key().c_str(), "");
   setenv("NAA_AUTH_KEY", std::string(48, 'x').c_str(), 1);
-  assert_int_equal(naa::auth::key_from_environment().size(), 48);
+  assert_int_equal(naa::params::Values::read().auth_key().size(), 48);
   setenv("NAA_AUTH_KEY", std::string(49, 'x').c_str(), 1);
   bool refused = false;
   try {
-    naa::auth::key_from_environment();
+    naa::params::Values::read().auth_key();
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }
@@ -62,11 +63,11 @@ static void environment_sources(void **) {
   std::fputs("from-file\nsecond line ignored\n", f);
   std::fclose(f);
   setenv("NAA_AUTH_KEY_FILE", path, 1);
-  assert_string_equal(naa::auth::key_from_environment().c_str(), "from-file");
+  assert_string_equal(naa::params::Values::read().auth_key().c_str(), "from-file");
   std::remove(path);
   refused = false;
   try {
-    naa::auth::key_from_environment();  // the file is gone
+    naa::params::Values::read().auth_key();  // the file is gone
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }

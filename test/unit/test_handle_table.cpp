@@ -10,6 +10,9 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <memory>
 #include <random>
@@ -178,6 +181,37 @@ void concurrent_cycles(void **) {
   assert_int_equal(wrong.load(), 0);
 }
 
+// A fork()ed child sees the parent's ids as inherited, never as its own: no find, no remove
+// (which would destroy the parent's object in the child), while its own inserts work.
+void child_of_fork_cannot_use_parent_ids(void **) {
+  Table table;
+  int destroyed = 0;
+  const uint64_t id = table.insert(std::shared_ptr<int>(new int(5), [&destroyed](int *p) {
+    ++destroyed;
+    delete p;
+  }));
+  assert_false(table.inherited(id));
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int bad = 0;
+    bad += table.find(id) != nullptr;
+    bad += !table.inherited(id);
+    bad += table.remove(id) != nullptr;
+    bad += destroyed != 0;
+    bad += !table.inherited(id);  // still there, untouched
+    const uint64_t own = table.insert(std::make_shared<int>(6));
+    bad += table.find(own) == nullptr || *table.find(own) != 6 || table.inherited(own);
+    _exit(bad);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(*table.find(id), 5);
+  assert_int_equal(destroyed, 0);
+}
+
 }  // namespace
 
 int main() {
@@ -190,6 +224,7 @@ int main() {
       cmocka_unit_test(corrupted_ids_fail),
       cmocka_unit_test(found_object_outlives_remove),
       cmocka_unit_test(concurrent_cycles),
+      cmocka_unit_test(child_of_fork_cannot_use_parent_ids),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "immediate.hpp"
+#include "key_check.hpp"
 #include "log.hpp"
 
 namespace naa::server {
@@ -19,12 +20,13 @@ constexpr int kStopCheckMs = 200;
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
-                       std::chrono::milliseconds mrsp_timeout, std::chrono::microseconds spin,
-                       const std::atomic<bool> &stop)
+                       std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
+                       std::chrono::microseconds spin, const std::atomic<bool> &stop)
     : mrsp_timeout_(mrsp_timeout),
+      idle_timeout_(idle_timeout),
       spin_(spin),
       stop_(stop),
-      handler_(kernels, budget, policy, &stop),
+      handler_(kernels, budget, policy, &stop, peer_host(ep->peer())),
       ep_(std::move(ep)),
       mrsp_buf_(2 * mrsp::kBufferSize) {}
 
@@ -46,14 +48,24 @@ void Connection::run() {
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
     Deadline spin_until = Deadline::after(spin_);
+    Deadline idle = Deadline::after(idle_timeout_);
     while (!stop_.load()) {
+      if (idle_timeout_.count() != 0 && idle.expired()) {
+        NAA_LOG_WARN("client %s: no invocation for %ld s (--idle-timeout); dropping it", peer.c_str(),
+                     static_cast<long>(idle_timeout_.count() / 1000));
+        return;
+      }
       transport::Completion c[8];
       size_t n = next_completions(c, 8, spin_until);
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
+          idle = Deadline::after(idle_timeout_);
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
-          NAA_LOG_WARN("client %s sent a message after MRSP; ignored", peer.c_str());
+          // Consumed and dropped, the receive re-posted at once: an unreceived message would
+          // sit in front of the client's close, which then would never be seen (issue 18.1).
+          if (++stray_messages_ == 1)
+            NAA_LOG_WARN("client %s sent a message after MRSP; ignored (logged once)", peer.c_str());
           post_invocation_recv();
         }
       }
@@ -172,14 +184,17 @@ void Connection::send_mrsp(const uint8_t *msg, size_t len) {
   ep_->post_send(msg, len, *mrsp_mr_, kMrspSend);
 }
 
+// One receive is always outstanding after MRSP. Where an immediate consumes a receive it is the
+// invocation's; elsewhere it only catches messages the protocol does not allow (doc/protocol.md
+// §6), so that they are consumed instead of stalling the connection.
 void Connection::post_invocation_recv() {
-  if (ep_->immediate_consumes_recv())
-    ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kInvocationRecv);
+  ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kInvocationRecv);
 }
 
 void Connection::invoke(uint32_t v) {
   std::optional<uint8_t> rc = handler_.on_immediate(v, ep_->peer());
-  post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
+  if (ep_->immediate_consumes_recv())
+    post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
   if (!rc) return;
   ++invocations_;
   ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));

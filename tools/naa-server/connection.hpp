@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "handler.hpp"
@@ -19,10 +20,11 @@ namespace naa::server {
 
 class Connection {
  public:
+  // idle_timeout: the session ends when this long passes without an invocation (0: never).
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
-             std::chrono::milliseconds mrsp_timeout, std::chrono::microseconds spin,
-             const std::atomic<bool> &stop);
+             std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
+             std::chrono::microseconds spin, const std::atomic<bool> &stop);
   ~Connection();
 
   void run();  // never throws; returns when the session is over
@@ -36,10 +38,12 @@ class Connection {
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;
+  const std::chrono::milliseconds idle_timeout_;
   const std::chrono::microseconds spin_;  // polling after each invocation before blocking
   const std::atomic<bool> &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   uint64_t invocations_ = 0;
+  uint64_t stray_messages_ = 0;
 
   // Declared before everything registered with it (destroyed after them).
   std::unique_ptr<transport::Endpoint> ep_;

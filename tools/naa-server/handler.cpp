@@ -9,13 +9,13 @@
 namespace naa::server {
 
 Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
-                 const std::atomic<bool> *stop)
-    : kernels_(kernels), budget_(budget), runner_(policy, stop) {}
+                 const std::atomic<bool> *stop, std::string peer_host)
+    : kernels_(kernels), budget_(budget), peer_host_(std::move(peer_host)), runner_(policy, stop) {}
 
 Handler::~Handler() {
   runner_.stop();  // the worker maps the regions too; it goes before they are released
   regions_.clear();
-  budget_.release(reserved_);
+  budget_.release(reserved_, peer_host_);
 }
 
 uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
@@ -52,8 +52,9 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
     *why = "only internal regions requested; nothing to serve";
     return kNoMemory;
   }
-  if (!budget_.reserve(total)) {
-    *why = std::to_string(total) + " bytes exceed the memory limit (--client-memory/--total-memory)";
+  if (!budget_.reserve(total, peer_host_)) {
+    *why = std::to_string(total) +
+           " bytes exceed the memory limit (--client-memory/--peer-memory/--total-memory)";
     return kNoMemory;
   }
   reserved_ = total;

@@ -22,8 +22,9 @@ namespace naa::server {
 class Handler {
  public:
   // `stop` (may be null) is the server's stop flag: a running isolated kernel is abandoned.
+  // `peer_host` is whose share of the budget the regions count against.
   Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
-          const std::atomic<bool> *stop);
+          const std::atomic<bool> *stop, std::string peer_host = {});
   ~Handler();
   Handler(const Handler &) = delete;
   Handler &operator=(const Handler &) = delete;
@@ -44,6 +45,7 @@ class Handler {
  private:
   const KernelRegistry &kernels_;
   MemoryBudget &budget_;
+  const std::string peer_host_;
   KernelRunner runner_;
   uint64_t reserved_ = 0;
   std::vector<mrsp::RequestEntry> request_;

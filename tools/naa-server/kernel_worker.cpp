@@ -19,6 +19,9 @@
 namespace naa::server {
 namespace {
 
+// Inaccessible bytes after each region in the worker, beyond the page the region ends in.
+constexpr size_t kGuardBytes = size_t{1} << 20;
+
 // The worker is a fork of this process, so the kernel's function pointer is valid there as is.
 struct Request {
   naa_kernel_fn run;
@@ -33,9 +36,15 @@ struct Request {
   // The server's handlers (and libfabric's crash handler) are no business of the worker: a
   // crashing kernel should end it by the signal, which the connection thread then logs.
   for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
+  // Only this client's regions exist here (every region is MADV_DONTFORK in the server), each
+  // followed by an inaccessible guard: a kernel writing past its region ends with SIGSEGV
+  // instead of reaching whatever the address space holds next (issue 18.5).
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i].size == 0) continue;
-    void *p = mmap(nullptr, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
+    void *span = mmap(nullptr, parameters[i].size + kGuardBytes, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (span == MAP_FAILED) _exit(1);
+    void *p = mmap(span, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[i], 0);
     if (p == MAP_FAILED) _exit(1);
     parameters[i].addr = p;
   }
@@ -98,6 +107,12 @@ bool SharedRegion::allocate(size_t size, std::string *why) {
     return false;
   }
   addr_ = p;
+  // Kernel workers are forks of the server: without this, each would inherit every other
+  // client's regions, and a plugin kernel could read and overwrite them (issue 18.5).
+  if (madvise(p, size, MADV_DONTFORK) != 0) {
+    *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(errno);
+    return false;
+  }
   return true;
 }
 

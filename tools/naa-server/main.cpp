@@ -12,12 +12,16 @@
 #include <string>
 
 #include "auth.hpp"
+#include "params.hpp"
 #include "config.h"
 #include "count.hpp"
 #include "error.hpp"
 #include "kernels.hpp"
 #include "log.hpp"
 #include "server.hpp"
+#ifdef NAA_HAVE_LIBFABRIC
+#include "transport/ofi.hpp"
+#endif
 
 namespace {
 
@@ -38,9 +42,18 @@ void usage(FILE *out) {
       "  -k, --kernel PATH        load kernels from the shared object PATH (repeatable;\n"
       "                           see naa_kernel.h for the kernel ABI)\n"
       "  -c, --max-clients N      refuse connections beyond N clients (default 64)\n"
+      "  -P, --peer-clients N     refuse connections beyond N clients from one host\n"
+      "                           (default: half of --max-clients)\n"
       "  -m, --client-memory SIZE bytes one client may allocate (default 1G)\n"
       "  -M, --total-memory SIZE  bytes all clients together may allocate (default 4G)\n"
+      "  -H, --peer-memory SIZE   bytes the clients of one host may allocate together\n"
+      "                           (default: half of --total-memory)\n"
       "  -T, --mrsp-timeout SEC   drop clients that do not complete MRSP in SEC (default 10)\n"
+      "  -G, --handshake-timeout SEC\n"
+      "                           close connections that send no connection request\n"
+      "                           within SEC (default 10)\n"
+      "  -I, --idle-timeout SEC   drop clients that invoke nothing for SEC (default 1800;\n"
+      "                           0 never)\n"
       "  -K, --kernel-timeout SEC stop an isolated kernel after SEC and answer 0x02\n"
       "                           (kernel timeout; default 30)\n"
       "  -i, --isolate WHAT       run plugins (default), all or none of the kernels in a\n"
@@ -70,7 +83,7 @@ void usage(FILE *out) {
 int main(int argc, char **argv) {
   naa::log::set_program("naa-server");
   naa::server::ServerOptions options;
-  if (const char *t = std::getenv("NAA_TRANSPORT"); t != nullptr && *t != '\0') options.transport = t;
+  options.transport = naa::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
   std::vector<std::string> plugins;
   bool list_only = false;
 
@@ -78,6 +91,10 @@ int main(int argc, char **argv) {
       {"address", required_argument, nullptr, 'a'},  {"port", required_argument, nullptr, 'p'},
       {"transport", required_argument, nullptr, 't'}, {"kernel", required_argument, nullptr, 'k'},
       {"max-clients", required_argument, nullptr, 'c'},
+      {"peer-clients", required_argument, nullptr, 'P'},
+      {"peer-memory", required_argument, nullptr, 'H'},
+      {"idle-timeout", required_argument, nullptr, 'I'},
+      {"handshake-timeout", required_argument, nullptr, 'G'},
       {"client-memory", required_argument, nullptr, 'm'},
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
@@ -91,7 +108,7 @@ int main(int argc, char **argv) {
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:m:M:T:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -103,6 +120,22 @@ int main(int argc, char **argv) {
       case 'c':
         if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
         options.max_clients = static_cast<unsigned>(n);
+        break;
+      case 'P':
+        if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--peer-clients", optarg);
+        options.peer_clients = static_cast<unsigned>(n);
+        break;
+      case 'H':
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) || options.peer_memory == 0)
+          bad_option("--peer-memory", optarg);
+        break;
+      case 'I':
+        if (!naa::parse_count(optarg, 86400 * 365, &n)) bad_option("--idle-timeout", optarg);
+        options.idle_timeout = std::chrono::seconds(n);
+        break;
+      case 'G':
+        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--handshake-timeout", optarg);
+        options.handshake_timeout = std::chrono::seconds(n);
         break;
       case 'm':
         if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);
@@ -161,7 +194,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);  // a vanished TCP peer must not kill the server
 
   try {
-    options.auth_key = key_file.empty() ? naa::auth::key_from_environment()
+    options.auth_key = key_file.empty() ? naa::params::Values::read().auth_key()
                                         : naa::auth::key_from_file(key_file);
     if (!options.auth_key.empty())
       std::fprintf(stderr, "naa-server: clients must present the authentication key\n");
@@ -169,6 +202,17 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s; %zu kernels)\n",
                  options.address.c_str(), static_cast<unsigned>(server.port()),
                  server.transport_names().c_str(), kernels.list().size());
+#ifdef NAA_HAVE_LIBFABRIC
+    // Loud and on every start: the one defect of this list no option of ours can contain.
+    if (server.transport_names().find("ofi+tcp") != std::string::npos &&
+        naa::transport::ofi_tcp_crashable_by_peers())
+      std::fprintf(stderr,
+                   "naa-server: WARNING: libfabric %s: its tcp provider crashes on one crafted packet "
+                   "from any peer that can connect, ending this server and every session in it; "
+                   "-A does not prevent it. Serve ofi+tcp only to trusted networks, or rebuild "
+                   "against a fixed libfabric (--with-libfabric=DIR). See naa(7), SECURITY.\n",
+                   naa::transport::ofi_runtime_version().c_str());
+#endif
     server.run(stop_requested);
     std::fprintf(stderr, "naa-server: stopped\n");
   } catch (const naa::Error &e) {

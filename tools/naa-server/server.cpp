@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
-#include "auth.hpp"
 #include "connection.hpp"
 #include "error.hpp"
 #include "log.hpp"
@@ -30,11 +30,27 @@ void write_ready_file(const std::string &path, uint16_t port) {
 
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
     : options_(options),
+      peer_clients_(options.peer_clients != 0 ? options.peer_clients
+                                                : std::max(1u, options.max_clients / 2)),
       kernels_(kernels),
-      budget_(options.client_memory, options.total_memory) {
+      budget_(options.client_memory, options.total_memory,
+              options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2) {
+  if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
-  for (const std::string &name : transport::listen_transports(options_.transport, options_.address))
-    listen(name, listening_.empty() ? options_.port : port_);
+  // Under "auto" the others are extras: one that cannot listen there (another server of this
+  // user holding the same shm name, a device that refuses) is left out, not fatal.
+  for (const std::string &name : transport::listen_transports(options_.transport, options_.address)) {
+    if (listening_.empty() || options_.transport != "auto") {
+      listen(name, listening_.empty() ? options_.port : port_);
+      continue;
+    }
+    try {
+      listen(name, port_);
+    } catch (const Error &e) {
+      NAA_LOG_WARN("not listening with %s on port %u: %s", name.c_str(),
+                   static_cast<unsigned>(port_), e.what());
+    }
+  }
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 
@@ -45,6 +61,8 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
   l.transport = transport::open_transport(transport_name);
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
+  if (transport_name == "ofi+tcp")
+    l.sweeper = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   NAA_LOG_INFO("listening on %s:%u with %s", options_.address.c_str(), static_cast<unsigned>(port_),
                l.transport->name());
   listening_.push_back(std::move(l));
@@ -71,32 +89,46 @@ void Server::reap(bool all) {
 void Server::run(const std::atomic<bool> &stop) {
   std::vector<std::thread> acceptors;
   for (size_t i = 1; i < listening_.size(); ++i)
-    acceptors.emplace_back([this, i, &stop] { accept_loop(*listening_[i].listener, stop); });
-  accept_loop(*listening_[0].listener, stop);
+    acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
+  accept_loop(listening_[0], stop);
   for (std::thread &t : acceptors) t.join();
   reap(true);
 }
 
-void Server::accept_loop(transport::Listener &listener, const std::atomic<bool> &stop) {
+std::set<std::string> Server::served_peers() {
+  std::lock_guard<std::mutex> lock(workers_mu_);
+  std::set<std::string> peers;
+  for (const Worker &w : workers_) peers.insert(w.peer);
+  return peers;
+}
+
+void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
   while (!stop.load()) {
     std::unique_ptr<transport::Endpoint> ep;
     try {
-      ep = listener.next_request(Deadline::after(kAcceptSlice));
+      ep = l.listener->next_request(Deadline::after(kAcceptSlice));
     } catch (const Error &e) {
       NAA_LOG_WARN("connection request failed: %s", e.what());
       continue;
     }
     reap(false);
     if (ep) admit(std::move(ep), stop);
+    // Here, between two waits, and after admit(): every connection handed over is a worker's
+    // by now, and the others are libfabric's, touched by no other thread (handshake_sweeper.hpp).
+    if (l.sweeper && l.sweeper->due(HandshakeSweeper::Clock::now())) l.sweeper->sweep(served_peers());
   }
 }
 
 void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
-  // Before anything is allocated for the client: the key is the first thing checked.
-  if (!options_.auth_key.empty() && !auth::matches(ep->peer_data(), options_.auth_key)) {
-    NAA_LOG_WARN("refusing %s: missing or wrong authentication key", ep->peer().c_str());
-    ep->reject("naa-server: authentication failed (NAA_AUTH_KEY)");
-    return;
+  // Before anything is allocated for the client (the endpoint opens its fabric resources only
+  // when accepted): the key is the first thing checked.
+  if (keys_) {
+    KeyVerdict v = keys_->check(ep->peer(), ep->peer_data(), RefusalThrottle::Clock::now());
+    if (!v.admitted) {
+      if (!v.log_line.empty()) NAA_LOG_WARN("%s", v.log_line.c_str());
+      ep->reject(v.reason);
+      return;
+    }
   }
   std::lock_guard<std::mutex> lock(workers_mu_);
   if (workers_.size() >= options_.max_clients) {
@@ -105,9 +137,20 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
     ep->reject("naa-server: too many clients");
     return;
   }
+  const std::string host = peer_host(ep->peer());
+  auto same_host = [&host](const Worker &w) { return !w.done.load() && w.host == host; };
+  if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >= peer_clients_) {
+    NAA_LOG_WARN("refusing %s: %u clients of %s already connected (--peer-clients)",
+                 ep->peer().c_str(), peer_clients_, host.c_str());
+    ep->reject("naa-server: too many clients from this host");
+    return;
+  }
   Worker &w = workers_.emplace_back();
+  w.peer = ep->peer();
+  w.host = host;
   auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
-                                           options_.mrsp_timeout, options_.spin, stop);
+                                           options_.mrsp_timeout, options_.idle_timeout,
+                                           options_.spin, stop);
   w.thread = std::thread([conn, &w] {
     conn->run();
     w.done.store(true);

@@ -8,13 +8,16 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "handshake_sweeper.hpp"
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
+#include "key_check.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -25,9 +28,13 @@ struct ServerOptions {
   std::string address = "0.0.0.0";
   uint16_t port = 12345;
   unsigned max_clients = 64;
+  unsigned peer_clients = 0;  // per peer host; 0: half of max_clients (at least 1)
   uint64_t client_memory = uint64_t{1} << 30;
   uint64_t total_memory = uint64_t{4} << 30;
+  uint64_t peer_memory = 0;  // per peer host; 0: half of total_memory
   std::chrono::milliseconds mrsp_timeout{10000};
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
+  std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
@@ -49,21 +56,27 @@ class Server {
   struct Listening {
     std::unique_ptr<transport::Transport> transport;
     std::unique_ptr<transport::Listener> listener;
+    std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
   };
   struct Worker {
+    std::string peer;  // Endpoint::peer() of the client
+    std::string host;  // peer_host() of it
     std::thread thread;
     std::atomic<bool> done{false};
   };
   void listen(const std::string &transport_name, uint16_t port);
-  void accept_loop(transport::Listener &listener, const std::atomic<bool> &stop);
+  void accept_loop(Listening &l, const std::atomic<bool> &stop);
+  std::set<std::string> served_peers();
   void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
   void reap(bool all);
 
   const ServerOptions options_;
+  const unsigned peer_clients_;
   const KernelRegistry &kernels_;
   MemoryBudget budget_;
   std::vector<Listening> listening_;
   uint16_t port_ = 0;
+  std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;
   std::list<Worker> workers_;
 };

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// naa-server against hostile clients (issue 18): each case attacks a server of its own from
+// 127.0.0.2, times one vecadd of a legitimate libnaa client from 127.0.0.1 during the attack,
+// and then checks that the server is alive and back to idle: its threads and open fds return
+// to what they were before, and it burns no CPU (/proc/PID/status, /proc/PID/fd, /proc/PID/stat).
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <setjmp.h>
+extern "C" {
+#include <cmocka.h>
+#include "naa.h"
+#include "server.h"
+}
+
+#include "auth.hpp"
+#include "naa_kernel.h"
+#include "raw_client.hpp"
+
+using namespace naa;
+using naa::test::RawClient;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char *kAttacker = "127.0.0.2";  // another peer host on the loopback
+constexpr unsigned kFnVecadd = 10;
+constexpr double kIdleCpuSeconds = 0.05;  // CPU the server may use in a quiet second
+
+struct ProcStats {
+  long threads = 0;
+  long fds = 0;
+  double cpu = 0;  // user + system seconds
+};
+
+ProcStats stats_of(pid_t pid) {
+  ProcStats s;
+  std::string dir = "/proc/" + std::to_string(pid);
+  std::ifstream status(dir + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) s.threads = std::stol(line.substr(8));
+  if (DIR *d = opendir((dir + "/fd").c_str())) {
+    while (dirent *e = readdir(d)) s.fds += e->d_name[0] != '.';
+    closedir(d);
+  }
+  std::ifstream stat(dir + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));  // past "pid (comm) "
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;  // fields 3..13
+  unsigned long long utime = 0, stime = 0;
+  fields >> utime >> stime;
+  s.cpu = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return s;
+}
+
+double seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double time_scale() { return test_time_scale(); }
+
+// "--handshake-timeout" and friends take whole seconds.
+std::string scaled_seconds(int s) { return std::to_string(static_cast<int>(s * time_scale() + 0.5)); }
+std::chrono::milliseconds scaled(std::chrono::milliseconds d) {
+  return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(d.count()) * time_scale()));
+}
+
+struct VecaddResult {
+  const char *failed = nullptr;  // the step that failed, or null
+  int rc = 0;
+  double took = 0;
+};
+
+// One vecadd through libnaa from 127.0.0.1, checked element by element, with no cmocka
+// assertion while its buffers live (a failed one would longjmp past their destructors).
+VecaddResult vecadd_once(const test_server &s) {
+  constexpr size_t kN = 1024;
+  std::vector<double> a(kN), b(kN), sum(kN, 0);
+  for (size_t i = 0; i < kN; ++i) a[i] = static_cast<double>(i), b[i] = 0.5 * static_cast<double>(i);
+  naa_param_t in[2] = {{a.data(), sizeof(double) * kN, false}, {b.data(), sizeof(double) * kN, false}};
+  naa_param_t out[1] = {{sum.data(), sizeof(double) * kN, false}};
+  test_server_use(&s, kFnVecadd, 2);
+  VecaddResult r;
+  auto t0 = Clock::now();
+  naa_handle h = NAA_HANDLE_NULL;
+  if ((r.rc = naa_create(kFnVecadd, in, 2, out, 1, &h)) != NAA_SUCCESS) return r.failed = "naa_create", r;
+  naa_status st;
+  if ((r.rc = naa_invoke(&h)) != NAA_SUCCESS) r.failed = "naa_invoke";
+  else if ((r.rc = naa_wait(&h, &st)) != NAA_SUCCESS) r.failed = "naa_wait";
+  else if ((r.rc = st.naa_return_code) != 0) r.failed = "the NAA's return code";
+  int rc = naa_finalize(&h);
+  if (r.failed != nullptr) return r;
+  if ((r.rc = rc) != NAA_SUCCESS) return r.failed = "naa_finalize", r;
+  r.took = seconds(t0);
+  for (size_t i = 0; i < kN; ++i)
+    if (sum[i] != 1.5 * static_cast<double>(i)) return r.failed = "the sum", r;
+  return r;
+}
+
+// Its latency (create to finalize), or the test fails.
+double legit_vecadd(const test_server &s) {
+  VecaddResult r = vecadd_once(s);
+  if (r.failed != nullptr) fail_msg("legitimate vecadd: %s gave %d", r.failed, r.rc);
+  return r.took;
+}
+
+// A server of the case's own, with a baseline taken after one legitimate vecadd.
+struct Target {
+  test_server server{};
+  ProcStats idle;
+
+  explicit Target(std::vector<const char *> args) {
+    args.push_back(nullptr);
+    assert_int_equal(test_server_start(&server, args.data()), 0);
+    legit_vecadd(server);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its thread is reaped
+    idle = stats_of(server.pid);
+  }
+  ~Target() { test_server_stop(&server); }
+
+  // Alive, back to the baseline's threads and fds within `patience`, and quiet for a second.
+  void assert_back_to_idle(const char *attack, std::chrono::seconds patience) {
+    assert_int_equal(kill(server.pid, 0), 0);
+    ProcStats now = stats_of(server.pid);
+    auto give_up = Clock::now() + scaled(patience);
+    while ((now.threads > idle.threads || now.fds > idle.fds) && Clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      now = stats_of(server.pid);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    ProcStats later = stats_of(server.pid);
+    double cpu = later.cpu - now.cpu;
+    std::fprintf(stderr,
+                 "  %s: afterwards threads %ld (idle %ld), fds %ld (idle %ld), CPU %.2f s in 1 s\n",
+                 attack, later.threads, idle.threads, later.fds, idle.fds, cpu);
+    assert_true(later.threads <= idle.threads);
+    assert_true(later.fds <= idle.fds);
+    assert_true(cpu < kIdleCpuSeconds);
+    legit_vecadd(server);  // and still serving
+  }
+};
+
+void report_latency(const char *attack, double took) {
+  std::fprintf(stderr, "  %s: a legitimate vecadd during the attack took %.3f s\n", attack, took);
+}
+
+// 18.1: MRSP, one message more, close. The stray message must be consumed, so that the server
+// sees the close and frees the slot instead of spinning on the unread message for ever.
+void stray_message_then_close(void **) {
+  Target t({"--idle-timeout", "0"});
+  constexpr int kSessions = 8;
+  for (int i = 0; i < kSessions; ++i) {
+    RawClient c(t.server.port, kAttacker);
+    c.setup(64);
+    uint8_t junk[64];
+    std::memset(junk, 0xa5, sizeof junk);
+    c.send(junk, sizeof junk);
+    c.flush_send();
+  }
+  double took = legit_vecadd(t.server);
+  report_latency("stray message then close (x8)", took);
+  assert_true(took < 5 * time_scale());
+  t.assert_back_to_idle("stray message then close (x8)", std::chrono::seconds(5));
+}
+
+// 18.4: sessions that finish MRSP and then idle are ended by --idle-timeout.
+void idle_sessions_time_out(void **) {
+  const std::string idle_timeout = scaled_seconds(2);
+  Target t({"--idle-timeout", idle_timeout.c_str()});
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<RawClient>(t.server.port, kAttacker));
+    idle.back()->setup(4096);
+  }
+  double took = legit_vecadd(t.server);
+  report_latency("4 idle sessions", took);
+  auto t0 = Clock::now();
+  for (auto &c : idle) assert_true(c->dropped_within(Deadline::after(scaled(std::chrono::seconds(10)))));
+  double dropped = seconds(t0);
+  std::fprintf(stderr, "  4 idle sessions: all dropped %.3f s after the legitimate vecadd\n", dropped);
+  assert_true(dropped > 0.5 && dropped < 5 * time_scale());
+  idle.clear();
+  t.assert_back_to_idle("4 idle sessions", std::chrono::seconds(5));
+}
+
+// 18.4: one host cannot take every slot: with -c 4 -P 2 the attacker's third session is
+// refused while a client of another host is served.
+void peer_slot_limit(void **) {
+  Target t({"--max-clients", "4", "--peer-clients", "2"});
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<RawClient>(t.server.port, kAttacker));
+    held.back()->setup(64);
+  }
+  bool refused = false;
+  try {
+    RawClient third(t.server.port, kAttacker);
+    third.setup(64);
+  } catch (const Error &e) {
+    refused = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
+  }
+  assert_true(refused);
+  double took = legit_vecadd(t.server);
+  report_latency("one host at its --peer-clients limit", took);
+  held.clear();
+  t.assert_back_to_idle("one host at its --peer-clients limit", std::chrono::seconds(5));
+}
+
+// 18.4: one host cannot take all of --total-memory (default --peer-memory: half of it).
+void peer_memory_limit(void **) {
+  Target t({"--client-memory", "2M", "--total-memory", "4M"});
+  RawClient big(t.server.port, kAttacker);
+  big.setup(2 << 20);  // this host's whole share
+  RawClient more(t.server.port, kAttacker);
+  uint8_t msg[mrsp::kBufferSize];
+  mrsp::RequestEntry e{mrsp::kInput | mrsp::kOutput, 0, 0x1000, 1, 1 << 20};
+  more.send(msg, mrsp::encode_request(&e, 1, msg, sizeof msg));
+  mrsp::Message m = more.answer();
+  assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
+  double took = legit_vecadd(t.server);  // from the other host: its share is untouched
+  report_latency("one host holding its --peer-memory", took);
+}
+
+// A raw TCP connection from the attacker's address to the server, sending `bytes` (may be
+// empty) and then nothing. The fd, or the test fails.
+int raw_connection(int port, const std::vector<uint8_t> &bytes) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  sockaddr_in from{}, to{};
+  from.sin_family = to.sin_family = AF_INET;
+  inet_pton(AF_INET, kAttacker, &from.sin_addr);
+  inet_pton(AF_INET, test_host(), &to.sin_addr);
+  to.sin_port = htons(static_cast<uint16_t>(port));
+  assert_int_equal(bind(fd, reinterpret_cast<sockaddr *>(&from), sizeof from), 0);
+  assert_int_equal(connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to), 0);
+  if (!bytes.empty()) assert_int_equal(send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  return fd;
+}
+
+// True when the server closed `fd` (end of file or reset) within `patience`.
+bool closed_by_server(int fd, std::chrono::milliseconds patience) {
+  timeval tv{static_cast<time_t>(patience.count() / 1000), static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char c;
+  ssize_t n = recv(fd, &c, 1, 0);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+// libfabric 1.17 tcp's connection request: a 32-byte control header (version 3, type 0
+// "connreq", big-endian private-data length at bytes 2-3, 1 at byte 24) and the data.
+std::vector<uint8_t> connreq_header(uint16_t announced) {
+  std::vector<uint8_t> h(32, 0);
+  h[0] = 3;
+  h[2] = static_cast<uint8_t>(announced >> 8);
+  h[3] = static_cast<uint8_t>(announced);
+  h[24] = 1;
+  return h;
+}
+
+// 18.2: a request that announces 64 bytes of private data and sends none. libfabric 1.17
+// waits for them in a blocking recv() on the thread that accepts every client: the server
+// gives up on it after HandshakeSweeper::kReceiveBound (1 s), so the legitimate client waits no
+// longer than that, and closes it after --handshake-timeout.
+void stalled_connection_request(void **) {
+  const std::string handshake_timeout = scaled_seconds(2);
+  Target t({"--handshake-timeout", handshake_timeout.c_str()});
+  int fd = raw_connection(t.server.port, connreq_header(64));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server is stuck in it
+  double took = legit_vecadd(t.server);
+  report_latency("request announcing 64 bytes, sending none", took);
+  assert_true(took < 3 * time_scale());
+  auto t0 = Clock::now();
+  assert_true(closed_by_server(fd, scaled(std::chrono::seconds(6))));
+  std::fprintf(stderr, "  request announcing 64 bytes: closed by the server after %.3f s more\n", seconds(t0));
+  close(fd);
+  t.assert_back_to_idle("request announcing 64 bytes, sending none", std::chrono::seconds(5));
+}
+
+// 18.3: raw TCP connections that send nothing are closed after --handshake-timeout, also when
+// there are more of them than the server has descriptors (its limit lowered to 48 here).
+void idle_raw_connections(void **) {
+  const std::string handshake_timeout = scaled_seconds(1);
+  Target t({"--handshake-timeout", handshake_timeout.c_str()});
+  rlimit low{48, 48};
+  assert_int_equal(prlimit(t.server.pid, RLIMIT_NOFILE, &low, nullptr), 0);
+  std::vector<int> fds;
+  for (int i = 0; i < 100; ++i) fds.push_back(raw_connection(t.server.port, {}));
+  double took = legit_vecadd(t.server);
+  report_latency("100 idle TCP connections, fd limit 48", took);
+  assert_true(took < 10 * time_scale());
+  unsigned closed = 0;
+  Deadline all_closed = Deadline::after(scaled(std::chrono::seconds(10)));  // one for them all
+  for (int fd : fds) {
+    closed += closed_by_server(fd, std::chrono::milliseconds(std::max(1, all_closed.remaining_ms(INT32_MAX))));
+    close(fd);
+  }
+  std::fprintf(stderr, "  100 idle TCP connections: %u closed by the server\n", closed);
+  assert_int_equal(closed, fds.size());
+  t.assert_back_to_idle("100 idle TCP connections, fd limit 48", std::chrono::seconds(5));
+}
+
+// 18.5: a plugin kernel of one client must not reach another client's regions. The attacker's
+// kernels look for every foreign region their worker can see (to trample it) and write 16 KiB
+// past their own region; the worker must see none, and the overrun must end in SIGSEGV.
+void kernel_worker_isolation(void **) {
+  const char *plugin = std::getenv("NAA_TEST_KERNEL_PLUGIN");
+  if (plugin == nullptr) {
+    std::fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): skipped\n");
+    skip();
+  }
+  Target t({"--kernel", plugin, "--isolate", "plugins"});
+  constexpr uint32_t kXor = 100, kTrample = 103, kOverrun = 104;
+  RawClient victim(t.server.port);
+  victim.setup(1 << 16);
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0 -> 0xff
+  for (uint8_t b : victim.region_) assert_int_equal(b, 0xff);
+  RawClient attacker(t.server.port, kAttacker);
+  attacker.setup(4096);
+  int seen = attacker.invoke(imm::host_request(kTrample), std::chrono::seconds(10));
+  std::fprintf(stderr, "  trampling kernel: saw %d foreign regions\n", seen);
+  assert_int_equal(seen, 0);
+  int rc = attacker.invoke(imm::host_request(kOverrun), std::chrono::seconds(10));
+  std::fprintf(stderr, "  kernel writing 16 KiB past its region: answered 0x%02x\n", rc);
+  assert_int_equal(rc, NAA_KERNEL_RC_CRASHED);
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0xff -> 0
+  for (uint8_t b : victim.region_) assert_int_equal(b, 0);
+  double took = legit_vecadd(t.server);
+  report_latency("plugin kernels trampling and overrunning", took);
+}
+
+// True when a raw client from the attacker's host presenting `key` is let in (and served).
+bool attacker_admitted(int port, const std::string &key) {
+  try {
+    RawClient c(port, kAttacker, auth::encode(key));
+    c.setup(64);
+    return c.invoke(imm::host_request(1), std::chrono::seconds(10)) == 0;
+  } catch (const Error &) {
+    return false;
+  }
+}
+
+// 18.6: key guessing. After 3 wrong keys, a host's requests are refused unchecked for a second
+// (so even the right key fails then), other hosts are served throughout, and refusals cost the
+// server nothing that outlives them.
+void key_guessing(void **) {
+  const std::string key = "hostile-test-key-0123456789";
+  char path[] = "/tmp/naa-hostile-key-XXXXXX";
+  int kfd = mkstemp(path);
+  assert_true(kfd >= 0);
+  assert_int_equal(write(kfd, (key + "\n").data(), key.size() + 1), static_cast<ssize_t>(key.size() + 1));
+  close(kfd);
+  setenv("NAA_AUTH_KEY", key.c_str(), 1);  // the legitimate client's
+  {
+    Target t({"--auth-key-file", path});
+    auto t0 = Clock::now();
+    unsigned admitted = 0;
+    for (int guess = 0; guess < 20; ++guess) admitted += attacker_admitted(t.server.port, std::to_string(1000 + guess));
+    std::fprintf(stderr, "  20 wrong keys: %u admitted, %.3f s\n", admitted, seconds(t0));
+    assert_int_equal(admitted, 0);
+    assert_false(attacker_admitted(t.server.port, key));  // within the backoff: not even checked
+    double took = legit_vecadd(t.server);
+    report_latency("key guessing from another host", took);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    assert_true(attacker_admitted(t.server.port, key));  // the backoff is over
+    t.assert_back_to_idle("key guessing", std::chrono::seconds(5));
+  }
+  unsetenv("NAA_AUTH_KEY");
+  unlink(path);
+}
+
+}  // namespace
+
+int main() {
+  const CMUnitTest tests[] = {
+      cmocka_unit_test(stray_message_then_close),
+      cmocka_unit_test(idle_sessions_time_out),
+      cmocka_unit_test(peer_slot_limit),
+      cmocka_unit_test(peer_memory_limit),
+      cmocka_unit_test(stalled_connection_request),
+      cmocka_unit_test(idle_raw_connections),
+      cmocka_unit_test(kernel_worker_isolation),
+      cmocka_unit_test(key_guessing),
+  };
+  setenv("NAA_TIMEOUT", "20", 1);
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "handshake_sweeper.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "log.hpp"
+
+namespace naa::server {
+namespace {
+
+constexpr int kTcpListen = 0x0a;  // st column of /proc/net/tcp (include/net/tcp_states.h)
+
+// "0100007F:1F90" (as /proc/net/tcp prints a struct sockaddr: the address's bytes in memory
+// order, 32 bits at a time, and the port in host order) in Endpoint::peer()'s spelling.
+std::string peer_name(const std::string &hex, bool v6) {
+  size_t colon = hex.find(':');
+  if (colon == std::string::npos) return "?";
+  unsigned port = static_cast<unsigned>(std::strtoul(hex.c_str() + colon + 1, nullptr, 16));
+  uint32_t words[4] = {};
+  const size_t n = v6 ? 4 : 1;
+  if (colon != 8 * n) return "?";
+  for (size_t i = 0; i < n; ++i)
+    words[i] = static_cast<uint32_t>(std::strtoul(hex.substr(8 * i, 8).c_str(), nullptr, 16));
+  char ip[INET6_ADDRSTRLEN] = "?";
+  inet_ntop(v6 ? AF_INET6 : AF_INET, words, ip, sizeof ip);
+  return v6 ? "[" + std::string(ip) + "]:" + std::to_string(port) : std::string(ip) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout)
+    : port_(port),
+      timeout_(timeout),
+      // Four sweeps per deadline: a silent connection outlives it by a quarter at most.
+      period_(std::min<Clock::duration>(timeout / 4, std::chrono::milliseconds(500))),
+      fd_dir_(opendir("/proc/self/fd")),
+      tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
+      tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
+      next_sweep_(Clock::now() + period_) {
+  if (fd_dir_ == nullptr || tcp_fd_ < 0)
+    NAA_LOG_WARN("cannot read /proc/self/fd or /proc/net/tcp: connections that send nothing are "
+                 "not timed out (--handshake-timeout) and a stalled request is not bounded");
+  else
+    bound_receives();
+}
+
+HandshakeSweeper::~HandshakeSweeper() {
+  if (fd_dir_ != nullptr) closedir(fd_dir_);
+  if (tcp_fd_ >= 0) close(tcp_fd_);
+  if (tcp6_fd_ >= 0) close(tcp6_fd_);
+}
+
+void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const {
+  if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) return;
+  std::string text;
+  char buf[16384];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+    std::istringstream f(line);
+    std::string sl, local, remote, st, queues, timer, retr, uid, tmo;
+    unsigned long inode = 0;
+    if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> tmo >> inode) || inode == 0)
+      continue;
+    size_t colon = local.find(':');
+    if (colon == std::string::npos || std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port_) continue;
+    size_t q = queues.find(':');
+    bool unread = q != std::string::npos && std::strtoul(queues.c_str() + q + 1, nullptr, 16) != 0;
+    (*out)[static_cast<ino_t>(inode)] =
+        TcpSocket{peer_name(remote, v6), std::strtoul(st.c_str(), nullptr, 16) == kTcpListen, unread};
+  }
+}
+
+std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port() const {
+  std::map<ino_t, TcpSocket> sockets;
+  read_table(tcp_fd_, false, &sockets);
+  read_table(tcp6_fd_, true, &sockets);
+  return sockets;
+}
+
+template <typename F>
+unsigned HandshakeSweeper::for_each_socket_fd(F &&f) const {
+  unsigned fds = 0;
+  if (fd_dir_ == nullptr) return fds;
+  rewinddir(fd_dir_);
+  while (dirent *e = readdir(fd_dir_)) {
+    fds += e->d_name[0] != '.';
+    // The link's text, not the descriptor: reading it cannot disturb another thread's fd.
+    char target[64];
+    ssize_t n = readlinkat(dirfd(fd_dir_), e->d_name, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    unsigned long inode = 0;
+    if (std::sscanf(target, "socket:[%lu]", &inode) == 1) f(std::atoi(e->d_name), static_cast<ino_t>(inode));
+  }
+  return fds;
+}
+
+void HandshakeSweeper::bound_receives() {
+  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  timeval tv{static_cast<time_t>(kReceiveBound.count() / 1000),
+             static_cast<suseconds_t>(kReceiveBound.count() % 1000 * 1000)};
+  unsigned bounded = 0;
+  // Only the listening socket itself, which the listener (opened on this thread) holds.
+  for_each_socket_fd([&](int fd, ino_t inode) {
+    auto it = sockets.find(inode);
+    if (it != sockets.end() && it->second.listening && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0)
+      ++bounded;
+  });
+  if (bounded == 0)
+    NAA_LOG_WARN("found no listening TCP socket on port %u: a stalled connection request can hold "
+                 "the others", static_cast<unsigned>(port_));
+}
+
+void HandshakeSweeper::sweep(const std::set<std::string> &served) {
+  const auto now = Clock::now();
+  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  std::map<ino_t, Clock::time_point> seen;
+  std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd
+  std::map<int, std::string> peer_of;
+  const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) {
+    auto it = sockets.find(inode);
+    if (it == sockets.end() || it->second.listening || served.count(it->second.remote) != 0) return;
+    // Aged from the first sweep that saw it, at most a period after libfabric accepted it.
+    auto first = first_seen_.emplace(inode, now).first->second;
+    seen.emplace(inode, first);
+    // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
+    if (it->second.unread) return;
+    silent.emplace_back(first, fd);
+    peer_of[fd] = it->second.remote;
+  });
+  first_seen_.swap(seen);  // forgets the sockets that are gone
+  // Out of descriptors (18.3), libfabric accepts a silent connection into every one that is
+  // freed and the clients' sessions get none: then every silent connection that has seen one
+  // sweep goes at once, and the sweeps follow each other until there is room again.
+  rlimit limit{};
+  const bool scarce = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+                      fds + kSpareDescriptors >= limit.rlim_cur;
+  next_sweep_ = scarce ? now : now + period_;
+  unsigned closed = 0;
+  std::string last_peer;
+  for (const auto &[first, fd] : silent) {
+    if (now - first < (scarce ? Clock::duration(1) : Clock::duration(timeout_))) continue;
+    // Not closed here: libfabric owns the descriptor, sees the end and closes it.
+    shutdown(fd, SHUT_RDWR);
+    last_peer = peer_of[fd];
+    ++closed;
+  }
+  // One line per sweep, however many: a flood of silent connections cannot flood the log.
+  if (closed != 0)
+    NAA_LOG_WARN("closed %u connection(s) that sent no request within %ld ms (--handshake-timeout%s; "
+                 "last from %s)", closed, static_cast<long>(timeout_.count()),
+                 scarce ? ", sooner: out of descriptors" : "", last_peer.c_str());
+}
+
+}  // namespace naa::server

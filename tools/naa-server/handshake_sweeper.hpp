@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Bounds the connection requests that libfabric 1.17's tcp provider holds for naa-server
+// before it hands them over as FI_CONNREQ (issue 18.2, 18.3). That provider accepts every TCP
+// connection at once, waits for its first byte for ever, and then reads the request with a
+// blocking recv(MSG_WAITALL) on the thread that waits for connection requests; none of this
+// is reachable through the libfabric API. Two bounds, neither of which acts on a descriptor
+// another thread owns:
+//
+// - A receive timeout on the listening socket (SO_RCVTIMEO; Linux copies it into every socket
+//   accepted from it), so that libfabric's blocking recv() of a request that stops half way
+//   fails after kReceiveBound and libfabric closes the socket itself. This is what keeps one
+//   stalled request from delaying the other clients by more than that bound.
+// - A sweep for connections that are not handed over within --handshake-timeout: those that
+//   never send a byte (a receive timeout cannot reach them: libfabric never reads them), and
+//   those left half read when the receive timed out (libfabric 1.17 keeps them, waiting for
+//   more). When descriptors run short, silent connections go at the next sweep instead.
+//   The sockets of such requests belong to the thread that runs
+//   the listener's fi_eq_sread(): libfabric accepts, reads and closes them only inside that
+//   call, until it hands one over as FI_CONNREQ. sweep() therefore runs on that thread,
+//   between two waits, and shuts down only sockets on the port that no served client holds
+//   (the caller says which peers are served); libfabric then sees the end of the connection
+//   and closes it. The sockets are found through /proc (readlink of /proc/self/fd/N, and
+//   /proc/net/tcp{,6}), which reads no other thread's descriptor; the handles stay open so
+//   that a sweep needs no descriptor when the process has run out of them (18.3).
+//
+// Rejected designs: a sweeper thread (the first version) inspected and shut down descriptors
+// owned by other threads, which may be closed and reused between its look and its shutdown
+// (TSan reported it); an accept front end of our own cannot hand an accepted socket to
+// libfabric, so it would have to relay every byte.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include <dirent.h>
+#include <sys/types.h>
+
+namespace naa::server {
+
+class HandshakeSweeper {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // A request whose bytes stop arriving for this long is dropped (by libfabric): a client
+  // sends its request in one go, so this only has to cover a scheduler hiccup between two
+  // send() calls of the client, and it is how long one stalled request can hold the others.
+  static constexpr std::chrono::milliseconds kReceiveBound{1000};
+  // Descriptors kept free for the clients' sessions (endpoint, queues, shared regions).
+  static constexpr unsigned kSpareDescriptors = 16;
+
+  // On the thread that opened the listener, before any other thread serves it.
+  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout);
+  ~HandshakeSweeper();
+  HandshakeSweeper(const HandshakeSweeper &) = delete;
+  HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
+
+  bool due(Clock::time_point now) const { return now >= next_sweep_; }
+  // On the listener's thread, between two waits for a request: shuts down the connections to
+  // the port that sent nothing for `timeout` and are not one of `served` ("ip:port" as
+  // transport::Endpoint::peer() spells it).
+  void sweep(const std::set<std::string> &served);
+
+ private:
+  struct TcpSocket {
+    std::string remote;  // "ip:port" or "[ip6]:port"
+    bool listening;
+    bool unread;  // bytes received that nobody has read yet
+  };
+  std::map<ino_t, TcpSocket> sockets_on_port() const;
+  void read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const;
+  // f(fd, inode) for every socket descriptor; returns how many descriptors are open.
+  template <typename F>
+  unsigned for_each_socket_fd(F &&f) const;
+  void bound_receives();
+
+  const uint16_t port_;
+  const std::chrono::milliseconds timeout_;
+  const Clock::duration period_;
+  DIR *const fd_dir_;
+  const int tcp_fd_, tcp6_fd_;
+  std::map<ino_t, Clock::time_point> first_seen_;
+  Clock::time_point next_sweep_;
+};
+
+}  // namespace naa::server
