@@ -19,6 +19,12 @@ class Deadline {
 
   bool expired() const { return Clock::now() >= at_; }
 
+  // Time left, zero once expired: for sleeps finer than a millisecond.
+  Clock::duration remaining() const {
+    const Clock::duration left = at_ - Clock::now();
+    return left > Clock::duration::zero() ? left : Clock::duration::zero();
+  }
+
   // Milliseconds left, clamped to [0, cap]: the slice a blocking primitive may sleep for.
   int remaining_ms(int cap) const {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -711,9 +712,11 @@ class OfiEndpoint : public Endpoint {
   // while nothing comes: a request after a pause waits at most kNapMax.
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
     if (!cq_wakes_) {
-      auto left = std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::milliseconds(deadline.remaining_ms(kWaitSliceMs)));
-      std::this_thread::sleep_for(std::min(nap_, left));
+      // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
+      // and turn the nap into a spin.
+      const auto left = std::min<Deadline::Clock::duration>(deadline.remaining(),
+                                                            std::chrono::milliseconds(kWaitSliceMs));
+      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap_, left));
       nap_ = std::min(nap_ * 2, kNapMax);
       return read_cq(out, max);
     }
@@ -973,6 +976,21 @@ int reserve_port(uint16_t *port) {
   return fd;
 }
 
+// Whether this process can still open `count` descriptors: the kernel hands out the lowest free
+// number, so the highest `count` numbers below RLIMIT_NOFILE are taken only when nearly all
+// are; `fd` is any open descriptor to probe with (two system calls, no /proc scan).
+bool descriptors_spare(int fd, size_t count) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
+  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur > static_cast<rlim_t>(INT32_MAX)) return true;
+  if (lim.rlim_cur <= count) return false;
+  const int lowest = static_cast<int>(lim.rlim_cur - count);
+  const int probe = fcntl(fd, F_DUPFD_CLOEXEC, lowest);
+  if (probe < 0) return false;
+  ::close(probe);
+  return probe == lowest;
+}
+
 // A reliable-datagram listener: an RDM endpoint at a well-known address that receives
 // connection requests; each one gets a fresh endpoint of its own (see the top of this file).
 class OfiRdmListener : public Listener {
@@ -1025,8 +1043,21 @@ class OfiRdmListener : public Listener {
   uint16_t port() const override { return port_; }
 
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override {
-    std::optional<control::Message> request = ep_->next_control(control::Type::Request, deadline);
-    if (!request) return nullptr;
+    // libfabric 1.17's shm provider crashes inside fi_cq_read when a new peer's request
+    // arrives while the process has no descriptor left to map that peer (seen with naa-server
+    // flooded by idle TCP connections). Its queue is left unread while descriptors are short,
+    // in short slices: the request waits in the peer's queue, and is read once naa-server's
+    // handshake sweep has closed the silent connections that held them.
+    std::optional<control::Message> request;
+    while (!request) {
+      if (deadline.expired()) return nullptr;
+      const auto slice = std::chrono::milliseconds(deadline.remaining_ms(kDescriptorCheckMs));
+      if (named_ && name_fd_ >= 0 && !descriptors_spare(name_fd_, kSpareDescriptors)) {
+        std::this_thread::sleep_for(slice);
+        continue;
+      }
+      request = ep_->next_control(control::Type::Request, Deadline::after(slice));
+    }
     InfoPtr info(fi_dupinfo(fresh_info_.get()));
     if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
     auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
@@ -1052,6 +1083,10 @@ class OfiRdmListener : public Listener {
     if (reserved_fd_ >= 0) ::close(reserved_fd_);
     reserved_fd_ = -1;
   }
+
+  // What a request's fresh endpoint and the mapping of its peer take, with room to spare.
+  static constexpr size_t kSpareDescriptors = 16;
+  static constexpr int kDescriptorCheckMs = 10;
 
   bool named_ = false;
   std::string prov_name_;
