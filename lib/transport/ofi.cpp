@@ -489,7 +489,8 @@ class OfiEndpoint : public Endpoint {
     });
   }
 
-  void send_control(fi_addr_t to, control::Type type, const std::string &data) {
+  void send_control(fi_addr_t to, control::Type type, const std::string &data,
+                    const Deadline *deadline = nullptr) {
     control::Message m;
     m.type = type;
     m.pid = static_cast<uint32_t>(getpid());
@@ -500,7 +501,7 @@ class OfiEndpoint : public Endpoint {
     if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
     retry_post("fi_tsend", [&] {
       return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
-    });
+    }, deadline);
     ++control_sends_pending_;
   }
 
@@ -585,7 +586,7 @@ class OfiEndpoint : public Endpoint {
     std::string server(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
     fi_addr_t listener = insert_address(server);
     try {
-      send_control(listener, control::Type::Request, private_data);
+      send_control(listener, control::Type::Request, private_data, &deadline);
     } catch (const Error &e) {
       // Over PROVIDER;ofi_rxm nothing listening shows as a send queue that never drains.
       throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
@@ -786,24 +787,33 @@ class OfiEndpoint : public Endpoint {
   }
 
   // Posting fails with -FI_EAGAIN while a queue is full; completions read meanwhile are
-  // stashed for the next poll, never dropped.
+  // stashed for the next poll, never dropped. Between tries it naps (growing to kNapMax)
+  // while nothing completes: a queue that a stopped or dead peer never drains (shm) must not
+  // cost a core. It gives up after kPostRetryLimit, or at `deadline` when that comes first.
   template <class Post>
-  void retry_post(const char *what, Post post) {
+  void retry_post(const char *what, Post post, const Deadline *deadline = nullptr) {
     ssize_t rc = post();
     if (rc == 0) return;  // the usual case reads no clock
     auto give_up = Deadline::after(kPostRetryLimit);
+    auto nap = kNapMin;
     for (;; rc = post()) {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) {
         check_events();
         fail(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_, static_cast<int>(rc));
       }
-      if (give_up.expired())
+      if (give_up.expired() || (deadline != nullptr && deadline->expired()))
         throw Error(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_ + ": queue stayed full");
       Completion c[8];
       size_t n = read_cq(c, 8);
       stash_.insert(stash_.end(), c, c + n);
       check_events();
+      if (n > 0) {
+        nap = kNapMin;
+      } else {
+        std::this_thread::sleep_for(nap);
+        nap = std::min(nap * 2, kNapMax);
+      }
     }
   }
 

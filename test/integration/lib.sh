@@ -6,7 +6,7 @@
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
 naa_test_pids=
-trap 'for p in $naa_test_pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$naa_test_dir"' EXIT
+trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir"' EXIT
 
 start_server() {
   rm -f "$naa_test_dir/port"
