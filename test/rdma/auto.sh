@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # NAA_TRANSPORT=auto (unset) picks verbs for an NAA an RDMA device routes to and ofi+tcp for
-# one on the loopback, in one process; a server started with auto listens the same way.
+# one on the loopback, in one process. Every address of this VM is on this host, where auto
+# prefers a server's shm listener (default_server.sh), so these two servers listen with one
+# transport each.
 set -eu
 unset NAA_TRANSPORT
 . "$NAA_SRCDIR/test/integration/lib.sh"
-start_server
+start_server --transport verbs
 verbs_port=$NAA_TEST_PORT
-NAA_TEST_HOST=127.0.0.1 start_server
+NAA_TEST_HOST=127.0.0.1 start_server --transport ofi+tcp
 tcp_port=$NAA_TEST_PORT
 export NAA_SPEC="$RDMA_VM_IP_B:$verbs_port:10:2,127.0.0.1:$tcp_port:3:1"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # A naa-server started with no transport option serves everything it can, on one port: verbs
-# (the NAAICE NAAs' transport) and ofi+tcp. Clients of either, and one with NAA_TRANSPORT=auto,
-# meet it in the same run, and each learns from the accept that it needs no pacing.
+# (the NAAICE NAAs' transport), ofi+tcp and ofi+shm. Clients of each, and one with
+# NAA_TRANSPORT=auto (which takes shm: every address of this VM is on this host), meet it in
+# the same run, and each learns from the accept that it needs no pacing.
 set -eu
 unset NAA_TRANSPORT
 . "$NAA_SRCDIR/test/integration/lib.sh"
@@ -10,8 +11,9 @@ NAA_LOG_LEVEL=info start_server 2> "$naa_test_dir/server.log"
 cat "$naa_test_dir/server.log"
 grep -q "listening on $NAA_TEST_HOST:$NAA_TEST_PORT with ofi+tcp" "$naa_test_dir/server.log"
 grep -q "listening on $NAA_TEST_HOST:$NAA_TEST_PORT with verbs" "$naa_test_dir/server.log"
+grep -q "listening on $NAA_TEST_HOST:$NAA_TEST_PORT with ofi+shm" "$naa_test_dir/server.log"
 export NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" NAA_LOG_LEVEL=info
-for transport in verbs ofi+tcp auto; do
+for transport in verbs ofi+tcp ofi+shm auto; do
   NAA_TRANSPORT=$transport "$NAA_EXAMPLES/vecadd" 100000 > "$naa_test_dir/$transport" 2>&1
   cat "$naa_test_dir/$transport"
   grep -q "all 200000 elements correct" "$naa_test_dir/$transport"
@@ -19,5 +21,6 @@ for transport in verbs ofi+tcp auto; do
 done
 grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via verbs" "$naa_test_dir/verbs"
 grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via ofi+tcp" "$naa_test_dir/ofi+tcp"
-grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via auto: verbs" "$naa_test_dir/auto"
-echo "default naa-server: verbs, ofi+tcp and auto clients served on port $NAA_TEST_PORT"
+grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via ofi+shm" "$naa_test_dir/ofi+shm"
+grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via auto: ofi+shm" "$naa_test_dir/auto"
+echo "default naa-server: verbs, ofi+tcp, ofi+shm and auto clients served on port $NAA_TEST_PORT"
