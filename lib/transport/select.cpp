@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider,
-// "ofi+shm" its shared-memory one, and "auto" chooses per destination: shared memory for an NAA
-// on this host, verbs where an RDMA device routes to the NAA, TCP elsewhere.
+// "ofi+shm" its shared-memory one, and "auto" chooses per destination: verbs where an RDMA
+// device routes to the NAA, TCP elsewhere. Not shared memory yet: with libfabric 1.17's shm,
+// clients of several processes connecting to one server at once (srun's tasks) had the
+// server's accept refused for good ("queue stayed full"; test/slurm/srun.sh), so ofi+shm is
+// used only when named.
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -125,14 +128,7 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
 
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline) {
-#ifdef NAA_HAVE_LIBFABRIC
-  // NAA_LOCAL_IP pins a network path, which shared memory does not take. A server on this host
-  // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
-  // is reached as before.
-  if (local_ip.empty() && is_local_host(host) && ofi_shm_server_at(port)) return "ofi+shm";
-#else
-  (void)port;
-#endif
+  (void)port;  // for shm, once auto may choose it again (see the top of this file)
 #ifdef NAA_HAVE_VERBS
   if (verbs_routes_to(host, local_ip, device, deadline)) return "verbs";
 #else
