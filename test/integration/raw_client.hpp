@@ -35,7 +35,7 @@ class RawClient {
   // makes the client another peer host for the server's per-peer limits.
   // `private_data` travels with the connection request (an encoded key, see lib/auth.hpp).
   explicit RawClient(int port, const std::string &local_ip = "", const std::string &private_data = "")
-      : transport_(transport::open_transport("auto")) {
+      : transport_(transport::open_transport(transport::transport_from_environment())) {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,
                               Deadline::after(patience_), private_data);
     mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
