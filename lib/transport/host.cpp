@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transport/host.hpp"
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstring>
+#include <memory>
+
+#include "error.hpp"
 
 namespace naa::transport {
 namespace {
@@ -30,22 +34,57 @@ bool same_address(const sockaddr *a, const sockaddr *b) {
   return false;
 }
 
+using AddrInfo = std::unique_ptr<addrinfo, decltype(&freeaddrinfo)>;
+
+// The addresses of `host` in `family` (AF_UNSPEC: any), or the getaddrinfo error code.
+AddrInfo lookup(const std::string &host, int family, int *gai) {
+  addrinfo want{}, *found = nullptr;
+  want.ai_family = family;
+  want.ai_socktype = SOCK_STREAM;
+  *gai = host.empty() ? EAI_NONAME : getaddrinfo(host.c_str(), nullptr, &want, &found);
+  return AddrInfo(*gai == 0 ? found : nullptr, &freeaddrinfo);
+}
+
 }  // namespace
 
+sockaddr_in resolve_ipv4(const std::string &host, uint16_t port, naa_error_t code) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  if (host.empty() || host == "*") return sa;  // the wildcard
+  int gai = 0;
+  AddrInfo found = lookup(host, AF_INET, &gai);
+  if (!found) throw Error(code, "cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(gai));
+  sa.sin_addr = reinterpret_cast<const sockaddr_in *>(found->ai_addr)->sin_addr;
+  return sa;
+}
+
+void require_resolvable(const std::string &host) {
+  int gai = 0;
+  if (!lookup(host, AF_UNSPEC, &gai))
+    throw Error(NAA_ERR_CONNECTION, "cannot resolve NAA host '" + host + "': " + gai_strerror(gai));
+}
+
+in_addr local_ipv4(const std::string &local_ip) {
+  in_addr a{};
+  if (inet_pton(AF_INET, local_ip.c_str(), &a) != 1)
+    throw Error(NAA_ERR_CONFIG, "NAA_LOCAL_IP '" + local_ip + "' is not an IPv4 address");
+  return a;
+}
+
 bool is_local_host(const std::string &host) {
-  addrinfo want{}, *found = nullptr;
-  want.ai_socktype = SOCK_STREAM;
-  if (host.empty() || getaddrinfo(host.c_str(), nullptr, &want, &found) != 0) return false;
+  int gai = 0;
+  AddrInfo found = lookup(host, AF_UNSPEC, &gai);
+  if (!found) return false;
   ifaddrs *interfaces = nullptr;
   if (getifaddrs(&interfaces) != 0) interfaces = nullptr;
   bool local = false;
-  for (addrinfo *a = found; a != nullptr && !local; a = a->ai_next) {
+  for (const addrinfo *a = found.get(); a != nullptr && !local; a = a->ai_next) {
     local = is_loopback(a->ai_addr);
     for (ifaddrs *i = interfaces; i != nullptr && !local; i = i->ifa_next)
       local = i->ifa_addr != nullptr && same_address(a->ai_addr, i->ifa_addr);
   }
   if (interfaces != nullptr) freeifaddrs(interfaces);
-  freeaddrinfo(found);
   return local;
 }
 

@@ -44,8 +44,10 @@
 #include "error.hpp"
 #include "log.hpp"
 #include "params.hpp"
+#include "transport/event_check.hpp"
 #include "transport/host.hpp"
 #include "transport/ofi_control.hpp"
+#include "transport/split_writes.hpp"
 
 namespace naa::transport {
 namespace {
@@ -57,10 +59,6 @@ constexpr auto kPostRetryLimit = std::chrono::seconds(10);
 constexpr int kWaitSliceMs = 100;
 // Room for a CM event's private data (the auth key and naa-server's identity are far smaller).
 constexpr size_t kMaxPrivateData = 256;
-// A non-blocking poll reads the CQ only; the event queue (where a disconnect shows) is read on
-// every this-many empty polls, so that naa_test and a spinning naa_wait cost one CQ read each.
-// The profile (callgrind, 64-byte round trips) had the EQ read at 20 % of an empty poll.
-constexpr unsigned kEventCheckInterval = 64;
 // Segments larger than this are split into writes of this size. Over ofi+tcp on loopback
 // no split size beat unsplit writes (doc/performance.md; NAA_OFI_WRITE_CHUNK to measure).
 size_t write_chunk_from_environment() { return params::current().write_chunk(); }
@@ -286,22 +284,14 @@ class OfiEndpoint : public Endpoint {
 
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override {
-    if (segments.empty()) throw Error(NAA_ERR_INTERNAL, "empty write chain");
     auto chain = std::make_unique<OfiWriteChain>();
-    for (const WriteSegment &s : segments) {
-      auto *base = static_cast<char *>(s.local->addr) + s.offset;
-      void *desc = static_cast<const OfiMemoryRegion *>(s.local)->desc;
-      size_t done = 0;
-      do {  // at least one op, so that a zero-length segment is still a write
-        size_t len = std::min(s.length - done, max_msg_);
-        OfiWriteChain::Op op{};
-        op.iov = {base + done, len};
-        op.desc = desc;
-        op.rma = {s.remote_addr + done, len, s.rkey};
-        chain->ops.push_back(op);
-        done += len;
-      } while (done < s.length);
-    }
+    split_writes(segments, max_msg_, [&](const WriteSegment &s, size_t offset, size_t length) {
+      OfiWriteChain::Op op{};
+      op.iov = {static_cast<char *>(s.local->addr) + s.offset + offset, length};
+      op.desc = static_cast<const OfiMemoryRegion *>(s.local)->desc;
+      op.rma = {s.remote_addr + offset, length, s.rkey};
+      chain->ops.push_back(op);
+    });
     // Pointers into the vector are taken only now that it no longer grows.
     for (auto &op : chain->ops) {
       op.msg.msg_iov = &op.iov;
@@ -346,7 +336,7 @@ class OfiEndpoint : public Endpoint {
       stash_.pop_front();
     }
     if (n < max) n += read_cq(out + n, max - n);
-    if (n == 0 && (peer_left_ || ++empty_polls_ % kEventCheckInterval == 0)) check_events();
+    if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
     if (n > 0) nap_ = kNapMin;
     return n;
   }
@@ -831,7 +821,7 @@ class OfiEndpoint : public Endpoint {
   bool prov_key_ = false;
   size_t max_msg_ = SIZE_MAX;
   uint64_t next_key_ = 1;
-  unsigned empty_polls_ = 0;
+  EventCheckPacer event_checks_;
   int wait_fd_ = -1;
   bool connected_ = false;
   fid_domain *domain_ = nullptr;
@@ -1136,16 +1126,9 @@ class OfiTransport : public Transport {
       hints->src_addr = src;  // owned by hints from here on
       hints->src_addrlen = sizeof *src;
       hints->addr_format = FI_SOCKADDR_IN;
-      if (inet_pton(AF_INET, local_ip.c_str(), &src->sin_addr) != 1)
-        throw Error(NAA_ERR_CONFIG, "NAA_LOCAL_IP '" + local_ip + "' is not an IPv4 address");
+      src->sin_addr = local_ipv4(local_ip);
     }
-    // Resolved here first so that a misspelt host is reported as such: libfabric answers an
-    // unresolvable name with the same -FI_ENODATA as "no provider".
-    addrinfo want{}, *found = nullptr;
-    want.ai_socktype = SOCK_STREAM;
-    if (int gai = getaddrinfo(host.c_str(), nullptr, &want, &found); gai != 0)
-      throw Error(NAA_ERR_CONNECTION, "cannot resolve NAA host '" + host + "': " + gai_strerror(gai));
-    freeaddrinfo(found);
+    require_resolvable(host);
     InfoPtr chosen = named ? named_destination(port) : nullptr;
     if (!named) {
       fi_info *info = nullptr;

@@ -16,9 +16,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 
 #include "error.hpp"
 #include "log.hpp"
+#include "transport/event_check.hpp"
+#include "transport/host.hpp"
+#include "transport/split_writes.hpp"
 
 namespace naa::transport {
 namespace {
@@ -37,12 +41,22 @@ constexpr uint32_t kSendDepth = 1024;
 constexpr uint32_t kRecvDepth = 4;  // MRSP receive + the receive for the peer's immediate
 // Writes up to this size travel inline in the work request: no DMA read of the payload.
 constexpr uint32_t kMaxInline = 256;
-// Idle polls between looks at the CM channel: a disconnect only flushes our queue pair once
-// its event has been read, so it must be read, but not at the cost of a syscall per poll.
-constexpr unsigned kCmCheckInterval = 64;
 constexpr int kWaitSliceMs = 1000;
 
 std::string errno_text(int err) { return std::strerror(err); }
+
+// Every rdma_cm and verbs object is held by one of these, so that whatever throws half way
+// through building a connection or a listener releases what was built (in reverse order).
+template <auto Destroy>
+struct Destroyer {
+  template <typename T>
+  void operator()(T *p) const { Destroy(p); }
+};
+template <typename T, auto Destroy>
+using Owned = std::unique_ptr<T, Destroyer<Destroy>>;
+using CmId = Owned<rdma_cm_id, rdma_destroy_id>;
+// Acking an event is what rdma_destroy_id waits for.
+using CmEvent = Owned<rdma_cm_event, rdma_ack_cm_event>;
 
 [[noreturn]] void fail_errno(naa_error_t code, const std::string &what) {
   throw Error(code, what + ": " + errno_text(errno));
@@ -60,21 +74,6 @@ std::string addr_name(const sockaddr *sa) {
   char ip[INET_ADDRSTRLEN] = "?";
   inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
   return std::string(ip) + ":" + std::to_string(ntohs(in->sin_port));
-}
-
-// IPv4 only, as the spec says (the reference NAA binds the IPv4 wildcard).
-sockaddr_in resolve_ipv4(const std::string &host, uint16_t port, naa_error_t code) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  if (host.empty() || host == "*") return sa;  // wildcard
-  addrinfo want{}, *found = nullptr;
-  want.ai_family = AF_INET;
-  if (int gai = getaddrinfo(host.c_str(), nullptr, &want, &found); gai != 0)
-    throw Error(code, "cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(gai));
-  sa.sin_addr = reinterpret_cast<sockaddr_in *>(found->ai_addr)->sin_addr;
-  freeaddrinfo(found);
-  return sa;
 }
 
 std::string gid_text(const ibv_gid &gid) {
@@ -126,17 +125,12 @@ void require_rdma_devices(const std::string &what) {
 // An rdma_cm event channel whose events are read with a deadline.
 class CmChannel {
  public:
-  CmChannel() {
-    ch_ = rdma_create_event_channel();
-    if (ch_ == nullptr)
-      fail_errno(NAA_ERR_UNSUPPORTED, "rdma_create_event_channel (is rdma_ucm loaded?)");
+  CmChannel() : ch_(rdma_create_event_channel()) {
+    if (!ch_) fail_errno(NAA_ERR_UNSUPPORTED, "rdma_create_event_channel (is rdma_ucm loaded?)");
     set_nonblocking(ch_->fd, "rdma_cm event channel");
   }
-  ~CmChannel() { rdma_destroy_event_channel(ch_); }
-  CmChannel(const CmChannel &) = delete;
-  CmChannel &operator=(const CmChannel &) = delete;
 
-  rdma_event_channel *get() const { return ch_; }
+  rdma_event_channel *get() const { return ch_.get(); }
   int fd() const { return ch_->fd; }
 
   // The next event, or nullptr when none arrives before the deadline (never, if `deadline`
@@ -144,7 +138,7 @@ class CmChannel {
   rdma_cm_event *next(Deadline deadline) {
     for (;;) {
       rdma_cm_event *event = nullptr;
-      if (rdma_get_cm_event(ch_, &event) == 0) return event;
+      if (rdma_get_cm_event(ch_.get(), &event) == 0) return event;
       if (errno != EAGAIN && errno != EINTR) fail_errno(NAA_ERR_TRANSPORT, "rdma_get_cm_event");
       if (deadline.expired()) return nullptr;
       pollfd p{ch_->fd, POLLIN, 0};
@@ -153,22 +147,7 @@ class CmChannel {
   }
 
  private:
-  rdma_event_channel *ch_ = nullptr;
-};
-
-class CmEvent {  // acks on destruction, which rdma_destroy_id waits for
- public:
-  explicit CmEvent(rdma_cm_event *e) : e_(e) {}
-  ~CmEvent() {
-    if (e_ != nullptr) rdma_ack_cm_event(e_);
-  }
-  CmEvent(const CmEvent &) = delete;
-  CmEvent &operator=(const CmEvent &) = delete;
-  rdma_cm_event *operator->() const { return e_; }
-  explicit operator bool() const { return e_ != nullptr; }
-
- private:
-  rdma_cm_event *e_;
+  Owned<rdma_event_channel, rdma_destroy_event_channel> ch_;
 };
 
 // IB CM reject reasons that say more than "rejected".
@@ -261,29 +240,42 @@ class VerbsWriteChain : public WriteChain {
   throw Error(NAA_ERR_NO_RESOURCES, why);
 }
 
+ibv_sge sge_of(const void *buf, size_t length, const MemoryRegion &mr) {
+  return {reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(length),
+          static_cast<const VerbsMemoryRegion &>(mr).lkey};
+}
+
+// A receive or send work request of one scatter-gather entry (none when it is empty).
+template <typename WorkRequest>
+WorkRequest single_sge(ibv_sge &sge, uint64_t context) {
+  WorkRequest wr{};
+  wr.wr_id = context;
+  wr.sg_list = &sge;
+  wr.num_sge = sge.length > 0 ? 1 : 0;
+  return wr;
+}
+
 class VerbsEndpoint : public Endpoint {
  public:
   // Takes `id` (already resolved, or a connection request migrated to `ch`) and builds the
   // protection domain, completion queue and RC queue pair on its device.
-  VerbsEndpoint(std::unique_ptr<CmChannel> ch, rdma_cm_id *id, std::string request_data = {})
-      : ch_(std::move(ch)), id_(id), peer_data_(std::move(request_data)) {
-    peer_ = addr_name(rdma_get_peer_addr(id_));
-    try {
-      open();
-    } catch (...) {
-      close();
-      throw;
-    }
+  VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string request_data = {})
+      : ch_(std::move(ch)), id_(std::move(id)), peer_data_(std::move(request_data)) {
+    peer_ = addr_name(rdma_get_peer_addr(id_.get()));
+    open();
   }
 
-  ~VerbsEndpoint() override { close(); }
+  // The members then release the queue pair, CQ, channel, PD, id and event channel, in that order.
+  ~VerbsEndpoint() override {
+    if (connected_ && !disconnected_) rdma_disconnect(id_.get());
+  }
 
   void connect(Deadline deadline, const std::string &private_data) {
     if (private_data.size() > 56)
       throw Error(NAA_ERR_INTERNAL, "connection private data longer than rdma_cm's 56 bytes");
     rdma_conn_param param =
         spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
-    if (rdma_connect(id_, &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
+    if (rdma_connect(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
     peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
     connected_ = true;
     log_path();
@@ -294,7 +286,7 @@ class VerbsEndpoint : public Endpoint {
       throw Error(NAA_ERR_INTERNAL, "accept private data longer than 56 bytes");
     rdma_conn_param param =
         spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
-    if (rdma_accept(id_, &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
+    if (rdma_accept(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
     expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "accepting " + peer_);
     connected_ = true;
     log_path();
@@ -302,7 +294,7 @@ class VerbsEndpoint : public Endpoint {
 
   void reject(const char *reason) override {
     uint8_t len = reason != nullptr ? static_cast<uint8_t>(std::min<size_t>(strlen(reason) + 1, 140)) : 0;
-    rdma_reject(id_, reason, len);
+    rdma_reject(id_.get(), reason, len);
   }
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
@@ -313,7 +305,7 @@ class VerbsEndpoint : public Endpoint {
     region->remote_addr = reinterpret_cast<uint64_t>(addr);
     if (length == 0) return region;  // a zero-length write names no memory
     int access = IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
-    region->mr = ibv_reg_mr(pd_, addr, length, access);
+    region->mr = ibv_reg_mr(pd_.get(), addr, length, access);
     if (region->mr == nullptr) registration_failed(length, errno);
     region->rkey = region->mr->rkey;
     region->lkey = region->mr->lkey;
@@ -321,12 +313,8 @@ class VerbsEndpoint : public Endpoint {
   }
 
   void post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override {
-    ibv_sge sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(length),
-                static_cast<const VerbsMemoryRegion &>(mr).lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = context;
-    wr.sg_list = &sge;
-    wr.num_sge = length > 0 ? 1 : 0;
+    ibv_sge sge = sge_of(buf, length, mr);
+    auto wr = single_sge<ibv_recv_wr>(sge, context);
     ibv_recv_wr *bad = nullptr;
     if (int rc = ibv_post_recv(id_->qp, &wr, &bad); rc != 0) post_failed("ibv_post_recv", rc);
   }
@@ -334,12 +322,8 @@ class VerbsEndpoint : public Endpoint {
   // MRSP sends carry the solicited-event bit: reference peers arm their CQs solicited-only.
   void post_send(const void *buf, size_t length, const MemoryRegion &mr,
                  uint64_t context) override {
-    ibv_sge sge{reinterpret_cast<uint64_t>(buf), static_cast<uint32_t>(length),
-                static_cast<const VerbsMemoryRegion &>(mr).lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = context;
-    wr.sg_list = &sge;
-    wr.num_sge = length > 0 ? 1 : 0;
+    ibv_sge sge = sge_of(buf, length, mr);
+    auto wr = single_sge<ibv_send_wr>(sge, context);
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
     ibv_send_wr *bad = nullptr;
@@ -350,25 +334,19 @@ class VerbsEndpoint : public Endpoint {
 
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override {
-    if (segments.empty()) throw Error(NAA_ERR_INTERNAL, "empty write chain");
     auto chain = std::make_unique<VerbsWriteChain>();
-    for (const WriteSegment &s : segments) {
+    split_writes(segments, max_msg_, [&](const WriteSegment &s, size_t offset, size_t length) {
       auto *local = static_cast<const VerbsMemoryRegion *>(s.local);
-      uint64_t base = reinterpret_cast<uint64_t>(local->addr) + s.offset;
-      size_t done = 0;
-      do {  // at least one write, so that a zero-length segment still carries the immediate
-        size_t len = std::min<size_t>(s.length - done, max_msg_);
-        chain->sges.push_back({base + done, static_cast<uint32_t>(len), local->lkey});
-        ibv_send_wr wr{};
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.num_sge = len > 0 ? 1 : 0;
-        wr.send_flags = len > 0 && len <= max_inline_ ? IBV_SEND_INLINE : 0;
-        wr.wr.rdma.remote_addr = s.remote_addr + done;
-        wr.wr.rdma.rkey = s.rkey;
-        chain->wrs.push_back(wr);
-        done += len;
-      } while (done < s.length);
-    }
+      chain->sges.push_back({reinterpret_cast<uint64_t>(local->addr) + s.offset + offset,
+                             static_cast<uint32_t>(length), local->lkey});
+      ibv_send_wr wr{};
+      wr.opcode = IBV_WR_RDMA_WRITE;
+      wr.num_sge = length > 0 ? 1 : 0;
+      wr.send_flags = length > 0 && length <= max_inline_ ? IBV_SEND_INLINE : 0;
+      wr.wr.rdma.remote_addr = s.remote_addr + offset;
+      wr.wr.rdma.rkey = s.rkey;
+      chain->wrs.push_back(wr);
+    });
     if (chain->wrs.size() >= send_depth_)
       throw Error(NAA_ERR_UNSUPPORTED, "a transfer of " + std::to_string(chain->wrs.size()) +
                                            " writes exceeds the send queue (" +
@@ -407,10 +385,11 @@ class VerbsEndpoint : public Endpoint {
 
   size_t poll(Completion *out, size_t max) override {
     ibv_wc wc[16];
-    int n = ibv_poll_cq(cq_, static_cast<int>(std::min<size_t>(max, 16)), wc);
+    int n = ibv_poll_cq(cq_.get(), static_cast<int>(std::min<size_t>(max, 16)), wc);
     if (n < 0) throw Error(NAA_ERR_TRANSPORT, "ibv_poll_cq failed on the connection to " + peer_);
     if (n == 0) {
-      if (++idle_polls_ % kCmCheckInterval == 0) check_cm_events();
+      // Reading a disconnect's event is also what flushes our queue pair (librdmacm does it).
+      if (event_checks_.due()) check_cm_events();
       return 0;
     }
     for (int i = 0; i < n; ++i) translate(wc[i], out[i]);
@@ -437,9 +416,9 @@ class VerbsEndpoint : public Endpoint {
   bool arm_wait() override {
     ibv_cq *cq = nullptr;
     void *ctx = nullptr;
-    while (ibv_get_cq_event(comp_ch_, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    while (ibv_get_cq_event(comp_ch_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
     check_cm_events();
-    if (ibv_req_notify_cq(cq_, 0) != 0)
+    if (ibv_req_notify_cq(cq_.get(), 0) != 0)
       throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
     return true;
   }
@@ -459,17 +438,17 @@ class VerbsEndpoint : public Endpoint {
     send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
     int cqe = std::min<int>(static_cast<int>(send_depth_ + kRecvDepth + 4), dev.max_cqe);
 
-    pd_ = ibv_alloc_pd(verbs);
-    if (pd_ == nullptr) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_alloc_pd");
-    comp_ch_ = ibv_create_comp_channel(verbs);
-    if (comp_ch_ == nullptr) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_comp_channel");
+    pd_.reset(ibv_alloc_pd(verbs));
+    if (!pd_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_alloc_pd");
+    comp_ch_.reset(ibv_create_comp_channel(verbs));
+    if (!comp_ch_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_comp_channel");
     set_nonblocking(comp_ch_->fd, "completion channel");
-    cq_ = ibv_create_cq(verbs, cqe, nullptr, comp_ch_, 0);
-    if (cq_ == nullptr) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_cq");
+    cq_.reset(ibv_create_cq(verbs, cqe, nullptr, comp_ch_.get(), 0));
+    if (!cq_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_cq");
 
     ibv_qp_init_attr qa{};
-    qa.send_cq = cq_;
-    qa.recv_cq = cq_;
+    qa.send_cq = cq_.get();
+    qa.recv_cq = cq_.get();
     qa.qp_type = IBV_QPT_RC;
     qa.sq_sig_all = 0;
     qa.cap.max_send_wr = send_depth_;
@@ -477,24 +456,12 @@ class VerbsEndpoint : public Endpoint {
     qa.cap.max_send_sge = 1;
     qa.cap.max_recv_sge = 1;
     qa.cap.max_inline_data = kMaxInline;
-    if (rdma_create_qp(id_, pd_, &qa) != 0) {
+    if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) {
       qa.cap.max_inline_data = 0;  // a device without inline sends still serves
-      if (rdma_create_qp(id_, pd_, &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
+      if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
     }
+    qp_.reset(id_.get());
     max_inline_ = qa.cap.max_inline_data;
-  }
-
-  void close() {
-    if (connected_ && !disconnected_) rdma_disconnect(id_);
-    if (id_ != nullptr && id_->qp != nullptr) rdma_destroy_qp(id_);
-    if (cq_ != nullptr) ibv_destroy_cq(cq_);
-    if (comp_ch_ != nullptr) ibv_destroy_comp_channel(comp_ch_);
-    if (pd_ != nullptr) ibv_dealloc_pd(pd_);
-    if (id_ != nullptr) rdma_destroy_id(id_);
-    cq_ = nullptr;
-    comp_ch_ = nullptr;
-    pd_ = nullptr;
-    id_ = nullptr;
   }
 
   // What rdma_cm chose, so that a wrong device or GID is visible in the log (NAA_LOG_LEVEL=info).
@@ -505,7 +472,7 @@ class VerbsEndpoint : public Endpoint {
     ibv_gid gid{};
     ibv_query_gid(id_->verbs, id_->port_num, attr.ah_attr.grh.sgid_index, &gid);
     NAA_LOG_INFO("verbs: %s <-> %s on %s port %u, GID index %u (%s), path MTU %d, max message %zu, inline %u",
-                 addr_name(rdma_get_local_addr(id_)).c_str(), peer_.c_str(),
+                 addr_name(rdma_get_local_addr(id_.get())).c_str(), peer_.c_str(),
                  ibv_get_device_name(id_->verbs->device), static_cast<unsigned>(id_->port_num),
                  static_cast<unsigned>(attr.ah_attr.grh.sgid_index), gid_text(gid).c_str(),
                  128 << attr.path_mtu, max_msg_, max_inline_);
@@ -572,88 +539,81 @@ class VerbsEndpoint : public Endpoint {
   }
 
   std::unique_ptr<CmChannel> ch_;
-  rdma_cm_id *id_;
+  CmId id_;
   std::string peer_data_;
   std::string peer_;
-  ibv_pd *pd_ = nullptr;
-  ibv_comp_channel *comp_ch_ = nullptr;
-  ibv_cq *cq_ = nullptr;
+  Owned<ibv_pd, ibv_dealloc_pd> pd_;
+  Owned<ibv_comp_channel, ibv_destroy_comp_channel> comp_ch_;
+  Owned<ibv_cq, ibv_destroy_cq> cq_;
+  // The id again, not owned: what it destroys is the queue pair rdma_create_qp made on it.
+  Owned<rdma_cm_id, rdma_destroy_qp> qp_;
   size_t max_msg_ = UINT32_MAX;
   uint32_t send_depth_ = kSendDepth;
   uint32_t max_inline_ = 0;
-  unsigned idle_polls_ = 0;
+  EventCheckPacer event_checks_;
   bool connected_ = false;
   bool disconnected_ = false;
 };
 
-class IdGuard {  // destroys an rdma_cm_id unless released
- public:
-  explicit IdGuard(rdma_cm_id *id) : id_(id) {}
-  ~IdGuard() {
-    if (id_ != nullptr) rdma_destroy_id(id_);
-  }
-  IdGuard(const IdGuard &) = delete;
-  IdGuard &operator=(const IdGuard &) = delete;
-  rdma_cm_id *get() const { return id_; }
-  rdma_cm_id *release() {
-    rdma_cm_id *id = id_;
-    id_ = nullptr;
-    return id;
-  }
-
- private:
-  rdma_cm_id *id_;
-};
-
-rdma_cm_id *create_id(CmChannel &ch) {
+CmId create_id(CmChannel &ch) {
   rdma_cm_id *id = nullptr;
   if (rdma_create_id(ch.get(), &id, nullptr, RDMA_PS_TCP) != 0)
     fail_errno(NAA_ERR_UNSUPPORTED, "rdma_create_id");
+  return CmId(id);
+}
+
+// An id on `ch` with its address and route to `host`:`port` resolved, from NAA_LOCAL_IP's address
+// or NAA_RDMA_DEVICE's (neither: rdma_cm's choice).
+CmId resolved_id(CmChannel &ch, const std::string &host, uint16_t port, const std::string &local_ip,
+                 const std::string &device, Deadline deadline, const std::string &what) {
+  sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
+  std::string source = source_address(local_ip, device);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  if (!source.empty()) src.sin_addr = local_ipv4(source);
+  CmId id = create_id(ch);
+  resolve(id.get(), ch, source.empty() ? nullptr : &src, dst, deadline, what);
   return id;
 }
 
 class VerbsListener : public Listener {
  public:
-  VerbsListener(const std::string &host, uint16_t port) {
-    id_ = create_id(ch_);
+  VerbsListener(const std::string &host, uint16_t port) : id_(create_id(ch_)) {
     sockaddr_in sa = resolve_ipv4(host, port, NAA_ERR_CONFIG);
-    if (rdma_bind_addr(id_, reinterpret_cast<sockaddr *>(&sa)) != 0)
+    if (rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr *>(&sa)) != 0)
       fail_errno(NAA_ERR_CONNECTION, "cannot bind rdma_cm to " + addr_name(reinterpret_cast<sockaddr *>(&sa)));
-    if (rdma_listen(id_, kBacklog) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_listen");
-    port_ = ntohs(rdma_get_src_port(id_));
+    if (rdma_listen(id_.get(), kBacklog) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_listen");
+    port_ = ntohs(rdma_get_src_port(id_.get()));
     if (id_->verbs != nullptr)
       NAA_LOG_INFO("verbs: listening on %s:%u, device %s", host.c_str(), port_,
                    ibv_get_device_name(id_->verbs->device));
   }
 
-  ~VerbsListener() override { rdma_destroy_id(id_); }
-
   uint16_t port() const override { return port_; }
 
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override {
     for (;;) {
-      rdma_cm_event *raw = ch_.next(deadline);
-      if (raw == nullptr) return nullptr;
-      rdma_cm_id *id = raw->id;
-      bool request = raw->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+      CmEvent e(ch_.next(deadline));
+      if (!e) return nullptr;
+      if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+        NAA_LOG_WARN("verbs listener: rdma_cm event %s", rdma_event_str(e->event));
+        continue;
+      }
       std::string data;
-      if (request && raw->param.conn.private_data != nullptr)
-        data.assign(static_cast<const char *>(raw->param.conn.private_data),
-                    raw->param.conn.private_data_len);
-      if (!request) NAA_LOG_WARN("verbs listener: rdma_cm event %s", rdma_event_str(raw->event));
-      rdma_ack_cm_event(raw);
-      if (!request) continue;
+      if (e->param.conn.private_data != nullptr)
+        data.assign(static_cast<const char *>(e->param.conn.private_data), e->param.conn.private_data_len);
+      CmId id(e->id);  // a request's id is ours once its event is acked
+      e.reset();
       // Each connection gets its own event channel, so that its thread sees only its events.
-      IdGuard guard(id);
       auto ch = std::make_unique<CmChannel>();
-      if (rdma_migrate_id(id, ch->get()) != 0) fail_errno(NAA_ERR_TRANSPORT, "rdma_migrate_id");
-      return std::make_unique<VerbsEndpoint>(std::move(ch), guard.release(), std::move(data));
+      if (rdma_migrate_id(id.get(), ch->get()) != 0) fail_errno(NAA_ERR_TRANSPORT, "rdma_migrate_id");
+      return std::make_unique<VerbsEndpoint>(std::move(ch), std::move(id), std::move(data));
     }
   }
 
  private:
   CmChannel ch_;
-  rdma_cm_id *id_ = nullptr;
+  CmId id_;  // after ch_: destroyed before it
   uint16_t port_ = 0;
 };
 
@@ -667,15 +627,9 @@ class VerbsTransport : public Transport {
                                     const std::string &private_data) override {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
-    sockaddr_in dst = resolve_ipv4(host, port, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip, device_);
-    sockaddr_in src{};
-    if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     auto ch = std::make_unique<CmChannel>();
-    IdGuard id(create_id(*ch));
-    resolve(id.get(), *ch, source.empty() ? nullptr : &src, dst,
-            deadline, what);
-    auto ep = std::make_unique<VerbsEndpoint>(std::move(ch), id.release());
+    CmId id = resolved_id(*ch, host, port, local_ip, device_, deadline, what);
+    auto ep = std::make_unique<VerbsEndpoint>(std::move(ch), std::move(id));
     ep->connect(deadline, private_data);
     return ep;
   }
@@ -699,14 +653,8 @@ bool verbs_routes_to(const std::string &host, const std::string &local_ip,
                      const std::string &device, Deadline deadline) {
   if (!have_rdma_devices()) return false;
   try {
-    sockaddr_in dst = resolve_ipv4(host, 0, NAA_ERR_CONNECTION);
-    std::string source = source_address(local_ip, device);
-    sockaddr_in src{};
-    if (!source.empty()) src = resolve_ipv4(source, 0, NAA_ERR_CONFIG);
     CmChannel ch;
-    IdGuard id(create_id(ch));
-    resolve(id.get(), ch, source.empty() ? nullptr : &src, dst, deadline, host);
-    return id.get()->verbs != nullptr;
+    return resolved_id(ch, host, 0, local_ip, device, deadline, host)->verbs != nullptr;
   } catch (const Error &e) {
     NAA_LOG_DEBUG("verbs does not reach %s: %s", host.c_str(), e.what());
     return false;
@@ -717,7 +665,7 @@ bool verbs_can_listen_on(const std::string &host) {
   if (!have_rdma_devices()) return false;
   try {
     CmChannel ch;
-    IdGuard id(create_id(ch));
+    CmId id = create_id(ch);
     sockaddr_in sa = resolve_ipv4(host, 0, NAA_ERR_CONFIG);
     // The wildcard binds to no device, and listens on all of them.
     return rdma_bind_addr(id.get(), reinterpret_cast<sockaddr *>(&sa)) == 0 &&
