@@ -380,6 +380,9 @@ class OfiEndpoint : public Endpoint {
     }
   }
 
+  // The longest nap of sleep_on_cq (where the CQ cannot wake us): kNapMax unless set.
+  void set_nap_limit(std::chrono::microseconds limit) { nap_limit_ = limit; }
+
   // This endpoint's own address, as a peer inserts it into its address vector.
   std::string own_name() const {
     char buf[control::kMaxName];
@@ -700,7 +703,7 @@ class OfiEndpoint : public Endpoint {
   // One slice of sleep on the CQ (at most kWaitSliceMs, never past `deadline`). shm's peers
   // write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
   // timeout through a message), so there the slices are naps that grow from kNapMin to kNapMax
-  // while nothing comes: a request after a pause waits at most kNapMax.
+  // while nothing comes (to nap_limit_): a message after a pause waits at most that long.
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
     if (!cq_wakes_) {
       // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
@@ -708,7 +711,7 @@ class OfiEndpoint : public Endpoint {
       const auto left = std::min<Deadline::Clock::duration>(deadline.remaining(),
                                                             std::chrono::milliseconds(kWaitSliceMs));
       std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap_, left));
-      nap_ = std::min(nap_ * 2, kNapMax);
+      nap_ = std::min(nap_ * 2, nap_limit_);
       return read_cq(out, max);
     }
     fi_cq_data_entry entries[8];
@@ -816,6 +819,7 @@ class OfiEndpoint : public Endpoint {
   bool same_host_ = false;
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
   std::chrono::microseconds nap_ = kNapMin;
+  std::chrono::microseconds nap_limit_ = kNapMax;
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   bool prov_key_ = false;
@@ -1021,6 +1025,10 @@ class OfiRdmListener : public Listener {
       throw;
     }
     port_ = port;
+    // A connection request is rare and its sender waits for far more than this anyway; an idle
+    // server that napped at most kNapMax woke 1000 times a second, 7 % of a core on a loaded
+    // 2-core machine (test_hostile's idle check).
+    ep_->set_nap_limit(kListenerNapLimit);
     if (named_) name_fd_ = hold_shm_name(service);
     // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
     // milliseconds. shm makes each endpoint's name unique itself (pid, uid, endpoint index).
@@ -1087,6 +1095,7 @@ class OfiRdmListener : public Listener {
   // What a request's fresh endpoint and the mapping of its peer take, with room to spare.
   static constexpr size_t kSpareDescriptors = 16;
   static constexpr int kDescriptorCheckMs = 10;
+  static constexpr std::chrono::microseconds kListenerNapLimit{8000};
 
   bool named_ = false;
   std::string prov_name_;
