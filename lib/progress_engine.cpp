@@ -69,21 +69,21 @@ void pin(int cpu) {
 
 }  // namespace
 
-std::shared_ptr<ProgressEngine> ProgressEngine::acquire(int cpu) {
+std::shared_ptr<ProgressEngine> ProgressEngine::acquire(int cpu, std::chrono::microseconds spin) {
   static std::once_flag atfork_once;
   std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
   Registry &r = *registry.load();
   std::lock_guard<std::mutex> lock(r.mu);
   if (auto engine = r.engine.lock()) return engine;
-  std::shared_ptr<ProgressEngine> engine(new ProgressEngine(cpu));
+  std::shared_ptr<ProgressEngine> engine(new ProgressEngine(cpu, spin));
   r.engine = engine;
   return engine;
 }
 
-ProgressEngine::ProgressEngine(int cpu)
+ProgressEngine::ProgressEngine(int cpu, std::chrono::microseconds spin)
     : wake_fd_(make_eventfd()), fork_generation_(fork_generation.load()) {
   try {
-    thread_ = std::thread(&ProgressEngine::run, this, cpu);
+    thread_ = std::thread(&ProgressEngine::run, this, cpu, spin);
     // Named before naa_create returns, for top -H, gdb and the tests.
     pthread_setname_np(thread_.native_handle(), kThreadName);
   } catch (const std::system_error &e) {
@@ -94,10 +94,7 @@ ProgressEngine::ProgressEngine(int cpu)
 }
 
 ProgressEngine::~ProgressEngine() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
+  stop_.store(true);
   wake();
   thread_.join();
   close(wake_fd_);
@@ -113,45 +110,99 @@ void ProgressEngine::wake() {
   (void)rc;
 }
 
+// The thread publishes sleeping_ before it looks at requests_ a last time, a submit publishes
+// requests_ before it looks at sleeping_ (both sequentially consistent): one of the two sees
+// the other's, so no request sleeps unseen and no submit writes the eventfd of an awake
+// thread.
 void ProgressEngine::submit(Client *c) {
-  bool sleeping;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    active_.push_back(c);
-    ++submissions_;
-    sleeping = sleeping_;
-    sleeping_ = false;  // one wake-up per sleep is enough
+    submitted_.push_back(c);
   }
-  if (sleeping) wake();
+  requests_.store(true);
+  if (sleeping_.load() && sleeping_.exchange(false)) wake();
 }
 
+// withdrawals_ goes up before current_ is read here, and the thread sets current_ before it
+// reads withdrawals_: either the thread sees this withdrawal before it steps `c`, or this
+// call sees `c` current and waits for the thread to leave it.
 void ProgressEngine::withdraw(Client *c) {
-  std::unique_lock<std::mutex> lock(mu_);
-  active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
-  released_.wait(lock, [&] { return current_ != c; });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    submitted_.erase(std::remove(submitted_.begin(), submitted_.end(), c), submitted_.end());
+    withdrawn_.push_back(c);
+    withdrawals_.fetch_add(1);
+  }
+  requests_.store(true);
+  if (current_.load() != c) return;
+  withdrawers_.fetch_add(1);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    released_.wait(lock, [&] { return current_.load() != c; });
+  }
+  withdrawers_.fetch_sub(1);
 }
 
-void ProgressEngine::run(int cpu) {
+// The thread's side of withdraw(): current_ is cleared before withdrawers_ is read, so a
+// withdraw() that counted itself in after that read finds current_ already changed.
+void ProgressEngine::leave_current() {
+  current_.store(nullptr);
+  if (withdrawers_.load() == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  released_.notify_all();
+}
+
+// Withdrawals first: a client withdrawn and submitted again is driven once.
+void ProgressEngine::take_requests() {
+  if (!requests_.exchange(false) && !withdrawn_since_taken()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Client *c : withdrawn_) active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
+  withdrawn_.clear();
+  withdrawals_taken_ = withdrawals_.load();
+  for (Client *c : submitted_)
+    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  submitted_.clear();
+}
+
+bool ProgressEngine::withdrawn_since_taken() const { return withdrawals_.load() != withdrawals_taken_; }
+
+// Sleeps in poll(2) unless a request came; false when one did (the caller goes round again).
+bool ProgressEngine::wait_for_work(const std::vector<pollfd> &fds, int timeout_ms) {
+  sleeping_.store(true);
+  if (requests_.load() || stop_.load()) {
+    sleeping_.store(false);
+    return false;
+  }
+  std::vector<pollfd> ready = fds;
+  ::poll(ready.data(), ready.size(), timeout_ms);
+  sleeping_.store(false);
+  if (ready[0].revents & POLLIN) {
+    uint64_t count;
+    ssize_t rc = read(wake_fd_, &count, sizeof count);
+    (void)rc;
+  }
+  return true;
+}
+
+void ProgressEngine::run(int cpu, std::chrono::microseconds spin) {
   no_wakeup_preemption();
   if (cpu >= 0) pin(cpu);
-  std::vector<Client *> round;
+  using Clock = std::chrono::steady_clock;
   std::vector<pollfd> fds;
-  uint64_t seen = 0;
-  for (;;) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_) return;
-      round = active_;
-      seen = submissions_;
-    }
+  Clock::time_point last_moved = Clock::now();
+  while (!stop_.load()) {
+    if (requests_.load()) last_moved = Clock::now();
+    take_requests();
     bool moved = false;
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     bool all_have_fds = true;
-    for (Client *c : round) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (std::find(active_.begin(), active_.end(), c) == active_.end()) continue;  // withdrawn
-        current_ = c;
+    for (size_t i = 0; i < active_.size();) {
+      Client *c = active_[i];
+      current_.store(c);
+      if (withdrawn_since_taken()) {  // c may be gone: take the withdrawals before touching it
+        leave_current();
+        moved = true;
+        break;
       }
       Client::Step step = c->step();
       if (step == Client::Step::Idle) {
@@ -162,33 +213,25 @@ void ProgressEngine::run(int cpu) {
         moved = true;
       }
       if (step == Client::Step::Settled) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
-        }
+        active_.erase(active_.begin() + i);
         c->announce();  // may be submitted again from here on
+      } else {
+        ++i;
       }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        current_ = nullptr;
-      }
-      released_.notify_all();
+      leave_current();
     }
-    if (moved) continue;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stop_ || submissions_ != seen) continue;  // a client submitted since is not stepped yet
-      sleeping_ = true;
+    if (moved) {
+      last_moved = Clock::now();
+      continue;
     }
-    int timeout = round.empty() ? -1 : all_have_fds ? kSliceMs : kNoDescriptorSleepMs;
-    ::poll(fds.data(), fds.size(), timeout);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      sleeping_ = false;
+    // Nothing happened: poll on for a while, since waking from poll(2) costs the thread (and
+    // the next naa_invoke that must wake it) more than a brief spin, then sleep.
+    if (Clock::now() - last_moved < spin) {
+      if (active_.empty()) sched_yield();
+      continue;
     }
-    uint64_t count;
-    ssize_t rc = read(wake_fd_, &count, sizeof count);  // EAGAIN when woken by an endpoint
-    (void)rc;
+    int timeout = active_.empty() ? -1 : all_have_fds ? kSliceMs : kNoDescriptorSleepMs;
+    if (wait_for_work(fds, timeout)) last_moved = Clock::now();
   }
 }
 

@@ -4,11 +4,16 @@
 // naa_invoke only enqueues and naa_test only reads a flag, and the data moves while the host
 // computes, even where the transport moves it in software (libfabric tcp, Soft-RoCE).
 //
-// The engine knows no protocol: it drives Clients (Sessions) through step() and sleeps when
-// none of them has anything to do: without work on an eventfd alone, with work in flight on
-// the endpoints' wait descriptors too. It runs while at least one handle holds it.
+// The engine knows no protocol: it drives Clients (Sessions) through step(), spins briefly
+// when none of them has anything to do, then sleeps: without work on an eventfd alone, with
+// work in flight on the endpoints' wait descriptors too. It runs while at least one handle
+// holds it.
 #pragma once
 
+#include <poll.h>
+
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -42,13 +47,15 @@ class ProgressEngine {
   };
 
   // The process's engine, started on first use; it stops when the last holder lets go. `cpu`
-  // (NAA_PROGRESS_CPU, -1 for none) pins the thread; only the holder that starts it decides.
-  static std::shared_ptr<ProgressEngine> acquire(int cpu);
+  // (NAA_PROGRESS_CPU, -1 for none) pins the thread, `spin` (NAA_SPIN_US) is how long it polls
+  // after the last thing happened before it sleeps; only the holder that starts it decides.
+  static std::shared_ptr<ProgressEngine> acquire(int cpu, std::chrono::microseconds spin);
   ~ProgressEngine();
   ProgressEngine(const ProgressEngine &) = delete;
   ProgressEngine &operator=(const ProgressEngine &) = delete;
 
-  // Drives `c` until its step() returns Settled.
+  // Drives `c` until its step() returns Settled. Takes no lock the thread holds while it steps
+  // and makes a system call only to wake the thread when it sleeps.
   void submit(Client *c);
   // Returns once the engine no longer drives `c` and is not inside any of its calls.
   void withdraw(Client *c);
@@ -56,17 +63,31 @@ class ProgressEngine {
   bool orphaned() const;
 
  private:
-  explicit ProgressEngine(int cpu);
-  void run(int cpu);
+  ProgressEngine(int cpu, std::chrono::microseconds spin);
+  void run(int cpu, std::chrono::microseconds spin);
+  void take_requests();
+  bool withdrawn_since_taken() const;
+  void leave_current();
+  bool wait_for_work(const std::vector<pollfd> &fds, int timeout_ms);
   void wake();
 
+  // Requests from the application's threads, taken by the thread between steps; mu_ is never
+  // held across a step.
   std::mutex mu_;
-  std::condition_variable released_;  // current_ changed: withdraw() may be waiting for it
+  std::condition_variable released_;  // current_ left a client: withdraw() may be waiting
+  std::vector<Client *> submitted_;
+  std::vector<Client *> withdrawn_;
+  std::atomic<uint64_t> withdrawals_{0};  // how many withdraw() calls ever: checked per step
+  std::atomic<bool> requests_{false};     // submitted_ or withdrawn_ changed since taken
+  std::atomic<bool> sleeping_{false};     // the thread is (about to be) in poll(2)
+  std::atomic<Client *> current_{nullptr};  // the client inside step() or announce()
+  std::atomic<unsigned> withdrawers_{0};  // withdraw() calls waiting for current_ to change
+  std::atomic<bool> stop_{false};
+
+  // The thread's own.
   std::vector<Client *> active_;
-  Client *current_ = nullptr;
-  uint64_t submissions_ = 0;  // how the thread tells that a client came after its last round
-  bool sleeping_ = false;  // the thread is (about to be) in poll(2): a submit must wake it
-  bool stop_ = false;
+  uint64_t withdrawals_taken_ = 0;
+
   const int wake_fd_;
   const uint64_t fork_generation_;
   std::thread thread_;

@@ -53,7 +53,7 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
                  ep_->peer().c_str(), static_cast<long>(pacing_.count()));
   }
   if (progress_.mode == Progress::Mode::Thread)
-    engine_ = ProgressEngine::acquire(progress_.cpu);
+    engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
 }
 
 Session::~Session() {
