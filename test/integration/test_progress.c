@@ -320,7 +320,8 @@ static void fork_child(void **state) {
 /* Back-to-back invocations against the conformance NAA, re-invoked the moment naa_test sees
  * the reply, so that the progress thread posts each final write: with pacing all complete;
  * without, the NAA strands one (which proves that the first half passes by the pacing). */
-static long conformance_rounds(const char *pacing_us) {
+/* Rounds of add1 against the conformance NAA until `rounds` or the first stranded request. */
+static long conformance_rounds(const char *pacing_us, long rounds) {
   test_server peer;
   const char *transport = getenv("NAA_TRANSPORT"); /* the peer speaks what the host speaks */
   const char *args[] = {"--window-us", "1000", "--transport",
@@ -334,7 +335,7 @@ static long conformance_rounds(const char *pacing_us) {
   test_server_use(&peer, FN_ADD1, 1);
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
   long r;
-  for (r = 0; r < 300; r++) {
+  for (r = 0; r < rounds; r++) {
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     if (test_until_done(&h, 2, NULL) != NAA_SUCCESS) break;
     assert_int_equal(b, (uint8_t)(r + 1));
@@ -348,12 +349,15 @@ static long conformance_rounds(const char *pacing_us) {
 
 static void pacing(void **state) {
   (void)state;
-  long paced = conformance_rounds("1000");
-  long unpaced = conformance_rounds("0");
+  long paced = conformance_rounds("1000", 300);
+  /* Unpaced, one request posted within the window strands; on a loaded machine the host can
+   * be late for the window hundreds of times in a row (300 rounds once went by unstranded), so
+   * it gets ten times as many chances. */
+  long unpaced = conformance_rounds("0", 3000);
   printf("conformance NAA, 1 ms window: %ld of 300 completed paced, unpaced stranded after %ld\n",
          paced, unpaced);
   assert_int_equal(paced, 300);
-  assert_true(unpaced < 300);
+  assert_true(unpaced < 3000);
 }
 
 int main(void) {
