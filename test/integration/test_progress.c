@@ -319,12 +319,13 @@ static void fork_child(void **state) {
 
 /* Back-to-back invocations against the conformance NAA, re-invoked the moment naa_test sees
  * the reply, so that the progress thread posts each final write: with pacing all complete;
- * without, the NAA strands one (which proves that the first half passes by the pacing). */
-/* Rounds of add1 against the conformance NAA until `rounds` or the first stranded request. */
-static long conformance_rounds(const char *pacing_us, long rounds) {
+ * without, the NAA strands one (which proves that the first half passes by the pacing).
+ * Rounds of add1 until `rounds` or the first stranded request; the NAA is deaf for
+ * `window_us` after each reply. */
+static long conformance_rounds(const char *window_us, const char *pacing_us, long rounds) {
   test_server peer;
   const char *transport = getenv("NAA_TRANSPORT"); /* the peer speaks what the host speaks */
-  const char *args[] = {"--window-us", "1000", "--transport",
+  const char *args[] = {"--window-us", window_us, "--transport",
                         transport != NULL && *transport != '\0' ? transport : "ofi+tcp", NULL};
   assert_int_equal(test_peer_start(&peer, "NAA_CONFORMANCE_NAA", args), 0);
   setenv("NAA_PACING_US", pacing_us, 1);
@@ -349,13 +350,15 @@ static long conformance_rounds(const char *pacing_us, long rounds) {
 
 static void pacing(void **state) {
   (void)state;
-  long paced = conformance_rounds("1000", 300);
-  /* Unpaced, one request posted within the window strands; on a loaded machine the host can
-   * be late for the window hundreds of times in a row (300 rounds once went by unstranded), so
-   * it gets ten times as many chances. */
-  long unpaced = conformance_rounds("0", 3000);
-  printf("conformance NAA, 1 ms window: %ld of 300 completed paced, unpaced stranded after %ld\n",
-         paced, unpaced);
+  /* Unpaced, one request posted within the window strands. A slower host (ASan, TSan) gets a
+   * wider window, as it would miss a 1 ms one every time (300 rounds under ASan did), and on a
+   * loaded machine it can be late hundreds of times in a row: ten times as many chances. */
+  char window[32];
+  snprintf(window, sizeof window, "%.0f", 1000 * test_time_scale());
+  long paced = conformance_rounds(window, window, 300);
+  long unpaced = conformance_rounds(window, "0", 3000);
+  printf("conformance NAA, %s us window: %ld of 300 completed paced, unpaced stranded after %ld\n",
+         window, paced, unpaced);
   assert_int_equal(paced, 300);
   assert_true(unpaced < 3000);
 }
