@@ -350,16 +350,22 @@ static long conformance_rounds(const char *window_us, const char *pacing_us, lon
 
 static void pacing(void **state) {
   (void)state;
-  /* Unpaced, one request posted within the window strands. A slower host (ASan, TSan) gets a
-   * wider window, as it would miss a 1 ms one every time (300 rounds under ASan did), and on a
-   * loaded machine it can be late hundreds of times in a row: ten times as many chances. */
-  char window[32];
-  snprintf(window, sizeof window, "%.0f", 1000 * test_time_scale());
-  long paced = conformance_rounds(window, window, 300);
-  long unpaced = conformance_rounds(window, "0", 3000);
-  printf("conformance NAA, %s us window: %ld of 300 completed paced, unpaced stranded after %ld\n",
-         window, paced, unpaced);
+  long paced = conformance_rounds("1000", "1000", 300);
+  /* Unpaced, one request posted within the window strands; on a loaded machine the host can
+   * be late for it hundreds of times in a row (300 rounds once went by unstranded), so it gets
+   * ten times as many chances. */
+  long unpaced = conformance_rounds("1000", "0", 3000);
+  printf("conformance NAA, 1 ms window: %ld of 300 completed paced, unpaced stranded after %ld\n",
+         paced, unpaced);
   assert_int_equal(paced, 300);
+  /* Under the sanitizers (NAA_TEST_TIME_SCALE > 1) nothing strands: the conformance NAA counts
+   * a request as stranded only when its poll at the window's end returns within 10 us, and a
+   * sanitized libfabric poll takes longer (0 of 300 under ASan, 0 of 3000 under TSan, with
+   * windows of 1 and 5 ms). There this run looks for races; make check asserts the stranding. */
+  if (test_time_scale() > 1) {
+    printf("unpaced stranding not asserted under NAA_TEST_TIME_SCALE=%g (sanitizers)\n", test_time_scale());
+    return;
+  }
   assert_true(unpaced < 3000);
 }
 
