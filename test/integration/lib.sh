@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
 # port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device), sets
-# NAA_TEST_PORT, and stops the server when the script exits.
+# NAA_TEST_PORT, and stops the server when the script exits. require_shm skips the script
+# (exit 77) where libfabric offers no usable shm provider.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -19,4 +20,11 @@ start_server() {
     sleep 0.01
   done
   NAA_TEST_PORT=$(cat "$naa_test_dir/port")
+}
+
+require_shm() {
+  if ! "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+    echo "SKIP: libfabric here has no usable shm provider"
+    exit 77
+  fi
 }

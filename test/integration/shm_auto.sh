@@ -5,11 +5,7 @@
 # for that server and for a same-host server that does not listen with shm.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
-info="$NAA_TOOLS/naa-info/naa-info"
-if ! "$info" | grep -q "^          shm  "; then
-  echo "SKIP: libfabric here has no usable shm provider"
-  exit 77
-fi
+require_shm
 start_server
 grep_log() { grep -q "$1" "$naa_test_dir/$2" || { cat "$naa_test_dir/$2"; echo "no '$1' in $2" >&2; exit 1; }; }
 
@@ -22,7 +18,7 @@ grep_log "via ofi+shm" shm
 unset NAA_TRANSPORT
 NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/auto" 2>&1
 grep_log "NAA_TRANSPORT=auto: ofi+tcp for 127.0.0.1:$NAA_TEST_PORT" auto
-NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$info" > "$naa_test_dir/info"
+NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_TOOLS/naa-info/naa-info" > "$naa_test_dir/info"
 grep_log "127.0.0.1:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC entry 1)  via ofi+tcp" info
 
 tcp_port=$NAA_TEST_PORT

@@ -7,11 +7,7 @@
 # that name once, and the client must still connect.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
-info="$NAA_TOOLS/naa-info/naa-info"
-if ! "$info" | grep -q "^          shm  "; then
-  echo "SKIP: libfabric here has no usable shm provider"
-  exit 77
-fi
+require_shm
 export NAA_TRANSPORT=ofi+shm
 start_server
 export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2"
