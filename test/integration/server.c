@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,9 +45,13 @@ int test_peer_start(test_server *s, const char *binary_variable, const char *con
   for (; extra != NULL && *extra != NULL && argc < 31; extra++) argv[argc++] = *extra;
   argv[argc] = NULL;
 
+  const pid_t parent = getpid();
   s->pid = fork();
   if (s->pid < 0) return -1;
   if (s->pid == 0) {
+    /* A failed cmocka assertion longjmps past the test's test_server_stop: the server must
+     * not outlive the test (a failed CI run left three serving for hours). */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
     execv(binary, (char *const *)argv);
     _exit(127);
   }
