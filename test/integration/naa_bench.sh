@@ -14,11 +14,11 @@ cat "$naa_test_dir/table"
 for test in latency throughput setup; do
   grep -q "^# $test: " "$naa_test_dir/table" || { echo "no $test table" >&2; exit 1; }
 done
-# The overlap test: one table per progress mode, busy and idle host in each, each with its own plain round trip (14 numbers a row).
+# The overlap test: one table per progress mode, busy and idle host in each, each with its own plain round trip and the wake-up floor (16 numbers a row).
 for mode in spin-then-block thread; do
   grep -q "^# overlap with NAA_PROGRESS=$mode: " "$naa_test_dir/table" || { echo "no overlap table for $mode" >&2; exit 1; }
 done
-[ "$(awk '/^# overlap with/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 14 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 4 ] ||
+[ "$(awk '/^# overlap with/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 16 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 4 ] ||
   { echo "overlap rows lack the busy or the idle host" >&2; exit 1; }
 # Per table one row per size (3 tests and 2 overlap tables, x 2 sizes), each starting with the
 # size and its count.

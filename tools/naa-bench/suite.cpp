@@ -12,6 +12,7 @@
 #include "handle.hpp"
 #include "params.hpp"
 #include "raw.hpp"
+#include "wake_probe.hpp"
 
 namespace naa::bench {
 namespace {
@@ -99,7 +100,7 @@ std::unique_ptr<Handle> handle_with(const Settings &s, size_t size, const std::s
 }
 
 struct Overlap {
-  double pure_us, compute_us, total_us, percent, invoke_us, done_percent, finish_us;
+  double pure_us, compute_us, total_us, percent, invoke_us, done_percent, finish_us, wake_us;
 };
 
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
@@ -109,8 +110,8 @@ struct Overlap {
 // noisy neighbour on a shared machine slows all three alike instead of whichever ran at the
 // time. Medians, not means: a descheduled iteration would otherwise count as communication
 // that did not overlap.
-Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep) {
-  Samples pure_s(n), compute_s(n), total_s(n), invoke_s(n), finish_s(n);
+Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, WakeProbe &probe) {
+  Samples pure_s(n), compute_s(n), total_s(n), invoke_s(n), finish_s(n), wake_s(n);
   size_t done_at_test = 0;
   int64_t unused = 0;
   auto compute = [&] { sleep ? sleep_us(compute_for) : busy_us(compute_for); };
@@ -129,13 +130,14 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep) {
   for (size_t i = 0; i < n; ++i) {
     time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
     time_round_trip(compute, compute_s, &unused);
+    wake_s.add(static_cast<int64_t>(probe.wake_us() * 1e3));  // its sleeper slept all along
     time_round_trip(overlapped, total_s, &unused);
   }
   const double t_pure = pure_s.median_us(), t_compute = compute_s.median_us(),
                t_total = total_s.median_us();
   return {t_pure, t_compute, t_total,
           std::clamp(100.0 * (1.0 - (t_total - t_compute) / t_pure), 0.0, 100.0),
-          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us()};
+          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us(), wake_s.median_us()};
 }
 
 }  // namespace
@@ -146,6 +148,7 @@ void run_overlap(const Settings &s, FILE *out) {
   std::vector<std::pair<std::string, bool>> kinds;  // heading prefix, sleeping host
   if (s.compute_busy) kinds.emplace_back("Busy", false);
   if (s.compute_sleep) kinds.emplace_back("Idle", true);
+  WakeProbe probe;
   for (const std::string &mode : s.progress_modes) {
     const std::string variant = "libnaa_" + mode;
     std::vector<Column> cols = {{"Size", "", "", 0},
@@ -154,6 +157,7 @@ void run_overlap(const Settings &s, FILE *out) {
       const std::string v = variant + (sleep ? "/sleep" : "/busy");
       cols.push_back({name + " pure(us)", "pure_us", v, 2});
       cols.push_back({name + " inv(us)", "invoke_us", v, 2});
+      cols.push_back({name + " wake(us)", "wake_us", v, 2});
       cols.push_back({name + " ovl(%)", "overlap_percent", v, 1});
       cols.push_back({name + " done(%)", "done_at_test_percent", v, 1});
       cols.push_back({name + " fin(us)", "finish_us", v, 2});
@@ -164,7 +168,8 @@ void run_overlap(const Settings &s, FILE *out) {
                 "(Idle) for about one round trip, naa_test, naa_wait unless done (medians); "
                 "pure: plain round trip, alternating with the overlapped one; "
                 "ovl % = 100 * (1 - (tot - compute) / pure); inv: time "
-                "in naa_invoke; done: share complete at that naa_test; fin: from that naa_test "
+                "in naa_invoke; wake: an eventfd write(2) waking a thread asleep in poll(2), "
+                "the floor under inv once the progress thread sleeps; done: share complete at that naa_test; fin: from that naa_test "
                 "to done; tot: naa_invoke to done",
                 cols);
     for (size_t size : s.sizes) {
@@ -177,8 +182,8 @@ void run_overlap(const Settings &s, FILE *out) {
       for (size_t i = 0; i < n; ++i) time_round_trip([&] { h->round_trip(); }, estimate_s, &unused);
       std::vector<double> row = {double(size), double(n)};
       for (const auto &kind : kinds) {
-        Overlap o = measure_overlap(*h, n, estimate_s.median_us(), kind.second);
-        row.insert(row.end(), {o.pure_us, o.invoke_us, o.percent, o.done_percent, o.finish_us, o.total_us});
+        Overlap o = measure_overlap(*h, n, estimate_s.median_us(), kind.second, probe);
+        row.insert(row.end(), {o.pure_us, o.invoke_us, o.wake_us, o.percent, o.done_percent, o.finish_us, o.total_us});
       }
       table.row(row);
     }
