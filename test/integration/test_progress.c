@@ -320,12 +320,12 @@ static void fork_child(void **state) {
 /* Back-to-back invocations against the conformance NAA, re-invoked the moment naa_test sees
  * the reply, so that the progress thread posts each final write: with pacing all complete;
  * without, the NAA strands one (which proves that the first half passes by the pacing).
- * Rounds of add1 until `rounds` or the first stranded request; the NAA is deaf for
- * `window_us` after each reply. */
-static long conformance_rounds(const char *window_us, const char *pacing_us, long rounds) {
+ * Rounds of add1 until `rounds` or the first stranded request; the NAA is deaf for 1 ms
+ * after each reply. */
+static long conformance_rounds(const char *pacing_us, long rounds) {
   test_server peer;
   const char *transport = getenv("NAA_TRANSPORT"); /* the peer speaks what the host speaks */
-  const char *args[] = {"--window-us", window_us, "--transport",
+  const char *args[] = {"--window-us", "1000", "--transport",
                         transport != NULL && *transport != '\0' ? transport : "ofi+tcp", NULL};
   assert_int_equal(test_peer_start(&peer, "NAA_CONFORMANCE_NAA", args), 0);
   setenv("NAA_PACING_US", pacing_us, 1);
@@ -350,11 +350,11 @@ static long conformance_rounds(const char *window_us, const char *pacing_us, lon
 
 static void pacing(void **state) {
   (void)state;
-  long paced = conformance_rounds("1000", "1000", 300);
+  long paced = conformance_rounds("1000", 300);
   /* Unpaced, one request posted within the window strands; on a loaded machine the host can
    * be late for it hundreds of times in a row (300 rounds once went by unstranded), so it gets
    * ten times as many chances. */
-  long unpaced = conformance_rounds("1000", "0", 3000);
+  long unpaced = conformance_rounds("0", 3000);
   printf("conformance NAA, 1 ms window: %ld of 300 completed paced, unpaced stranded after %ld\n",
          paced, unpaced);
   assert_int_equal(paced, 300);
