@@ -23,14 +23,16 @@ done
 # Per table one row per size (3 tests and 2 overlap tables, x 2 sizes), each starting with the
 # size and its count.
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 10 ] || { echo "wrong row count" >&2; exit 1; }
-# The latency rows carry the raw columns and both ratios: 10 numbers, none missing.
-[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 10 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
+# The latency rows carry the mean, the raw columns and both ratios: 11 numbers, none missing.
+[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 11 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
   { echo "latency rows lack the raw measurements" >&2; exit 1; }
 grep -q "Dbuf/serial" "$naa_test_dir/table"
 
 "$bench" $args --tests latency --csv > "$naa_test_dir/csv"
 cat "$naa_test_dir/csv"
 grep -q '^latency,libnaa,4096,median_us,[0-9.]*$' "$naa_test_dir/csv"
+# The mean round trip, which is what fi_pingpong prints (doc/performance.md compares the two).
+grep -q '^latency,libnaa,4096,mean_us,[0-9.]*$' "$naa_test_dir/csv"
 if grep -v -q -E '^[a-z]+,[a-z0-9_/]+,[0-9]+,[a-z0-9_]+,[0-9.]+$' "$naa_test_dir/csv"; then
   echo "--csv printed a line that is not test,variant,size,metric,value" >&2; exit 1
 fi
