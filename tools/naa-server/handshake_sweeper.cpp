@@ -130,22 +130,8 @@ void HandshakeSweeper::bound_receives() {
 
 void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   const auto now = Clock::now();
-  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
-  std::map<ino_t, Clock::time_point> seen;
-  std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd
-  std::map<int, std::string> peer_of;
-  const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) {
-    auto it = sockets.find(inode);
-    if (it == sockets.end() || it->second.listening || served.count(it->second.remote) != 0) return;
-    // Aged from the first sweep that saw it, at most a period after libfabric accepted it.
-    auto first = first_seen_.emplace(inode, now).first->second;
-    seen.emplace(inode, first);
-    // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
-    if (it->second.unread) return;
-    silent.emplace_back(first, fd);
-    peer_of[fd] = it->second.remote;
-  });
-  first_seen_.swap(seen);  // forgets the sockets that are gone
+  std::vector<std::pair<int, ino_t>> socket_fds;
+  const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) { socket_fds.emplace_back(fd, inode); });
   // Out of descriptors (18.3), libfabric accepts a silent connection into every one that is
   // freed and the clients' sessions get none: then every silent connection that has seen one
   // sweep goes at once, and the sweeps follow each other until there is room again.
@@ -153,6 +139,37 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   const bool scarce = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
                       fds + kSpareDescriptors >= limit.rlim_cur;
   next_sweep_ = scarce ? now : now + period_;
+  // /proc/net/tcp lists every TCP socket of the host: 22379 of them (3.4 MB of text, 0.1 s to
+  // read, 1900 page faults of this thread) on a test machine that flood tests had used, twice a
+  // second beside the sessions' spinning threads (doc/performance.md). It is read only when one
+  // of our sockets is new since the last read or was a request still waiting then.
+  const bool all_settled = first_seen_.empty() &&
+                           std::all_of(socket_fds.begin(), socket_fds.end(),
+                                       [&](const auto &s) { return settled_.count(s.second) != 0; });
+  if (all_settled && !scarce) return;
+  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  std::map<ino_t, Clock::time_point> seen;
+  std::set<ino_t> settled;
+  std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd
+  std::map<int, std::string> peer_of;
+  for (const auto &[fd, inode] : socket_fds) {
+    auto it = sockets.find(inode);
+    // Another port's socket, the listener or a served client's: none of them can turn into a
+    // waiting request (a socket keeps its port, and a served one was handed over already).
+    if (it == sockets.end() || it->second.listening || served.count(it->second.remote) != 0) {
+      settled.insert(inode);
+      continue;
+    }
+    // Aged from the first sweep that saw it, at most a period after libfabric accepted it.
+    auto first = first_seen_.emplace(inode, now).first->second;
+    seen.emplace(inode, first);
+    // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
+    if (it->second.unread) continue;
+    silent.emplace_back(first, fd);
+    peer_of[fd] = it->second.remote;
+  }
+  first_seen_.swap(seen);  // forgets the sockets that are gone
+  settled_.swap(settled);
   unsigned closed = 0;
   std::string last_peer;
   for (const auto &[first, fd] : silent) {

@@ -81,6 +81,7 @@ class HandshakeSweeper {
   DIR *const fd_dir_;
   const int tcp_fd_, tcp6_fd_;
   std::map<ino_t, Clock::time_point> first_seen_;
+  std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
   Clock::time_point next_sweep_;
 };
 
