@@ -207,7 +207,7 @@ void OfiEndpoint::check_events() {
 // One slice of sleep on the CQ (at most kWaitSliceMs, never past `deadline`). shm's peers
 // write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
 // timeout through a message), so there the slices are naps that grow from kNapMin to kNapMax
-// while nothing comes (to nap_limit_): a message after a pause waits at most that long.
+// while nothing comes: a message after a pause waits at most kNapMax.
 size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
   if (!cq_wakes_) {
     // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
@@ -215,7 +215,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) 
     const auto left = std::min<Deadline::Clock::duration>(deadline.remaining(),
                                                           std::chrono::milliseconds(kWaitSliceMs));
     std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap_, left));
-    nap_ = std::min(nap_ * 2, nap_limit_);
+    nap_ = std::min(nap_ * 2, kNapMax);
     return read_cq(out, max);
   }
   fi_cq_data_entry entries[8];

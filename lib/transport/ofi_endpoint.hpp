@@ -83,9 +83,8 @@ class OfiEndpoint : public Endpoint {
   // RDM: the next control message of type `type` (the others are dropped with a log line), or
   // nothing when the deadline passes.
   std::optional<control::Message> next_control(control::Type type, Deadline deadline);
-
-  // The longest nap of sleep_on_cq (where the CQ cannot wake us): kNapMax unless set.
-  void set_nap_limit(std::chrono::microseconds limit) { nap_limit_ = limit; }
+  // The same from one read of the CQ, without sleeping.
+  std::optional<control::Message> poll_control(control::Type type);
 
   // This endpoint's own address, as a peer inserts it into its address vector.
   std::string own_name() const;
@@ -131,6 +130,7 @@ class OfiEndpoint : public Endpoint {
   void flush_control(Deadline deadline);
   void say_goodbye() noexcept;
   void on_control(uint8_t *slot, size_t len);
+  std::optional<control::Message> take_control(control::Type type);
   fi_addr_t insert_address(const std::string &name);
   void watch_process(uint32_t pid);
   void remove_dead_peer_region();
@@ -176,7 +176,6 @@ class OfiEndpoint : public Endpoint {
   bool same_host_ = false;
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
   std::chrono::microseconds nap_ = kNapMin;
-  std::chrono::microseconds nap_limit_ = kNapMax;
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   bool prov_key_ = false;

@@ -16,8 +16,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <mutex>
 
 #include "log.hpp"
+#include "transport/descriptor_gate.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -45,18 +47,31 @@ void OfiEndpoint::reject_by_message(const char *reason) {
 
 std::optional<control::Message> OfiEndpoint::next_control(control::Type type, Deadline deadline) {
   for (;;) {
-    while (!control_in_.empty()) {
-      control::Message m = std::move(control_in_.front());
-      control_in_.pop_front();
-      if (m.type == type || (type == control::Type::Accept && m.type == control::Type::Reject))
-        return m;
-      NAA_LOG_WARN("%s: unexpected %s ignored", peer_.c_str(), control::type_name(m.type));
-    }
+    if (auto m = take_control(type)) return m;
     if (deadline.expired()) return std::nullopt;
     Completion c[8];
     size_t n = sleep_on_cq(c, 8, deadline);
     stash_.insert(stash_.end(), c, c + n);
   }
+}
+
+std::optional<control::Message> OfiEndpoint::poll_control(control::Type type) {
+  if (auto m = take_control(type)) return m;
+  Completion c[8];
+  size_t n = read_cq(c, 8);
+  stash_.insert(stash_.end(), c, c + n);
+  return take_control(type);
+}
+
+std::optional<control::Message> OfiEndpoint::take_control(control::Type type) {
+  while (!control_in_.empty()) {
+    control::Message m = std::move(control_in_.front());
+    control_in_.pop_front();
+    if (m.type == type || (type == control::Type::Accept && m.type == control::Type::Reject))
+      return m;
+    NAA_LOG_WARN("%s: unexpected %s ignored", peer_.c_str(), control::type_name(m.type));
+  }
+  return std::nullopt;
 }
 
 std::string OfiEndpoint::own_name() const {
@@ -91,9 +106,24 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   uint8_t *slot = control_slot(kControlSlots + control_send_next_++ % kControlSlots);
   size_t len = control::encode(m, slot, control::kMaxMessage);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
-  retry_post("fi_tsend", [&] {
-    return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
-  }, deadline);
+  // shm maps the peer's region at the first send to it, which takes a descriptor: see
+  // descriptor_gate.hpp.
+  bool starved = false;
+  try {
+    retry_post("fi_tsend", [&]() -> ssize_t {
+      std::unique_lock<std::mutex> gate(descriptor_gate(), std::defer_lock);
+      if (same_host_) {
+        gate.lock();
+        starved = !descriptors_spare(kSpareDescriptors);
+        if (starved) return -FI_EAGAIN;
+      }
+      return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
+    }, deadline);
+  } catch (const Error &) {
+    if (!starved) throw;
+    throw Error(NAA_ERR_NO_RESOURCES, "cannot send to " + peer_ +
+                                          ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
+  }
   ++control_sends_pending_;
 }
 

@@ -6,6 +6,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,10 +24,15 @@ class OfiListener : public Listener {
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
 
  private:
+  static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
+
+  void sleep_until_event(Deadline deadline);
+
   InfoPtr info_;
   std::shared_ptr<OfiFabric> fabric_;
   FidPtr<fid_eq> eq_;
   FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
+  int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
 };
 

@@ -4,16 +4,17 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "log.hpp"
+#include "transport/descriptor_gate.hpp"
 #include "transport/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -35,21 +36,6 @@ int reserve_port(uint16_t *port) {
   }
   *port = ntohs(addr.sin_port);
   return fd;
-}
-
-// Whether this process can still open `count` descriptors: the kernel hands out the lowest free
-// number, so the highest `count` numbers below RLIMIT_NOFILE are taken only when nearly all
-// are; `fd` is any open descriptor to probe with (two system calls, no /proc scan).
-bool descriptors_spare(int fd, size_t count) {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
-  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur > static_cast<rlim_t>(INT32_MAX)) return true;
-  if (lim.rlim_cur <= count) return false;
-  const int lowest = static_cast<int>(lim.rlim_cur - count);
-  const int probe = fcntl(fd, F_DUPFD_CLOEXEC, lowest);
-  if (probe < 0) return false;
-  ::close(probe);
-  return probe == lowest;
 }
 
 }  // namespace
@@ -81,10 +67,6 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
     throw;
   }
   port_ = port;
-  // A connection request is rare and its sender waits for far more than this anyway; an idle
-  // server that napped at most kNapMax woke 1000 times a second, 7 % of a core on a loaded
-  // 2-core machine (test_hostile's idle check).
-  ep_->set_nap_limit(kListenerNapLimit);
   if (named_) name_fd_ = hold_shm_name(service);
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
   // milliseconds. shm makes each endpoint's name unique itself (pid, uid, endpoint index).
@@ -107,24 +89,31 @@ OfiRdmListener::~OfiRdmListener() {
 std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // libfabric 1.17's shm provider crashes inside fi_cq_read when a new peer's request
   // arrives while the process has no descriptor left to map that peer (seen with naa-server
-  // flooded by idle TCP connections). Its queue is left unread while descriptors are short,
-  // in short slices: the request waits in the peer's queue, and is read once naa-server's
-  // handshake sweep has closed the silent connections that held them.
-  std::optional<control::Message> request;
-  while (!request) {
-    if (deadline.expired()) return nullptr;
-    const auto slice = std::chrono::milliseconds(deadline.remaining_ms(kDescriptorCheckMs));
-    if (named_ && name_fd_ >= 0 && !descriptors_spare(name_fd_, kSpareDescriptors)) {
-      std::this_thread::sleep_for(slice);
-      continue;
+  // flooded by idle TCP connections). Its queue is left unread while descriptors are short:
+  // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
+  // closed the silent connections that held them. The count, the read and the mapping of the
+  // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
+  // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
+  // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
+  // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
+  auto nap = std::chrono::microseconds(20);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> gate(descriptor_gate());
+      if (!named_ || descriptors_spare(kSpareDescriptors)) {
+        if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
+          InfoPtr info(fi_dupinfo(fresh_info_.get()));
+          if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+          ep->attach(request->name, request->pid);
+          return ep;
+        }
+      }
     }
-    request = ep_->next_control(control::Type::Request, Deadline::after(slice));
+    if (deadline.expired()) return nullptr;
+    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap, deadline.remaining()));
+    nap = std::min(nap * 2, kListenerNapLimit);
   }
-  InfoPtr info(fi_dupinfo(fresh_info_.get()));
-  if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-  auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
-  ep->attach(request->name, request->pid);
-  return ep;
 }
 
 void OfiRdmListener::claim_name(const std::string &name) {

@@ -29,9 +29,6 @@ class OfiRdmListener : public Listener {
   void claim_name(const std::string &name);
   void release_port();
 
-  // What a request's fresh endpoint and the mapping of its peer take, with room to spare.
-  static constexpr size_t kSpareDescriptors = 16;
-  static constexpr int kDescriptorCheckMs = 10;
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
 
   bool named_ = false;
