@@ -172,4 +172,9 @@ std::string transport_from_environment();
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline);
 
+// What auto uses when shared memory is not an option or did not connect in time: "verbs" when
+// an RDMA device routes to `host`, else "ofi+tcp".
+std::string network_transport_for(const std::string &host, const std::string &local_ip,
+                                  const std::string &device, Deadline deadline);
+
 }  // namespace naa::transport

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # A same-host naa-server started with no option listens with shm too; vecadd reaches it with
-# NAA_TRANSPORT=ofi+shm. auto does not choose shm (see lib/transport/select.cpp): it takes TCP
-# for that server and for a same-host server that does not listen with shm.
+# NAA_TRANSPORT=ofi+shm, and auto chooses shm for it (naa-info says so per NAA, the client's log
+# line too) but TCP for a same-host server that does not listen with shm.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 require_shm
@@ -17,16 +17,16 @@ grep_log "via ofi+shm" shm
 
 unset NAA_TRANSPORT
 NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/auto" 2>&1
-grep_log "NAA_TRANSPORT=auto: ofi+tcp for 127.0.0.1:$NAA_TEST_PORT" auto
+grep_log "NAA_TRANSPORT=auto: ofi+shm for 127.0.0.1:$NAA_TEST_PORT" auto
 NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_TOOLS/naa-info/naa-info" > "$naa_test_dir/info"
-grep_log "127.0.0.1:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC entry 1)  via ofi+tcp" info
+grep_log "127.0.0.1:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC entry 1)  via ofi+shm" info
 
 tcp_port=$NAA_TEST_PORT
 start_server --transport ofi+tcp
 NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/tcp" 2>&1
 grep_log "NAA_TRANSPORT=auto: ofi+tcp for 127.0.0.1:$NAA_TEST_PORT" tcp
 grep_log "all 2000 elements correct" tcp
-echo "auto: ofi+tcp for the server on port $tcp_port and for the tcp-only one on $NAA_TEST_PORT"
+echo "auto: ofi+shm for the server on port $tcp_port, ofi+tcp for the tcp-only one on $NAA_TEST_PORT"
 
 # A second server of this user on another address with the shm server's port: the shm name is
 # taken, so it serves over TCP alone and says why, rather than failing to start.
@@ -43,7 +43,7 @@ start_server
 stopped=$!
 kill -STOP "$stopped"
 t0=$(date +%s)
-user=$(bash -c 'TIMEFORMAT=%U; time env NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$1:10:2" NAA_TIMEOUT=3 "$0" 1000 > /dev/null 2>&1' \
+user=$(bash -c 'TIMEFORMAT=%U; time env NAA_SPEC="127.0.0.1:$1:10:2" NAA_TIMEOUT=3 "$0" 1000 > /dev/null 2>&1' \
   "$NAA_EXAMPLES/vecadd" "$NAA_TEST_PORT" 2>&1 | tail -n 1)
 took=$(($(date +%s) - t0))
 # Not resumed: libfabric 1.17's shm crashes a server that reads a request whose sender has
