@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// An OfiEndpoint's memory regions and its chains of RMA writes (fi_writemsg), the last of which
+// carries the immediate.
+#include "transport/ofi_endpoint.hpp"
+
+#include <rdma/fi_rma.h>
+
+#include "transport/split_writes.hpp"
+
+namespace naa::transport::ofi_detail {
+namespace {
+
+class OfiWriteChain : public WriteChain {
+ public:
+  // Everything fi_writemsg needs, built once; post_writes only fills in the immediate.
+  struct Op {
+    iovec iov;
+    void *desc;
+    fi_rma_iov rma;
+    fi_msg_rma msg;
+  };
+  std::vector<Op> ops;
+};
+
+}  // namespace
+
+std::unique_ptr<MemoryRegion> OfiEndpoint::register_memory(void *addr, size_t length,
+                                                           bool remote_write) {
+  open_once();
+  auto region = std::make_unique<OfiMemoryRegion>();
+  uint64_t access = FI_SEND | FI_RECV | FI_WRITE | (remote_write ? FI_REMOTE_WRITE : 0);
+  region->mr = register_raw(addr, length, access);
+  uint64_t granted = fi_mr_key(region->mr);
+  if (granted > UINT32_MAX)
+    throw Error(NAA_ERR_UNSUPPORTED, "provider " + std::string(info_->fabric_attr->prov_name) +
+                                         " hands out memory keys wider than MRSP's 32 bits");
+  region->addr = addr;
+  region->length = length;
+  region->rkey = static_cast<uint32_t>(granted);
+  region->remote_addr = virt_addr_ ? reinterpret_cast<uint64_t>(addr) : 0;
+  region->desc = fi_mr_desc(region->mr);
+  return region;
+}
+
+std::unique_ptr<WriteChain> OfiEndpoint::prepare_writes(const std::vector<WriteSegment> &segments,
+                                                        uint64_t context) {
+  auto chain = std::make_unique<OfiWriteChain>();
+  split_writes(segments, max_msg_, [&](const WriteSegment &s, size_t offset, size_t length) {
+    OfiWriteChain::Op op{};
+    op.iov = {static_cast<char *>(s.local->addr) + s.offset + offset, length};
+    op.desc = static_cast<const OfiMemoryRegion *>(s.local)->desc;
+    op.rma = {s.remote_addr + offset, length, s.rkey};
+    chain->ops.push_back(op);
+  });
+  // Pointers into the vector are taken only now that it no longer grows.
+  for (auto &op : chain->ops) {
+    op.msg.msg_iov = &op.iov;
+    op.msg.desc = &op.desc;
+    op.msg.iov_count = 1;
+    op.msg.addr = peer_addr_;
+    op.msg.rma_iov = &op.rma;
+    op.msg.rma_iov_count = 1;
+    // On RDM the data writes complete on their own (see post_writes).
+    op.msg.context = rdm_ ? &fence_context_ : reinterpret_cast<void *>(context);
+  }
+  chain->ops.back().msg.context = reinterpret_cast<void *>(context);
+  return chain;
+}
+
+// MSG: only the last write asks for a completion: the provider completes a MSG endpoint's
+// operations in order (comp_order strict), so it stands for the whole chain. RDM providers
+// promise neither write-after-write order (shm: msg_order SAS only) nor completion order, so
+// the final write, whose immediate tells the peer the data is there, waits until the data
+// writes have completed. A chain of one write (one region) waits for nothing.
+void OfiEndpoint::post_writes(WriteChain &chain, uint32_t imm,
+                              Deadline::Clock::time_point final_not_before) {
+  auto &ops = static_cast<OfiWriteChain &>(chain).ops;
+  const size_t last = ops.size() - 1;
+  const uint64_t flags = rdm_ ? FI_COMPLETION : 0;
+  for (size_t i = 0; i < last; ++i) {
+    retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
+    if (rdm_) ++fence_pending_;
+  }
+  if (rdm_) wait_fence();
+  if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
+  ops[last].msg.data = imm;
+  retry_post("fi_writemsg", [&] {
+    return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+  });
+}
+
+fid_mr *OfiEndpoint::register_raw(void *addr, size_t length, uint64_t access) {
+  fid_mr *mr = nullptr;
+  uint64_t key = prov_key_ ? 0 : next_key_++;
+  int rc = fi_mr_reg(domain_, addr, length, access, 0, key, 0, &mr, nullptr);
+  if (rc < 0)
+    fail(NAA_ERR_NO_RESOURCES, "registering " + std::to_string(length) + " bytes failed", rc);
+  if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+    int bind = fi_mr_bind(mr, &ep_->fid, 0);
+    if (bind == 0) bind = fi_mr_enable(mr);
+    if (bind < 0) {
+      close_fid(&mr->fid);
+      fail(NAA_ERR_TRANSPORT, "binding a memory region to its endpoint", bind);
+    }
+  }
+  return mr;
+}
+
+void OfiEndpoint::wait_fence() {
+  auto give_up = Deadline::after(kPostRetryLimit);
+  while (fence_pending_ > 0) {
+    Completion c[8];
+    size_t n = read_cq(c, 8);
+    stash_.insert(stash_.end(), c, c + n);
+    check_events();
+    if (give_up.expired())
+      throw Error(NAA_ERR_TRANSPORT, "writes to " + peer_ + " did not complete");
+  }
+}
+
+}  // namespace naa::transport::ofi_detail

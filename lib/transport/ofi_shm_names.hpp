@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// How an ofi+shm server is found by its port: the name of its listener, and whether a live
+// server holds that name. Private to lib/transport.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace naa::transport::ofi_detail {
+
+// shm names endpoints, not hosts and ports: "HOST:PORT" of a same-host NAA maps to the name of
+// the listener that serves PORT. A TCP port number is unique on a host (the server holds it
+// with its tcp listener, or reserves it when it serves shm alone), so the port names one server;
+// the uid is part of the name because shm's regions and its process_vm_writev copies work only
+// between processes of one user, so a client of another user finds no such name (and auto
+// reaches that server over TCP instead).
+std::string shm_service(uint16_t port);
+
+// shm keeps an endpoint's region as the POSIX shared-memory object of the endpoint's name
+// (fi_shm(7)). A listener holds an flock on its object while it lives: that tells a live server
+// from the leftover of one that was killed (which would make a new listener's fi_enable fail
+// with EBUSY), and lets a client see at once that no server is there.
+enum class NameState { Free, Live, Stale };
+
+NameState shm_name_state(const std::string &name);
+
+// Locks the object of `name` for the listener's life: the descriptor to close at its end, or -1
+// (with a log line) when it cannot.
+int hold_shm_name(const std::string &name);
+
+}  // namespace naa::transport::ofi_detail
