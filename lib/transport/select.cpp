@@ -68,6 +68,8 @@ class AutoTransport : public Transport {
       const auto limit = shm_connect_limit(deadline);
       try {
         return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data);
+      } catch (const Refused &) {
+        throw;
       } catch (const Error &e) {
         choice = network_transport_for(host, local_ip, device_, deadline);
         NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "deadline.hpp"
+#include "error.hpp"
 
 namespace naa::transport {
 
@@ -111,6 +112,13 @@ class Endpoint {
   // side, its accept on the client side (empty if none; verbs pads it with zeros to the
   // fabric's size).
   virtual const std::string &peer_data() const = 0;
+};
+
+// A connection the NAA refused (its reject): an answer, where the other connection failures are
+// not, so NAA_TRANSPORT=auto does not try another path after it.
+class Refused : public Error {
+ public:
+  using Error::Error;
 };
 
 class Listener {

@@ -6,6 +6,7 @@
 # name for that port (its object, flock'd, as a live listener holds it) that never answers:
 # the object is empty, so libfabric's shm finds no region to take the request and keeps it
 # unsent, which touches nothing of the holder's (no mapping to crash on).
+# A refusal is an answer, not a failure: no fallback after it.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 require_shm
@@ -49,3 +50,14 @@ fi
 grep_log "nothing takes connection requests there" named
 if grep -q "instead" "$naa_test_dir/named"; then cat "$naa_test_dir/named"; echo "FAIL: named ofi+shm fell back" >&2; exit 1; fi
 echo "NAA_TRANSPORT=ofi+shm: fails, no fallback"
+
+# A refusal over shm is the NAA's answer: auto does not ask again over TCP.
+NAA_AUTH_KEY=the-right-key start_server
+if NAA_AUTH_KEY=a-wrong-key NAA_LOG_LEVEL=info NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" \
+    "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/refused" 2>&1; then
+  cat "$naa_test_dir/refused"; echo "FAIL: a client with the wrong key connected" >&2; exit 1
+fi
+grep_log "NAA_TRANSPORT=auto: ofi+shm for 127.0.0.1:$NAA_TEST_PORT" refused
+grep_log "refused by the NAA" refused
+if grep -q "instead" "$naa_test_dir/refused"; then cat "$naa_test_dir/refused"; echo "FAIL: auto fell back after a refusal" >&2; exit 1; fi
+echo "auto, refused over shm: no fallback"
