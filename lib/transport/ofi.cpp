@@ -23,7 +23,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "error.hpp"
 #include "log.hpp"
@@ -39,6 +41,18 @@ namespace naa::transport {
 using namespace ofi_detail;
 
 namespace {
+
+// libfabric 1.17's shm crashes a server that reads a client's first message (its name, queued
+// with the first send) once the client's region is gone, and closing an endpoint removes its
+// region. A client that gave up before its connection request could be sent (a stopped or
+// starved server, or auto turning to the network) therefore does not close that endpoint: it
+// stays open until the process ends, and its region behind it, as a killed client's does.
+void keep_open(std::unique_ptr<OfiEndpoint> ep) {
+  static std::mutex mutex;
+  static auto *kept = new std::vector<std::unique_ptr<OfiEndpoint>>;  // never destroyed
+  std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(std::move(ep));
+}
 
 class OfiTransport : public Transport {
  public:
@@ -94,7 +108,12 @@ class OfiTransport : public Transport {
     auto fabric = std::make_shared<OfiFabric>(chosen.get());
     auto ep = std::make_unique<OfiEndpoint>(std::move(fabric), std::move(chosen), nullptr);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
-    ep->connect(deadline, private_data);
+    try {
+      ep->connect(deadline, private_data);
+    } catch (const Error &) {
+      if (named && ep->request_unsent()) keep_open(std::move(ep));
+      throw;
+    }
     return ep;
   }
 
@@ -116,10 +135,11 @@ class OfiTransport : public Transport {
     return *type_;
   }
 
-  // The probe's endpoint (shm names it itself) aimed at the listener's name for `port`.
+  // The probe's endpoint, under a name of its own, aimed at the listener's name for `port`.
   InfoPtr named_destination(uint16_t port) {
     InfoPtr info(fi_dupinfo(rdm_probe_.get()));
     if (!info) return nullptr;
+    give_unique_shm_source(info.get());
     std::string dest = "fi_ns://" + shm_service(port);
     free(info->dest_addr);
     info->dest_addr = strdup(dest.c_str());

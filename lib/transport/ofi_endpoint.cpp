@@ -136,17 +136,7 @@ void OfiEndpoint::open() {
   // receive side it would silence every receive posted without FI_COMPLETION.
   check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION), "fi_ep_bind(tx cq)");
   check(fi_ep_bind(ep_, &cq_->fid, FI_RECV), "fi_ep_bind(rx cq)");
-  int rc = fi_enable(ep_);
-  // shm names an endpoint PID:UID:INDEX and refuses (EBUSY) a name whose leftover region, of
-  // a process that was killed, records a live pid: once pids wrap around that is this very
-  // process, whose first endpoint then fails. libfabric 1.17 removes the leftover as it
-  // refuses, so the second try creates the region afresh.
-  if (rc == -FI_EBUSY && same_host_) {
-    NAA_LOG_INFO("shm region of endpoint %s was a dead process's leftover; created afresh",
-                 own_name().c_str());
-    rc = fi_enable(ep_);
-  }
-  check(rc, "fi_enable");
+  check(fi_enable(ep_), "fi_enable");
   if (rdm_) open_control();
 }
 

@@ -57,6 +57,9 @@ class OfiEndpoint : public Endpoint {
   void attach(const std::string &name, uint32_t pid);
 
   void connect(Deadline deadline, const std::string &private_data);
+  // RDM, client side: connect() gave up before its connection request could be sent, so the
+  // listener may not have read this endpoint's name yet.
+  bool request_unsent() const { return request_unsent_; }
   void accept(Deadline deadline, const std::string &private_data) override;
   void reject(const char *reason) override;
 
@@ -198,6 +201,7 @@ class OfiEndpoint : public Endpoint {
   size_t control_sends_pending_ = 0;
   std::deque<control::Message> control_in_;
   bool peer_left_ = false;
+  bool request_unsent_ = false;
   pid_t peer_pid_ = 0;
   std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;

@@ -210,6 +210,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
   try {
     send_control(listener, control::Type::Request, private_data, &deadline);
   } catch (const Error &e) {
+    request_unsent_ = true;
     // Over PROVIDER;ofi_rxm nothing listening shows as a send queue that never drains.
     throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
                                         e.what() + ")");
@@ -221,7 +222,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
                                      " (is an naa-server listening there with this transport?)");
   if (answer->type == control::Type::Reject) {
     std::string reason = private_data_text(answer->data.data(), answer->data.size());
-    throw Error(NAA_ERR_CONNECTION, what + ": refused by the NAA" +
+    throw Refused(NAA_ERR_CONNECTION, what + ": refused by the NAA" +
                                         (reason.empty() ? "" : " (\"" + reason + "\")"));
   }
   std::string name = answer->name;

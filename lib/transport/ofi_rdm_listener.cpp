@@ -69,7 +69,7 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   port_ = port;
   if (named_) name_fd_ = hold_shm_name(service);
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
-  // milliseconds. shm makes each endpoint's name unique itself (pid, uid, endpoint index).
+  // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
   fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
                           named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
   if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
@@ -104,6 +104,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
           InfoPtr info(fi_dupinfo(fresh_info_.get()));
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+          if (named_) give_unique_shm_source(info.get());
           auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
           ep->attach(request->name, request->pid);
           return ep;

@@ -6,6 +6,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "error.hpp"
 #include "log.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -20,6 +27,18 @@ NameState shm_name_state(const std::string &name) {
   NameState state = flock(fd, LOCK_EX | LOCK_NB) == 0 ? NameState::Stale : NameState::Live;
   ::close(fd);
   return state;
+}
+
+void give_unique_shm_source(fi_info *info) {
+  std::random_device random;
+  const uint64_t part = (static_cast<uint64_t>(random()) << 32) | random();
+  char source[64];
+  snprintf(source, sizeof source, "fi_shm://%d-%016" PRIx64, static_cast<int>(getpid()), part);
+  char *copy = strdup(source);
+  if (copy == nullptr) throw Error(NAA_ERR_NO_RESOURCES, "out of memory");
+  free(info->src_addr);
+  info->src_addr = copy;
+  info->src_addrlen = strlen(source) + 1;
 }
 
 int hold_shm_name(const std::string &name) {

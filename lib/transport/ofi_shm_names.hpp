@@ -3,6 +3,8 @@
 // server holds that name. Private to lib/transport.
 #pragma once
 
+#include <rdma/fabric.h>
+
 #include <cstdint>
 #include <string>
 
@@ -23,6 +25,15 @@ std::string shm_service(uint16_t port);
 enum class NameState { Free, Live, Stale };
 
 NameState shm_name_state(const std::string &name);
+
+// shm names an endpoint SOURCE:UID:INDEX, SOURCE being its fi_info's source address, which is
+// "fi_shm://PID" unless given. Pids wrap around, so a long-lived server meets clients with the
+// pid, and so the name, of earlier ones; libfabric 1.17's listener keeps every client it has
+// heard from by name and tells a reused name from the old one only by the pid in its region,
+// so it answered the new client's connection request into the old client's region, and the
+// request was never sent (test/integration/shm_pid_reuse.sh). A random part after the pid
+// gives `info` a source no earlier process had.
+void give_unique_shm_source(fi_info *info);
 
 // Locks the object of `name` for the listener's life: the descriptor to close at its end, or -1
 // (with a log line) when it cannot.

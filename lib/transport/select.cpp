@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Transport names, as in Mercury: "verbs" is rdma-core, "ofi+tcp" libfabric's tcp provider,
-// "ofi+shm" its shared-memory one, and "auto" chooses per destination: verbs where an RDMA
-// device routes to the NAA, TCP elsewhere. Not shared memory yet: with libfabric 1.17's shm,
-// clients of several processes connecting to one server at once (srun's tasks) had the
-// server's accept refused for good ("queue stayed full"; test/slurm/srun.sh), so ofi+shm is
-// used only when named.
+// "ofi+shm" its shared-memory one, and "auto" chooses per destination: shared memory for an NAA
+// on this host, verbs where an RDMA device routes to the NAA, TCP elsewhere. A shared-memory
+// connection that auto chose and that does not complete soon gives way to the network path, as
+// MPI libraries fall back from shared memory: with libfabric 1.17 a server's accept has been
+// seen to stay unsent for good (test/slurm/srun.sh in CI), and a named transport keeps such
+// failures visible instead.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -62,9 +64,21 @@ class AutoTransport : public Transport {
                                     const std::string &private_data) override {
     std::string choice = auto_transport_for(host, port, local_ip, device_, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
-    name_ = "auto: " + choice;
-    return open_transport(choice, provider_progress_, device_)->connect(host, port, local_ip, deadline,
-                                                               private_data);
+    if (choice == "ofi+shm") {
+      const auto limit = shm_connect_limit(deadline);
+      try {
+        return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data);
+      } catch (const Refused &) {
+        throw;
+      } catch (const Error &e) {
+        choice = network_transport_for(host, local_ip, device_, deadline);
+        NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "
+                     "connecting with %s instead",
+                     host.c_str(), port, std::chrono::duration<double>(limit).count(), e.what(),
+                     choice.c_str());
+      }
+    }
+    return connect_with(choice, host, port, local_ip, deadline, private_data);
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
@@ -78,6 +92,22 @@ class AutoTransport : public Transport {
   }
 
  private:
+  // What auto gives a shm connection of its choice: a same-host request is answered within
+  // milliseconds (the server's shm listener naps at most 8 ms, an endpoint opens in tens), so
+  // 3 s leaves two orders of magnitude for a loaded machine, and a short NAA_TIMEOUT keeps at
+  // least three quarters of itself for the network connection and the memory-region exchange.
+  static Deadline::Clock::duration shm_connect_limit(Deadline deadline) {
+    return std::min<Deadline::Clock::duration>(std::chrono::seconds(3), deadline.remaining() / 4);
+  }
+
+  std::unique_ptr<Endpoint> connect_with(const std::string &choice, const std::string &host,
+                                         uint16_t port, const std::string &local_ip,
+                                         Deadline deadline, const std::string &private_data) {
+    name_ = "auto: " + choice;
+    return open_transport(choice, provider_progress_, device_)->connect(host, port, local_ip,
+                                                                        deadline, private_data);
+  }
+
   const bool provider_progress_;
   const std::string device_;
   std::string name_ = "auto";
@@ -128,7 +158,19 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
 
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline) {
-  (void)port;  // for shm, once auto may choose it again (see the top of this file)
+#ifdef NAA_HAVE_LIBFABRIC
+  // NAA_LOCAL_IP pins a network path, which shared memory does not take. A server on this host
+  // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
+  // is reached as before.
+  if (local_ip.empty() && is_local_host(host) && ofi_shm_server_at(port)) return "ofi+shm";
+#else
+  (void)port;
+#endif
+  return network_transport_for(host, local_ip, device, deadline);
+}
+
+std::string network_transport_for(const std::string &host, const std::string &local_ip,
+                                  const std::string &device, Deadline deadline) {
 #ifdef NAA_HAVE_VERBS
   if (verbs_routes_to(host, local_ip, device, deadline)) return "verbs";
 #else

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "deadline.hpp"
+#include "error.hpp"
 
 namespace naa::transport {
 
@@ -113,6 +114,13 @@ class Endpoint {
   virtual const std::string &peer_data() const = 0;
 };
 
+// A connection the NAA refused (its reject): an answer, where the other connection failures are
+// not, so NAA_TRANSPORT=auto does not try another path after it.
+class Refused : public Error {
+ public:
+  using Error::Error;
+};
+
 class Listener {
  public:
   virtual ~Listener() = default;
@@ -171,5 +179,10 @@ std::string transport_from_environment();
 // `deadline`), else "ofi+tcp".
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline);
+
+// What auto uses when shared memory is not an option or did not connect in time: "verbs" when
+// an RDMA device routes to `host`, else "ofi+tcp".
+std::string network_transport_for(const std::string &host, const std::string &local_ip,
+                                  const std::string &device, Deadline deadline);
 
 }  // namespace naa::transport

@@ -5,7 +5,7 @@
 # make check runs the in-tree build over libfabric tcp, test/install/consumer.sh the builds
 # against the installed library (pkg-config and CMake), test/rdma/suite.sh the in-tree build
 # over verbs (with AP2_BYTES_RECEIVED=reported). ofi+tcp is named unless NAA_TRANSPORT is
-# set: over shm (ofi+shm), the final write's length is reported as verbs does. NAA_TEST_AP2_RUNS (default 1) runs the
+# set: auto would take shm, which reports the final write's length as verbs does. NAA_TEST_AP2_RUNS (default 1) runs the
 # program that many times against the same server.
 set -eu
 program=${1:-${NAA_BUILDDIR:?run through make check or name the program}/test/ap2/ap2_style}

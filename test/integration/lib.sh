@@ -7,7 +7,8 @@
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
 naa_test_pids=
-trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir"' EXIT
+naa_test_files=  # outside naa_test_dir (a test's /dev/shm objects), removed after the processes
+trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
 
 start_server() {
   rm -f "$naa_test_dir/port"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # NAA_TRANSPORT=auto (unset) picks verbs for an NAA an RDMA device routes to and ofi+tcp for
-# one on the loopback, in one process; each server listens with the one transport its
-# clients are expected to take.
+# one on the loopback, in one process. Every address of this VM is on this host, where auto
+# prefers a server's shm listener (default_server.sh), so these two servers listen with one
+# transport each.
 set -eu
 unset NAA_TRANSPORT
 . "$NAA_SRCDIR/test/integration/lib.sh"

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # A naa-server started with no transport option serves everything it can, on one port: verbs
 # (the NAAICE NAAs' transport), ofi+tcp and ofi+shm. Clients of each, and one with
-# NAA_TRANSPORT=auto (verbs), meet it in the same run, and each learns from the accept that it
-# needs no pacing.
+# NAA_TRANSPORT=auto (which takes shm: every address of this VM is on this host), meet it in
+# the same run, and each learns from the accept that it needs no pacing.
 set -eu
 unset NAA_TRANSPORT
 . "$NAA_SRCDIR/test/integration/lib.sh"
@@ -22,5 +22,5 @@ done
 grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via verbs" "$naa_test_dir/verbs"
 grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via ofi+tcp" "$naa_test_dir/ofi+tcp"
 grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via ofi+shm" "$naa_test_dir/ofi+shm"
-grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via auto: verbs" "$naa_test_dir/auto"
+grep -q "connected to $NAA_TEST_HOST:$NAA_TEST_PORT via auto: ofi+shm" "$naa_test_dir/auto"
 echo "default naa-server: verbs, ofi+tcp, ofi+shm and auto clients served on port $NAA_TEST_PORT"

@@ -69,7 +69,7 @@ void show_transports() {
   try {
     auto t = naa::transport::open_transport(chosen);
     if (chosen == "auto")
-      std::printf("  NAA_TRANSPORT=auto -> per NAA: verbs where an "
+      std::printf("  NAA_TRANSPORT=auto -> per NAA: ofi+shm for a server on this host, verbs where an "
                   "RDMA device routes to it, else ofi+tcp\n");
     else
       std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());

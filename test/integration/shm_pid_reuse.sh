@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Pids wrap around (pid_max is 32768 by default), so a long-lived naa-server meets a client with
+# the pid of an earlier one. libfabric 1.17's shm listener keeps every client it has heard from
+# by endpoint name, and checks a known name's region only by pid: under its own PID:UID:INDEX
+# name the new client's connection request was answered into the earlier client's region and
+# never sent ("nothing takes connection requests there"). libnaa names its shm endpoints with a
+# random part. The test runs two clients with one pid (kernel.ns_last_pid, which needs
+# CAP_SYS_ADMIN), over ofi+shm by name so that no fallback hides a failure.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+require_shm
+last=/proc/sys/kernel/ns_last_pid
+if ! (cat "$last" > "$last") 2> /dev/null; then
+  echo "SKIP: cannot choose a pid here ($last is not writable: needs CAP_SYS_ADMIN)"; exit 77
+fi
+export NAA_TRANSPORT=ofi+shm
+start_server
+export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" NAA_TIMEOUT=10 NAA_LOG_LEVEL=info
+
+# A pid no process has now, well away from the one the kernel hands out next.
+max=$(cat /proc/sys/kernel/pid_max)
+pid=$(( ($(cat "$last") + 5000) % max ))
+[ "$pid" -ge 1000 ] || pid=$((pid + 1000))
+while kill -0 "$pid" 2>/dev/null; do pid=$((pid + 1)); done
+
+# as_pid FILE: vecadd as process $pid (exec keeps the pid through libtool's wrapper); another
+# process may take the pid first, so up to 50 tries.
+as_pid() {
+  for _ in $(seq 50); do
+    echo $((pid - 1)) > "$last"
+    "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/$1" 2>&1 &
+    if [ $! -eq "$pid" ]; then
+      wait $! && return 0
+      cat "$naa_test_dir/$1"; echo "FAIL: the $1 client, process $pid, did not connect" >&2; exit 1
+    fi
+    kill $! 2>/dev/null || :; wait $! 2>/dev/null || :
+  done
+  echo "SKIP: could not start a process as pid $pid"; exit 77
+}
+as_pid first
+as_pid second
+grep -q "all 2000 elements correct" "$naa_test_dir/second"
+echo "two clients, both process $pid, one after the other: both connected over ofi+shm"
