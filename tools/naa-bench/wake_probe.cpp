@@ -2,6 +2,7 @@
 #include "wake_probe.hpp"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -29,11 +30,24 @@ WakeProbe::~WakeProbe() {
 }
 
 double WakeProbe::wake_us() {
+  move_sleeper_off_my_cpu();
   const uint64_t one = 1;
   const int64_t t = now_ns();
   ssize_t rc = write(fd_, &one, sizeof one);
   (void)rc;  // EAGAIN: the counter is non-zero, the sleeper wakes anyway
   return (now_ns() - t) / 1e3;
+}
+
+// The progress thread sleeps on the CPU where it last worked, beside the application's thread;
+// a sleeper on the waker's own CPU is woken without waking another CPU, which is not what
+// naa_invoke pays. So before each write the sleeper may run anywhere but here (a sleeping
+// thread's affinity changes without waking it). On one CPU there is no elsewhere.
+void WakeProbe::move_sleeper_off_my_cpu() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  CPU_CLR(sched_getcpu(), &allowed);
+  if (CPU_COUNT(&allowed) > 0)
+    pthread_setaffinity_np(sleeper_.native_handle(), sizeof allowed, &allowed);
 }
 
 // The progress thread's scheduling class (SCHED_BATCH) and its way of sleeping (poll(2) on an

@@ -3,8 +3,9 @@
 // under NAA_PROGRESS=thread's time in naa_invoke once the progress thread has gone to sleep
 // (lib/progress_engine.cpp). naa_invoke's hand-over is then one eventfd write(2) to a thread
 // blocked in poll(2); this probe times the same write to a thread of its own, blocked the same
-// way, so that the overlap table can show the invocation time beside its floor from one run.
-// On a virtual machine whose other vCPU halted, that write pays for waking the vCPU.
+// way, on another CPU than the caller's, so that the overlap table can show the invocation time
+// beside its floor from one run. On a virtual machine whose other vCPU halted, that write pays
+// for waking the vCPU.
 #pragma once
 
 #include <atomic>
@@ -25,6 +26,7 @@ class WakeProbe {
   double wake_us();
 
  private:
+  void move_sleeper_off_my_cpu();
   void sleep_and_wake();
 
   int fd_;
