@@ -4,13 +4,14 @@
 // naa_invoke only enqueues and naa_test only reads a flag, and the data moves while the host
 // computes, even where the transport moves it in software (libfabric tcp, Soft-RoCE).
 //
-// The engine knows no protocol: it drives Clients (Sessions) through step(), spins briefly
-// when none of them has anything to do, then sleeps: without work on an eventfd alone, with
-// work in flight on the endpoints' wait descriptors too. It runs while at least one handle
-// holds it.
+// The engine knows no protocol: it drives Clients (Sessions) through step(). When none of them
+// has anything to do it polls briefly (only with work in flight), dozes, then sleeps: without
+// work on an eventfd alone, with work in flight on the endpoints' wait descriptors too. It runs
+// while at least one handle holds it.
 #pragma once
 
 #include <poll.h>
+#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -47,15 +48,15 @@ class ProgressEngine {
   };
 
   // The process's engine, started on first use; it stops when the last holder lets go. `cpu`
-  // (NAA_PROGRESS_CPU, -1 for none) pins the thread, `spin` (NAA_SPIN_US) is how long it polls
-  // after the last thing happened before it sleeps; only the holder that starts it decides.
+  // (NAA_PROGRESS_CPU, -1 for none) pins the thread, `spin` (NAA_SPIN_US) is the least it polls
+  // with work in flight after the last thing happened; only the holder that starts it decides.
   static std::shared_ptr<ProgressEngine> acquire(int cpu, std::chrono::microseconds spin);
   ~ProgressEngine();
   ProgressEngine(const ProgressEngine &) = delete;
   ProgressEngine &operator=(const ProgressEngine &) = delete;
 
   // Drives `c` until its step() returns Settled. Takes no lock the thread holds while it steps
-  // and makes a system call only to wake the thread when it sleeps.
+  // and makes a system call only to wake the thread when it sleeps (not when it dozes).
   void submit(Client *c);
   // Returns once the engine no longer drives `c` and is not inside any of its calls.
   void withdraw(Client *c);
@@ -68,7 +69,9 @@ class ProgressEngine {
   void take_requests();
   bool withdrawn_since_taken() const;
   void leave_current();
-  bool wait_for_work(const std::vector<pollfd> &fds, int timeout_ms);
+  void doze(const std::vector<pollfd> &fds, std::chrono::microseconds period);
+  void sleep(const std::vector<pollfd> &fds, int timeout_ms);
+  void wait_on(const std::vector<pollfd> &fds, const timespec *timeout);
   void wake();
 
   // Requests from the application's threads, taken by the thread between steps; mu_ is never
@@ -79,7 +82,8 @@ class ProgressEngine {
   std::vector<Client *> withdrawn_;
   std::atomic<uint64_t> withdrawals_{0};  // how many withdraw() calls ever: checked per step
   std::atomic<bool> requests_{false};     // submitted_ or withdrawn_ changed since taken
-  std::atomic<bool> sleeping_{false};     // the thread is (about to be) in poll(2)
+  std::atomic<bool> sleeping_{false};     // the thread is (about to be) in poll(2) for good
+  std::atomic<uint64_t> submits_{0}, wakes_{0};  // for the log: how many hand-overs woke it
   std::atomic<Client *> current_{nullptr};  // the client inside step() or announce()
   std::atomic<unsigned> withdrawers_{0};  // withdraw() calls waiting for current_ to change
   std::atomic<bool> stop_{false};
@@ -87,6 +91,7 @@ class ProgressEngine {
   // The thread's own.
   std::vector<Client *> active_;
   uint64_t withdrawals_taken_ = 0;
+  std::vector<pollfd> ready_;
 
   const int wake_fd_;
   const uint64_t fork_generation_;

@@ -14,12 +14,16 @@ cat "$naa_test_dir/table"
 for test in latency throughput setup; do
   grep -q "^# $test: " "$naa_test_dir/table" || { echo "no $test table" >&2; exit 1; }
 done
-# The overlap test: one table per progress mode, busy and idle host in each, each with its own plain round trip and the wake-up floor (16 numbers a row).
+# The overlap test: one table per progress mode, busy and idle host in each, each with its own
+# plain round trip, the wake-up floor and the progress thread's CPU share (18 fields a row; the
+# share is "-" without a progress thread).
 for mode in spin-then-block thread; do
   grep -q "^# overlap with NAA_PROGRESS=$mode: " "$naa_test_dir/table" || { echo "no overlap table for $mode" >&2; exit 1; }
 done
-[ "$(awk '/^# overlap with/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 16 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 4 ] ||
+[ "$(awk '/^# overlap with/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 18 {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 4 ] ||
   { echo "overlap rows lack the busy or the idle host" >&2; exit 1; }
+[ "$(awk '/^# overlap with NAA_PROGRESS=thread:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
+  { echo "the thread mode's overlap rows lack a measurement (the progress thread's CPU share?)" >&2; exit 1; }
 # Per table one row per size (3 tests and 2 overlap tables, x 2 sizes), each starting with the
 # size and its count.
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 10 ] || { echo "wrong row count" >&2; exit 1; }

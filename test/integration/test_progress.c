@@ -2,8 +2,8 @@
 /* NAA_PROGRESS=thread against a real naa-server on loopback (ofi+tcp) and against the
  * conformance NAA: the progress thread completes invocations that only naa_test looks at,
  * serves several handles and threads at once, honours pacing (a request it posts too early is
- * stranded, as pacing_off proves), pins to NAA_PROGRESS_CPU, sleeps while nothing is in
- * flight, stops with the last handle, survives finalize in flight and a dead NAA, and a
+ * stranded, as pacing_off proves), pins to NAA_PROGRESS_CPU, dozes between invocations and
+ * sleeps after a pause, stops with the last handle, survives finalize in flight and a dead NAA, and a
  * forked child gets a thread of its own. scripts/sanitize.sh runs it under TSan. */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -214,6 +214,60 @@ static void lifecycle(void **state) {
   assert_int_equal(progress_threads(), 0);
 }
 
+/* write(2) calls the calling thread has made (the kernel's task I/O accounting), or -1 where
+ * the kernel keeps no such count. */
+static long my_writes(void) {
+  FILE *f = fopen("/proc/thread-self/io", "r");
+  if (f == NULL) return -1;
+  char line[128];
+  long n = -1;
+  while (n < 0 && fgets(line, sizeof line, f) != NULL) sscanf(line, "syscw: %ld", &n);
+  fclose(f);
+  return n;
+}
+
+/* Between invocations the thread dozes, so naa_invoke hands over without a system call; after
+ * a pause of more than 8 busy periods it sleeps, and naa_invoke wakes it with one eventfd
+ * write. Without the doze every hand-over below would write; without the sleep none would. */
+static void dozes_then_sleeps(void **state) {
+  (void)state;
+  if (my_writes() < 0) {
+    printf("no /proc/thread-self/io here: cannot count naa_invoke's system calls\n");
+    skip();
+  }
+  const size_t size = 4 << 20;
+  uint8_t *b = calloc(size, 1);
+  assert_non_null(b);
+  naa_param_t p = {b, size, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&server, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS); /* shows the thread how long a round lasts */
+  assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
+  int without_syscall = 0;
+  for (int i = 0; i < 5; ++i) {
+    long before = my_writes();
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    if (my_writes() == before) ++without_syscall;
+    assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
+  }
+  /* A 4 MiB round lasts far less than 250 ms, 8 of which are 2 s. */
+  struct timespec pause = {2, 0};
+  nanosleep(&pause, NULL);
+  long before = my_writes();
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  long after_sleep = my_writes() - before;
+  assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
+  printf("naa_invoke right after a round: %d of 5 without a system call; after 2 s: %ld write(s)\n",
+         without_syscall, after_sleep);
+  assert_true(without_syscall >= 3);
+  assert_int_equal(after_sleep, 1);
+  assert_int_equal(b[0], 7);
+  assert_int_equal(b[size - 1], 7);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  free(b);
+}
+
 /* NAA_PROGRESS_CPU pins the thread; a malformed value is a configuration error. */
 static void pinned(void **state) {
   (void)state;
@@ -371,7 +425,8 @@ static void pacing(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(lifecycle), cmocka_unit_test(sizes),      cmocka_unit_test(threads),
+      cmocka_unit_test(lifecycle), cmocka_unit_test(dozes_then_sleeps), cmocka_unit_test(sizes),
+      cmocka_unit_test(threads),
       cmocka_unit_test(pinned),    cmocka_unit_test(finalize_in_flight),
       cmocka_unit_test(naa_dies),  cmocka_unit_test(fork_child), cmocka_unit_test(pacing),
   };

@@ -11,6 +11,7 @@
 #include "clock.hpp"
 #include "handle.hpp"
 #include "params.hpp"
+#include "progress_cpu.hpp"
 #include "raw.hpp"
 #include "wake_probe.hpp"
 
@@ -103,7 +104,8 @@ std::unique_ptr<Handle> handle_with(const Settings &s, size_t size, const std::s
 }
 
 struct Overlap {
-  double pure_us, compute_us, total_us, percent, invoke_us, done_percent, finish_us, wake_us;
+  double pure_us, compute_us, total_us, percent, invoke_us, done_percent, finish_us, wake_us,
+      thread_percent;
 };
 
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
@@ -130,6 +132,7 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, Wak
     else h.wait();
     finish_s.add(now_ns() - t);
   };
+  const int64_t cpu_before = progress_thread_cpu_ns(), wall_before = now_ns();
   for (size_t i = 0; i < n; ++i) {
     time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
     time_round_trip(compute, compute_s, &unused);
@@ -139,11 +142,13 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, Wak
     compute();
     time_round_trip(overlapped, total_s, &unused);
   }
+  const int64_t cpu_after = progress_thread_cpu_ns(), wall = now_ns() - wall_before;
   const double t_pure = pure_s.median_us(), t_compute = compute_s.median_us(),
                t_total = total_s.median_us();
   return {t_pure, t_compute, t_total,
           std::clamp(100.0 * (1.0 - (t_total - t_compute) / t_pure), 0.0, 100.0),
-          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us(), wake_s.median_us()};
+          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us(), wake_s.median_us(),
+          cpu_before < 0 || cpu_after < 0 ? kNone : 100.0 * (cpu_after - cpu_before) / wall};
 }
 
 }  // namespace
@@ -168,6 +173,7 @@ void run_overlap(const Settings &s, FILE *out) {
       cols.push_back({name + " done(%)", "done_at_test_percent", v, 1});
       cols.push_back({name + " fin(us)", "finish_us", v, 2});
       cols.push_back({name + " tot(us)", "total_us", v, 2});
+      cols.push_back({name + " thr(%)", "progress_thread_cpu_percent", v, 1});
     }
     Table table(out, s.csv, "overlap",
                 "overlap with NAA_PROGRESS=" + mode + ": naa_invoke, the host busy (Busy) or sleeping "
@@ -175,8 +181,9 @@ void run_overlap(const Settings &s, FILE *out) {
                 "pure: plain round trip, alternating with the overlapped one; "
                 "ovl % = 100 * (1 - (tot - compute) / pure); inv: time "
                 "in naa_invoke; wake: an eventfd write(2) waking a thread asleep in poll(2), "
-                "the floor under inv once the progress thread sleeps; done: share complete at that naa_test; fin: from that naa_test "
-                "to done; tot: naa_invoke to done",
+                "what inv would cost if the progress thread slept; done: share complete at that naa_test; fin: from that naa_test "
+                "to done; tot: naa_invoke to done; thr: the progress thread's CPU time over all of the "
+                "row's phases, in % of one core",
                 cols);
     for (size_t size : s.sizes) {
       const size_t n = s.iterations_for(size);
@@ -189,7 +196,8 @@ void run_overlap(const Settings &s, FILE *out) {
       std::vector<double> row = {double(size), double(n)};
       for (const auto &kind : kinds) {
         Overlap o = measure_overlap(*h, n, estimate_s.median_us(), kind.second, probe);
-        row.insert(row.end(), {o.pure_us, o.invoke_us, o.wake_us, o.percent, o.done_percent, o.finish_us, o.total_us});
+        row.insert(row.end(), {o.pure_us, o.invoke_us, o.wake_us, o.percent, o.done_percent, o.finish_us,
+                               o.total_us, o.thread_percent});
       }
       table.row(row);
     }
