@@ -295,7 +295,10 @@ void ProgressEngine::run(int cpu, microseconds spin) {
     // Nothing happened: poll, doze or sleep (doze_plan).
     const auto idle = Clock::now() - last_moved;
     const DozePlan plan = doze_plan(busy_for, spin);
-    if (!active_.empty() && idle < plan.poll) continue;
+    if (!active_.empty() && idle < plan.poll) {
+      sched_yield();  // a peer on this core (a software NAA on loopback) moves the data meanwhile
+      continue;
+    }
     if (idle < plan.length) {
       doze(fds, plan.period);
       continue;
