@@ -109,7 +109,10 @@ struct Overlap {
 };
 
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
-// about that long (`compute_for`, estimated beforehand) between naa_invoke and naa_wait;
+// about that long between naa_invoke and naa_wait (`compute_for`, estimated beforehand, then
+// the median of the plain round trips so far: between computations they lasted up to 16 %
+// longer or shorter than the estimate's back-to-back ones at 1-64 MiB, and a computation
+// shorter than the transfer caps the overlap below 100 % whatever the progress);
 // whatever of t_pure does not hide behind the computation shows up in t_total - t_compute.
 // A plain round trip, the computation alone and one overlapped iteration alternate, so that a
 // noisy neighbour on a shared machine slows all three alike instead of whichever ran at the
@@ -135,6 +138,7 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, Wak
   const int64_t cpu_before = progress_thread_cpu_ns(), wall_before = now_ns();
   for (size_t i = 0; i < n; ++i) {
     time_round_trip([&] { h.round_trip(); }, pure_s, &unused);
+    compute_for = pure_s.median_us();
     time_round_trip(compute, compute_s, &unused);
     // Its sleeper slept all along. The CPU it wakes stays awake for a while: computing once
     // more lets it settle before naa_invoke, which would otherwise find it awake and cheap.
@@ -177,7 +181,7 @@ void run_overlap(const Settings &s, FILE *out) {
     }
     Table table(out, s.csv, "overlap",
                 "overlap with NAA_PROGRESS=" + mode + ": naa_invoke, the host busy (Busy) or sleeping "
-                "(Idle) for about one round trip, naa_test, naa_wait unless done (medians); "
+                "(Idle) for one plain round trip (their median so far), naa_test, naa_wait unless done (medians); "
                 "pure: plain round trip, alternating with the overlapped one; "
                 "ovl % = 100 * (1 - (tot - compute) / pure); inv: time "
                 "in naa_invoke; wake: an eventfd write(2) waking a thread asleep in poll(2), "
@@ -189,7 +193,7 @@ void run_overlap(const Settings &s, FILE *out) {
       const size_t n = s.iterations_for(size);
       auto h = handle_with(s, size, "NAA_PROGRESS", mode);
       for (size_t i = 0; i < s.warmup_for(n); ++i) h->round_trip();
-      // How long to compute: about one round trip, estimated once.
+      // How long the first computation lasts: about one round trip.
       Samples estimate_s(n);
       int64_t unused = 0;
       for (size_t i = 0; i < n; ++i) time_round_trip([&] { h->round_trip(); }, estimate_s, &unused);
