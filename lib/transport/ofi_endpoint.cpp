@@ -75,7 +75,7 @@ size_t OfiEndpoint::poll(Completion *out, size_t max) {
   }
   if (n < max) n += read_cq(out + n, max - n);
   if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
-  if (n > 0) nap_ = kNapMin;
+  if (n > 0) nap_.reset();
   return n;
 }
 
@@ -204,8 +204,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) 
     // and turn the nap into a spin.
     const auto left = std::min<Deadline::Clock::duration>(deadline.remaining(),
                                                           std::chrono::milliseconds(kWaitSliceMs));
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap_, left));
-    nap_ = std::min(nap_ * 2, kNapMax);
+    nap_.take(left);
     return read_cq(out, max);
   }
   fi_cq_data_entry entries[8];

@@ -20,11 +20,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "error.hpp"
 #include "transport/event_check.hpp"
+#include "transport/nap.hpp"
 #include "transport/ofi_control.hpp"
 #include "transport/ofi_fabric.hpp"
 #include "transport/transport.hpp"
@@ -148,7 +148,7 @@ class OfiEndpoint : public Endpoint {
     ssize_t rc = post();
     if (rc == 0) return;  // the usual case reads no clock
     auto give_up = Deadline::after(kPostRetryLimit);
-    auto nap = kNapMin;
+    Nap nap(kNapMin, kNapMax);
     for (;; rc = post()) {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) {
@@ -161,12 +161,8 @@ class OfiEndpoint : public Endpoint {
       size_t n = read_cq(c, 8);
       stash_.insert(stash_.end(), c, c + n);
       check_events();
-      if (n > 0) {
-        nap = kNapMin;
-      } else {
-        std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2, kNapMax);
-      }
+      if (n > 0) nap.reset();
+      else nap.take();
     }
   }
 
@@ -178,7 +174,7 @@ class OfiEndpoint : public Endpoint {
   bool rdm_ = false;
   bool same_host_ = false;
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
-  std::chrono::microseconds nap_ = kNapMin;
+  Nap nap_{kNapMin, kNapMax};  // sleep_on_cq's, where the CQ does not wake
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   bool prov_key_ = false;

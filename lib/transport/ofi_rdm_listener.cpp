@@ -11,10 +11,10 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/nap.hpp"
 #include "transport/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -96,7 +96,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
   // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
   // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
-  auto nap = std::chrono::microseconds(20);
+  Nap nap(std::chrono::microseconds(20), kListenerNapLimit);
   for (;;) {
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
@@ -112,8 +112,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       }
     }
     if (deadline.expired()) return nullptr;
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap, deadline.remaining()));
-    nap = std::min(nap * 2, kListenerNapLimit);
+    nap.take(deadline.remaining());
   }
 }
 
