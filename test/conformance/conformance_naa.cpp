@@ -19,7 +19,7 @@
 //    code gets no reply at all, as in the reference.
 // Not reproduced: the reference arms its CQ solicited-only until its first event. The
 // transport interface has no solicited-only wait; the SE bit on every MRSP send and final
-// write is set by the transports themselves (lib/transport/verbs.cpp).
+// write is set by the transports themselves (lib/transport/verbs_endpoint_post.cpp).
 // The mirror race of §4.4 (a request seen before the NAA's own write completion) makes the
 // reference drop the connection; here it is logged and served, because it depends on this
 // process's scheduling, not on anything the host controls.
