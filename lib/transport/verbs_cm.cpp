@@ -151,14 +151,16 @@ std::string expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadli
   }
 }
 
-rdma_conn_param spec_conn_param(const void *private_data, uint8_t len) {
+rdma_conn_param spec_conn_param(const std::string &private_data) {
+  if (private_data.size() > 56)
+    throw Error(NAA_ERR_INTERNAL, "connection private data longer than rdma_cm's 56 bytes");
   rdma_conn_param p{};
   p.initiator_depth = kInitiatorDepth;
   p.responder_resources = kResponderResources;
   p.retry_count = kRetryCount;
   p.rnr_retry_count = kRnrRetryCount;
-  p.private_data = private_data;
-  p.private_data_len = len;
+  p.private_data = private_data.data();
+  p.private_data_len = static_cast<uint8_t>(private_data.size());
   return p;
 }
 

@@ -62,7 +62,9 @@ class CmChannel {
 std::string expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadline,
                          const std::string &what);
 
-rdma_conn_param spec_conn_param(const void *private_data = nullptr, uint8_t len = 0);
+// Carries `private_data`, which must outlive the rdma_connect or rdma_accept it is for; more
+// than rdma_cm's 56 bytes is a libnaa bug (NAA_ERR_INTERNAL).
+rdma_conn_param spec_conn_param(const std::string &private_data);
 
 CmId create_id(CmChannel &ch);
 

@@ -71,10 +71,7 @@ void VerbsEndpoint::open() {
 }
 
 void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) {
-  if (private_data.size() > 56)
-    throw Error(NAA_ERR_INTERNAL, "connection private data longer than rdma_cm's 56 bytes");
-  rdma_conn_param param =
-      spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
+  rdma_conn_param param = spec_conn_param(private_data);
   if (rdma_connect(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
   peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
   connected_ = true;
@@ -82,10 +79,7 @@ void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) 
 }
 
 void VerbsEndpoint::accept(Deadline deadline, const std::string &private_data) {
-  if (private_data.size() > 56)
-    throw Error(NAA_ERR_INTERNAL, "accept private data longer than 56 bytes");
-  rdma_conn_param param =
-      spec_conn_param(private_data.data(), static_cast<uint8_t>(private_data.size()));
+  rdma_conn_param param = spec_conn_param(private_data);
   if (rdma_accept(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
   expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "accepting " + peer_);
   connected_ = true;
