@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "params.hpp"
+#include "rm/spread.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,9 @@ const std::vector<Param> &registry() {
       {"NAA_CONF", "path", "",
        "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
        "SYSCONFDIR/naa.conf)", nullptr},
+      {"NAA_SPREAD", "rank|local", "rank",
+       "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
+       "node-local one for NAAs attached to each node", rm::check_spread},
       {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
        "how to reach the NAA; auto: verbs where an RDMA device routes to it, else ofi+tcp",
        nullptr},

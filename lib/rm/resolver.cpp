@@ -10,6 +10,7 @@
 #include "log.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/slurm.hpp"
+#include "rm/spread.hpp"
 
 namespace naa::rm {
 namespace {
@@ -48,51 +49,52 @@ Target::~Target() {
 
 // Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
 // job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
-std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
-                                const params::Values &params) {
+std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params) {
   const std::string &spec = params.text("NAA_SPEC");
   if (spec.empty()) {
     if (!in_slurm_job())
       throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                       ": NAA_SPEC is not set and this is not a Slurm job "
                                       "(SLURM_JOB_ID is not set)");
-    SlurmChoice choice = resolve_slurm(function_code, n_inputs, params.text("NAA_CONF"), use_count);
-    return logged(std::make_unique<Target>(std::move(choice.host), choice.port,
-                                           std::move(choice.source)),
-                  function_code);
+    return slurm_candidates(function_code, params.text("NAA_CONF"));
   }
   std::vector<NaaEntry> entries;
   std::string why;
   if (!parse_naa_spec(spec, entries, &why)) throw Error(NAA_ERR_CONFIG, why);
-
-  const NaaEntry *best = nullptr;
-  size_t best_index = 0;
-  unsigned best_use = 0;
+  std::vector<Candidate> found;
   std::string codes;
-  std::string mismatch;  // why an entry for the code did not fit, if one did not
   for (size_t i = 0; i < entries.size(); ++i) {
     const NaaEntry &e = entries[i];
     codes += (codes.empty() ? "" : ", ") + std::to_string(e.function_code);
-    if (e.function_code != function_code) continue;
-    if (e.n_inputs != n_inputs) {
-      mismatch = "NAA_SPEC says function code " + std::to_string(function_code) + " at " +
-                 key(e.host, e.port) + " takes " + std::to_string(e.n_inputs) +
-                 " inputs, naa_create was given " + std::to_string(n_inputs);
-      continue;
-    }
-    const unsigned use = use_count(e.host, e.port);
-    if (best == nullptr || use < best_use) {
-      best = &e;
-      best_index = i;
-      best_use = use;
-    }
+    if (e.function_code == function_code)
+      found.push_back(Candidate{e.host, e.port, e.n_inputs, "NAA_SPEC",
+                                "NAA_SPEC entry " + std::to_string(i + 1)});
   }
-  if (best == nullptr && !mismatch.empty()) throw Error(NAA_ERR_INVALID_ARGUMENT, mismatch);
-  if (best == nullptr)
+  if (found.empty())
     throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                     " in NAA_SPEC (it lists codes " + codes + ")");
-  return logged(std::make_unique<Target>(best->host, best->port,
-                                         "NAA_SPEC entry " + std::to_string(best_index + 1)),
+  return found;
+}
+
+std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
+                                const params::Values &params) {
+  const std::vector<Candidate> all = candidates(function_code, params);
+  const ProcessRank rank = process_rank(params.text("NAA_SPREAD"));
+  const size_t i = pick(
+      all.size(), rank.rank, [&](size_t k) { return all[k].n_inputs == n_inputs; },
+      [&](size_t k) { return use_count(all[k].host, all[k].port); });
+  if (i == all.size()) {
+    const Candidate &c = all.front();
+    throw Error(NAA_ERR_INVALID_ARGUMENT,
+                c.origin + " says function code " + std::to_string(function_code) + " at " +
+                    key(c.host, c.port) + " takes " + std::to_string(c.n_inputs) +
+                    " inputs, naa_create was given " + std::to_string(n_inputs));
+  }
+  std::string source = all[i].source;
+  if (all.size() > 1)
+    source += ", rank " + std::to_string(rank.rank) +
+              (rank.from.empty() ? " (no rank in the environment)" : " (" + rank.from + ")");
+  return logged(std::make_unique<Target>(all[i].host, all[i].port, std::move(source)),
                 function_code);
 }
 

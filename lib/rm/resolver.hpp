@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "params.hpp"
 
@@ -30,6 +31,21 @@ class Target {
   std::string source_;
 };
 
+// An NAA that NAA_SPEC or the Slurm job's naa.conf names for a function code.
+struct Candidate {
+  std::string host;
+  uint16_t port;
+  unsigned n_inputs;   // what the NAA's kernel takes
+  std::string origin;  // where it is listed: "NAA_SPEC", "/etc/naa.conf line 3"
+  std::string source;  // how it was found, for log lines: "NAA_SPEC entry 2", "... Slurm job 12 --naa=10"
+};
+
+// Every NAA serving function_code, in the order NAA_SPEC or naa.conf lists them (never empty).
+// Throws as resolve does, but never NAA_ERR_INVALID_ARGUMENT.
+std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params);
+
+// The NAA for the next handle: from candidates(), the process's rank (NAA_SPREAD, rm/spread.hpp)
+// picks where to start and the least used in this process from there on wins.
 // Throws Error: NAA_ERR_NO_NAA (nothing serves the code; the message says what was tried),
 // NAA_ERR_CONFIG (malformed NAA_SPEC), NAA_ERR_INVALID_ARGUMENT (n_inputs differs from the
 // NAA's parameter count).

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -72,24 +74,6 @@ std::string conf_from_plugstack() {
   return {};
 }
 
-// The rank that spreads processes over NAAs: the MPI rank when there is one (mpirun starts ranks
-// without Slurm knowing them), else the Slurm task id, as the plugin uses.
-unsigned long process_rank() {
-  for (const char *name : {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0') continue;
-    uint64_t r = 0;
-    if (naa_parse_number(v, std::strlen(v), 0, ULONG_MAX, &r) == 0) return r;
-  }
-  return 0;
-}
-
-struct JobInfo {
-  std::string licenses;   // as Slurm prints them, e.g. "naa:1,scratch:2"
-  std::string naa_codes;  // --naa of the naa_spank plugin, e.g. "10,11"; empty if not given
-                          // (from the environment, see resolve_slurm)
-};
-
 #ifdef NAA_HAVE_SLURM
 // libslurm, opened on first use and kept: its handle must outlive every call into it.
 struct Libslurm {
@@ -136,8 +120,9 @@ const Libslurm &libslurm() {
   return lib;
 }
 
-// Blocks at most Slurm's MessageTimeout (slurm.conf, 10 s by default) per attempt.
-JobInfo load_job(uint32_t job_id) {
+// The job's licences as Slurm prints them ("naa:1,scratch:2"), from slurmctld (one
+// REQUEST_JOB_INFO_SINGLE). Blocks at most Slurm's MessageTimeout (slurm.conf, 10 s by default) per attempt.
+std::string load_licenses(uint32_t job_id) {
   const Libslurm &lib = libslurm();
   if (!lib.error.empty())
     throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) + ": " + lib.error);
@@ -148,19 +133,46 @@ JobInfo load_job(uint32_t job_id) {
     throw Error(NAA_ERR_NO_NAA, "cannot load Slurm job " + std::to_string(job_id) + ": " +
                                     lib.strerror(e));
   }
-  JobInfo info;
   const slurm_job_info_t &job = msg->job_array[0];
-  if (job.licenses != nullptr) info.licenses = job.licenses;
+  std::string licenses = job.licenses != nullptr ? job.licenses : "";
   lib.free_job_info_msg(msg);
-  return info;
+  return licenses;
 }
 #else
-JobInfo load_job(uint32_t job_id) {
+std::string load_licenses(uint32_t job_id) {
   throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) +
                                   ": libnaa was built without Slurm headers (slurm/spank.h, "
                                   "slurm/slurm.h), so it cannot ask Slurm");
 }
 #endif
+
+struct JobGrant {
+  std::string naa_codes;  // --naa of the naa_spank plugin, e.g. "10,11"; empty if not given
+  std::string licenses;   // e.g. "naa:1,scratch:2"; only looked up without --naa
+};
+
+// What the job asked for, without asking slurmctld whenever the environment says it: --naa
+// (the plugin records it in the job's control environment, which Slurm hands to every process
+// as SLURM_SPANK_NAA_CODES), else the licences (SLURM_JOB_LICENSES, which newer Slurm sets),
+// else the job record, loaded once per process and kept: a job's licences do not change, and
+// later handles and codes of the process need no query of their own.
+JobGrant job_grant(const std::string &job_text) {
+  JobGrant g;
+  g.naa_codes = env_or("SLURM_SPANK_NAA_CODES", "");
+  if (!g.naa_codes.empty()) return g;
+  g.licenses = env_or("SLURM_JOB_LICENSES", "");
+  if (!g.licenses.empty()) return g;
+  uint64_t job_id = 0;
+  if (naa_parse_number(job_text.data(), job_text.size(), 1, UINT32_MAX, &job_id) != 0)
+    throw Error(NAA_ERR_CONFIG, "SLURM_JOB_ID \"" + job_text + "\" is not a job id");
+  static std::mutex mu;  // held across the query: concurrent first handles make one query
+  static std::map<uint64_t, std::string> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = loaded.find(job_id);
+  if (it == loaded.end()) it = loaded.emplace(job_id, load_licenses(static_cast<uint32_t>(job_id))).first;
+  g.licenses = it->second;
+  return g;
+}
 
 bool lists(const std::string &comma_list, const std::string &item, char strip_after) {
   std::istringstream in(comma_list);
@@ -184,19 +196,11 @@ std::string naa_conf_path(const std::string &conf_param) {
   return from_plugstack.empty() ? NAA_SYSCONFDIR "/naa.conf" : from_plugstack;
 }
 
-SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::string &conf_param,
-                          unsigned (*use_count)(const std::string &host, uint16_t port)) {
+std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param) {
   const std::string code = std::to_string(function_code);
   const std::string job_text = std::getenv("SLURM_JOB_ID");
-  uint64_t job_id = 0;
-  if (naa_parse_number(job_text.data(), job_text.size(), 1, UINT32_MAX, &job_id) != 0)
-    throw Error(NAA_ERR_CONFIG, "SLURM_JOB_ID \"" + job_text + "\" is not a job id");
-
-  JobInfo job = load_job(static_cast<uint32_t>(job_id));
-  // The plugin records --naa in the job's control environment, which Slurm hands to every
-  // process of the job as SLURM_SPANK_NAA_CODES (the job record does not carry it).
-  job.naa_codes = env_or("SLURM_SPANK_NAA_CODES", "");
   const std::string what = "Slurm job " + job_text;
+  const JobGrant job = job_grant(job_text);
   std::string grant;
   if (!job.naa_codes.empty()) {
     if (!lists(job.naa_codes, code, '\0'))
@@ -216,40 +220,19 @@ SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::str
   char error[1024];
   if (naa_conf_load(path.c_str(), &conf, error, sizeof error) != 0)
     throw Error(NAA_ERR_CONFIG, what + ": " + error);
-  struct Free {
-    naa_conf *c;
-    ~Free() { naa_conf_free(c); }
-  } free_conf{&conf};
-
-  const size_t count = naa_conf_count(&conf, function_code);
-  if (count == 0)
+  std::vector<Candidate> found;
+  for (size_t i = 0; i < conf.n_naas; ++i) {
+    const naa_conf_naa &naa = conf.naas[i];
+    const naa_conf_kernel *k = naa_conf_kernel_of(&naa, function_code);
+    if (k == nullptr) continue;
+    const std::string where = path + " line " + std::to_string(naa.line);
+    found.push_back(Candidate{naa.host, naa.port, k->n_inputs, where, where + ", " + what + " " + grant});
+  }
+  naa_conf_free(&conf);
+  if (found.empty())
     throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code + ": NAA_SPEC is not set and " +
                                     path + " (for " + what + ") lists none");
-  // Start at the NAA the plugin would give this rank; more handles in one process move on to
-  // the least used.
-  const unsigned long rank = process_rank();
-  const naa_conf_naa *best = nullptr;
-  unsigned best_use = 0;
-  std::string mismatch;
-  for (size_t k = 0; k < count; ++k) {
-    const naa_conf_naa *naa = naa_conf_pick(&conf, function_code, rank + k);
-    const unsigned inputs = naa_conf_kernel_of(naa, function_code)->n_inputs;
-    if (inputs != n_inputs) {
-      mismatch = path + " line " + std::to_string(naa->line) + " says function code " + code +
-                 " takes " + std::to_string(inputs) + " inputs, naa_create was given " +
-                 std::to_string(n_inputs);
-      continue;
-    }
-    const unsigned use = use_count(naa->host, naa->port);
-    if (best == nullptr || use < best_use) {
-      best = naa;
-      best_use = use;
-    }
-  }
-  if (best == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, mismatch);
-  return SlurmChoice{best->host, best->port,
-                     path + " line " + std::to_string(best->line) + ", " + what + " " + grant +
-                         ", rank " + std::to_string(rank)};
+  return found;
 }
 
 }  // namespace naa::rm

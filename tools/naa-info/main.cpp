@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "config.h"
+#include "job.hpp"
 #include "error.hpp"
 #include "log.hpp"
 #include "count.hpp"
@@ -35,12 +37,15 @@ namespace {
 
 void usage(FILE *out) {
   std::fprintf(out,
-      "Usage: naa-info [-p] [-f CODE] | --params\n"
+      "Usage: naa-info [-p] [-f CODE] | --params | --job [-n RANKS] [-f CODE]\n"
       "Show libnaa's version, its transports, and the NAAs of the current environment.\n"
       "\n"
       "  -P, --params         list every runtime parameter with its value, source and meaning\n"
       "  -p, --ping           connect to each NAA (connect + memory-region exchange, no kernel\n"
       "                       run) and report the time; exit 1 if any is unreachable\n"
+      "  -j, --job            which NAAs serve which codes for this job (NAA_SPEC, else the\n"
+      "                       Slurm allocation's naa.conf) and which ranks use which\n"
+      "  -n, --ranks RANKS    with --job: the job's number of ranks (default SLURM_NTASKS)\n"
       "  -f, --function CODE  only the NAAs serving function code CODE\n"
       "  -h, --help           show this help\n"
       "  -V, --version        show the version\n");
@@ -188,15 +193,18 @@ int main(int argc, char **argv) {
   naa::log::set_program("naa-info");
   bool do_ping = false;
   long only = -1;
-  bool params = false;
+  bool params = false, job = false;
+  unsigned long ranks = 0;
   static const option long_options[] = {{"ping", no_argument, nullptr, 'p'},
+                                        {"job", no_argument, nullptr, 'j'},
+                                        {"ranks", required_argument, nullptr, 'n'},
                                         {"function", required_argument, nullptr, 'f'},
                                         {"params", no_argument, nullptr, 'P'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {"version", no_argument, nullptr, 'V'},
                                         {nullptr, 0, nullptr, 0}};
   int opt;
-  while ((opt = getopt_long(argc, argv, "pf:PhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "pjn:f:PhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'p': do_ping = true; break;
       case 'f': {
@@ -209,6 +217,16 @@ int main(int argc, char **argv) {
         break;
       }
       case 'P': params = true; break;
+      case 'j': job = true; break;
+      case 'n': {
+        uint64_t n = 0;
+        if (!naa::parse_count(optarg, UINT32_MAX, &n) || n == 0) {
+          std::fprintf(stderr, "naa-info: number of ranks '%s' is not in 1..%u\n", optarg, UINT32_MAX);
+          return 2;
+        }
+        ranks = static_cast<unsigned long>(n);
+        break;
+      }
       case 'h': usage(stdout); return 0;
       case 'V': std::printf("naa-info (libnaa) %s\n", PACKAGE_VERSION); return 0;
       default: usage(stderr); return 2;
@@ -216,6 +234,7 @@ int main(int argc, char **argv) {
   }
 
   if (params) return show_params();
+  if (job) return naa_info::show_job(ranks, only);
   std::printf("libnaa %s\n", PACKAGE_VERSION);
   show_transports();
   show_roce_v2_gids();

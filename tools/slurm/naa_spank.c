@@ -118,14 +118,33 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
   return 0;
 }
 
+/* At --verbose (srun -v, salloc -v, sbatch -v): which NAA each rank will use, per code, as
+ * "naa: function code 10: rank r mod 2 = 0 -> host:port (naa.conf line 1)". */
+static void log_mapping(void) {
+  naa_conf conf;
+  char error[1024];
+  if (naa_conf_load(conf_path, &conf, error, sizeof error) != 0) return; /* naa_option said why */
+  for (size_t i = 0; i < n_codes; i++) {
+    const size_t n = naa_conf_count(&conf, codes[i]);
+    for (size_t k = 0; k < n; k++) {
+      const naa_conf_naa *naa = naa_conf_pick(&conf, codes[i], k);
+      slurm_verbose("naa: function code %u: rank r mod %zu = %zu -> %s:%u (%s line %u)",
+                    (unsigned)codes[i], n, k, naa->host, (unsigned)naa->port, conf_path, naa->line);
+    }
+  }
+  naa_conf_free(&conf);
+}
+
 /* After option parsing at submission: record the codes in the job so that libnaa's Slurm
- * resolver can tell which codes the job asked for, e.g. for ranks mpirun starts itself. */
+ * resolver can tell which codes the job asked for, e.g. for ranks mpirun starts itself, without
+ * asking slurmctld (Slurm hands the job control environment to every process of the job). */
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
   (void)ac;
   (void)av;
   if (n_codes == 0 || spank_remote(sp)) return 0;
   if (spank_job_control_setenv(sp, "NAA_CODES", codes_text, 1) != ESPANK_SUCCESS)
     slurm_verbose("naa: could not record NAA_CODES in the job control environment");
+  log_mapping();
   return 0;
 }
 
