@@ -37,9 +37,20 @@ free_port_pair() {
   echo "no free port pair for Slurm" >&2; exit 1
 }
 
-# Two naa-servers (all kernels) for the tests to share out.
-start_server; NAA_PORT1=$NAA_TEST_PORT
-start_server; NAA_PORT2=$NAA_TEST_PORT
+# Two naa-servers (all kernels) for the tests to share out; each logs its clients
+# ("client ... connected") to server1.log, server2.log.
+start_server --verbose 2>"$naa_test_dir/server1.log"; NAA_PORT1=$NAA_TEST_PORT
+start_server --verbose 2>"$naa_test_dir/server2.log"; NAA_PORT2=$NAA_TEST_PORT
+
+# clients N: how many clients server N has logged so far.
+clients() { grep -c 'client .* connected' "$naa_test_dir/server$1.log" || true; }
+
+# job_info_rpcs: how many REQUEST_JOB_INFO_SINGLE RPCs slurmctld has served (sdiag; 0 before the
+# first, when sdiag does not list the type).
+job_info_rpcs() {
+  n=$(sdiag | sed -n 's/^ *REQUEST_JOB_INFO_SINGLE *( *[0-9]*) *count:\([0-9]*\).*/\1/p')
+  echo "${n:-0}"
+}
 
 start_slurm() {
   mkdir -p "$slurm_dir"

@@ -144,7 +144,16 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
   if (n_codes == 0 || spank_remote(sp)) return 0;
   if (spank_job_control_setenv(sp, "NAA_CODES", codes_text, 1) != ESPANK_SUCCESS)
     slurm_verbose("naa: could not record NAA_CODES in the job control environment");
-  log_mapping();
+  if (spank_context() == S_CTX_ALLOCATOR) log_mapping(); /* salloc, sbatch */
+  return 0;
+}
+
+/* srun, once its options (and so --verbose) are in effect. */
+int slurm_spank_local_user_init(spank_t sp, int ac, char **av) {
+  (void)sp;
+  (void)ac;
+  (void)av;
+  if (n_codes > 0) log_mapping();
   return 0;
 }
 
