@@ -48,7 +48,7 @@ clients() { grep -c 'client .* connected' "$naa_test_dir/server$1.log" || true; 
 # job_info_rpcs: how many REQUEST_JOB_INFO_SINGLE RPCs slurmctld has served (sdiag; 0 before the
 # first, when sdiag does not list the type).
 job_info_rpcs() {
-  n=$(sdiag | sed -n 's/^ *REQUEST_JOB_INFO_SINGLE *( *[0-9]*) *count:\([0-9]*\).*/\1/p')
+  n=$(sdiag | sed -n 's/^[[:space:]]*REQUEST_JOB_INFO_SINGLE[[:space:]]*([[:space:]]*[0-9]*)[[:space:]]*count:\([0-9]*\).*/\1/p')
   echo "${n:-0}"
 }
 
