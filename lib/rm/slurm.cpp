@@ -17,6 +17,7 @@
 #include "log.hpp"
 #include "number.h"
 #include "rm/naa_conf.h"
+#include "rm/pmix_share.hpp"
 
 #ifdef NAA_HAVE_SLURM
 #include <slurm/slurm.h>
@@ -154,8 +155,9 @@ struct JobGrant {
 // What the job asked for, without asking slurmctld whenever the environment says it: --naa
 // (the plugin records it in the job's control environment, which Slurm hands to every process
 // as SLURM_SPANK_NAA_CODES), else the licences (SLURM_JOB_LICENSES, which newer Slurm sets),
-// else the job record, loaded once per process and kept: a job's licences do not change, and
-// later handles and codes of the process need no query of their own.
+// else the job record, loaded once per process and kept (a job's licences do not change, and
+// later handles and codes of the process need no query of their own), and under PMIx once per
+// node (rm/pmix_share.hpp).
 JobGrant job_grant(const std::string &job_text) {
   JobGrant g;
   g.naa_codes = env_or("SLURM_SPANK_NAA_CODES", "");
@@ -169,7 +171,13 @@ JobGrant job_grant(const std::string &job_text) {
   static std::map<uint64_t, std::string> loaded;
   std::lock_guard<std::mutex> lock(mu);
   auto it = loaded.find(job_id);
-  if (it == loaded.end()) it = loaded.emplace(job_id, load_licenses(static_cast<uint32_t>(job_id))).first;
+  if (it == loaded.end()) {
+    // One query per node where PMIx runs the job: its first rank asks, the others wait for its
+    // answer up to Slurm's default MessageTimeout, then ask for themselves.
+    const std::string licenses = node_shared(
+        "licenses." + job_text, [&] { return load_licenses(static_cast<uint32_t>(job_id)); }, 10);
+    it = loaded.emplace(job_id, licenses).first;
+  }
   g.licenses = it->second;
   return g;
 }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # A whole job on two NAAs: 16 ranks under mpirun inside salloc (no NAA_SPEC: libnaa's Slurm
-# resolver) and under srun --mpi=pmix (NAA_SPEC from the plugin) each put 8 clients on each
-# naa-server, and slurmctld serves at most one job-info RPC for the job's single node (sdiag's
-# REQUEST_JOB_INFO_SINGLE count, printed before and after). naa-info --job shows the same table.
+# resolver) and under srun --mpi=pmix (NAA_SPEC from the plugin), with --naa and with only an
+# naa licence (libnaa's Slurm resolver, PMIx sharing the job's licences per node), each put 8
+# clients on each naa-server, and slurmctld serves at most one job-info RPC for the job's single
+# node (sdiag's REQUEST_JOB_INFO_SINGLE count, printed before and after). naa-info --job shows
+# the same table.
 set -eu
 . "$NAA_SRCDIR/test/slurm/lib.sh"
 [ -x "$NAA_EXAMPLES/mpi_offload" ] || skip "examples/mpi_offload not built (configure found no mpicc)"
@@ -33,6 +35,10 @@ run() {
 # --oversubscribe: mpirun takes the allocation's 2 CPUs as its slots.
 run "salloc + mpirun" salloc --naa=10 -n 2 mpirun --oversubscribe -n 16 "$NAA_EXAMPLES/mpi_offload" 100000
 run "srun --mpi=pmix" srun --mpi=pmix --naa=10 -n 16 "$NAA_EXAMPLES/mpi_offload" 100000
+# Only an naa licence, no --naa: the environment does not say what the job may use, so the
+# node's first rank asks slurmctld and shares the answer with the others through PMIx.
+run "salloc -L naa:1 + mpirun" salloc -L naa:1 -n 2 mpirun --oversubscribe -n 16 "$NAA_EXAMPLES/mpi_offload" 100000
+run "srun --mpi=pmix -L naa:1" srun --mpi=pmix -L naa:1 -n 16 "$NAA_EXAMPLES/mpi_offload" 100000
 
 # The job's view, inside the allocation.
 clean salloc --naa=10 -n 16 "$NAA_TOOLS/naa-info/naa-info" --job | tee "$out"
