@@ -8,7 +8,8 @@
  * requested code, the (global task id mod n)-th of the n NAAs serving it, so that reference
  * clients, which only read NAA_SPEC, work too. The requested codes are also stored in the job's
  * control environment, which Slurm exports to the job as SLURM_SPANK_NAA_CODES; libnaa's Slurm
- * resolver reads it there for processes that get no NAA_SPEC (ranks mpirun starts). See naa.conf(5).
+ * resolver reads it there for processes that get no NAA_SPEC (ranks mpirun starts), without
+ * asking slurmctld. At --verbose the plugin logs which rank gets which NAA. See naa.conf(5).
  * Never links libslurm: the spank_* symbols come from the process that loads the plugin. */
 #include <inttypes.h>
 #include <stdint.h>

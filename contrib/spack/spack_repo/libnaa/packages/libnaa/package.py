@@ -32,6 +32,7 @@ class Libnaa(AutotoolsPackage):
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
     variant("slurm", default=False, description="Slurm SPANK plugin (needs slurm/spank.h)")
+    variant("pmix", default=False, description="one licence query per node through PMIx")
     variant("fortran", default=False, description="Fortran 2008 module (naa.mod) and libnaaf")
 
     requires(
@@ -58,6 +59,8 @@ class Libnaa(AutotoolsPackage):
     depends_on("libfabric@1.9: fabrics=tcp", when="+libfabric")
     depends_on("rdma-core", when="+verbs")
     depends_on("slurm", when="+slurm")  # headers only: libslurm is dlopened at run time
+    depends_on("pmix", when="+pmix")  # headers only (found with pkg-config): libpmix is dlopened
+    depends_on("pkgconfig", type="build", when="+pmix")
     depends_on("cmocka@1.1:", type="test")  # make check; configure finds it with pkg-config
     depends_on("pkgconfig", type="test")
 
@@ -69,6 +72,7 @@ class Libnaa(AutotoolsPackage):
         args += self.with_or_without("libfabric", activation_value="prefix")
         args += self.with_or_without("verbs", activation_value=lambda _: spec["rdma-core"].prefix)
         args += self.with_or_without("slurm", activation_value="prefix")
+        args += self.with_or_without("pmix")
         args += self.enable_or_disable("fortran")  # naa.mod goes to <prefix>/lib/fortran/modules
         # examples/mpi_offload is neither installed nor run by make check; without this, an
         # mpicc on PATH (the system's) would be picked up and linked into it.
