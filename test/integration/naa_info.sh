@@ -35,3 +35,15 @@ if NAA_PACING_US=soon "$info" --params > "$naa_test_dir/badparams"; then
   echo "naa-info --params exited 0 with a malformed NAA_PACING_US" >&2; exit 1
 fi
 grep -q "MALFORMED: NAA_PACING_US 'soon' is not 0..10000000" "$naa_test_dir/badparams"
+
+# --job without Slurm: NAA_SPEC's table of which rank uses which NAA.
+env -u SLURM_JOB_ID -u SLURM_NTASKS NAA_SPEC=a:1:10:2,b:2:10:2,c:3:11:1 "$info" --job --ranks 5 > "$naa_test_dir/job"
+cat "$naa_test_dir/job"
+grep -q "^job (none): 5 rank(s) (--ranks), codes from NAA_SPEC, NAA_SPREAD=rank: " "$naa_test_dir/job"
+grep -q "^  0  a:1  2 input(s)  (NAA_SPEC)  ranks 0 2 4$" "$naa_test_dir/job"
+grep -q "^  1  b:2  2 input(s)  (NAA_SPEC)  ranks 1 3$" "$naa_test_dir/job"
+grep -q "^  0  c:3  1 input(s)  (NAA_SPEC)  ranks 0 1 2 3 4$" "$naa_test_dir/job"
+if env -u SLURM_JOB_ID -u NAA_SPEC "$info" --job 2> "$naa_test_dir/nojob"; then
+  echo "naa-info --job exited 0 outside a job without NAA_SPEC" >&2; exit 1
+fi
+grep -q "not inside a Slurm allocation" "$naa_test_dir/nojob"

@@ -16,6 +16,7 @@
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
 #include "rm/slurm.hpp"
+#include "rm/spread.hpp"
 
 namespace naa_info {
 namespace {
@@ -108,6 +109,12 @@ int show_job(unsigned long ranks, long only) {
     ranks_from = "neither --ranks nor SLURM_NTASKS";
   }
   const std::string spread = values.text("NAA_SPREAD");
+  try {
+    naa::rm::check_spread(spread, "NAA_SPREAD");
+  } catch (const naa::Error &e) {
+    std::fprintf(stderr, "naa-info: --job: %s\n", e.what());
+    return 1;
+  }
   const std::string job = env("SLURM_JOB_ID");
   std::printf("job %s: %lu rank(s) (%s), codes from %s, NAA_SPREAD=%s: the %s rank r uses NAA r mod n\n",
               job.empty() ? "(none)" : job.c_str(), ranks, ranks_from.c_str(), from.c_str(),
