@@ -11,7 +11,7 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
   auto transport = transport::open_transport(
       settings.transport, settings.progress.mode == Progress::Mode::Provider, settings.device);
   auto target = settings.target(function_code, n_inputs);
-  return std::make_unique<Session>(*transport, function_code, std::move(regions),
+  return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
                                    std::move(target), settings);
 }
 

@@ -11,6 +11,7 @@ namespace naa::params {
 namespace {
 
 void check_timeout(const std::string &t, const std::string &s) { parse_timeout(t, s); }
+void check_reconnect(const std::string &t, const std::string &s) { parse_reconnect(t, s); }
 void check_progress(const std::string &t, const std::string &s) { parse_progress_mode(t, s); }
 void check_microseconds(const std::string &t, const std::string &s) { parse_microseconds(t, s); }
 void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
@@ -32,7 +33,11 @@ const std::vector<Param> &registry() {
        "how to reach the NAA; auto: verbs where an RDMA device routes to it, else ofi+tcp",
        nullptr},
       {"NAA_TIMEOUT", "seconds", "60",
-       "deadline of connect + MRSP in naa_create and of each naa_wait", check_timeout},
+       "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
+      {"NAA_CONNECT_TIMEOUT", "seconds", "30",
+       "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
+      {"NAA_RECONNECT", "attempts 0..100", "3",
+       "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
       {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
        "who moves the data and how naa_wait waits", check_progress},
       {"NAA_SPIN_US", "microseconds", "100",
@@ -137,6 +142,16 @@ Source Values::source(const char *name) const { return entries_[index(name)].sou
 std::chrono::milliseconds Values::timeout() const {
   const size_t i = index("NAA_TIMEOUT");
   return parse_timeout(entries_[i].text, source_text(i));
+}
+
+std::chrono::milliseconds Values::connect_timeout() const {
+  const size_t i = index("NAA_CONNECT_TIMEOUT");
+  return parse_timeout(entries_[i].text, source_text(i));
+}
+
+unsigned Values::reconnect() const {
+  const size_t i = index("NAA_RECONNECT");
+  return parse_reconnect(entries_[i].text, source_text(i));
 }
 
 Progress Values::progress() const {

@@ -55,6 +55,8 @@ class Values {
   Source source(size_t index) const { return entries_[index].source; }
 
   std::chrono::milliseconds timeout() const;
+  std::chrono::milliseconds connect_timeout() const;
+  unsigned reconnect() const;
   Progress progress() const;
   std::chrono::microseconds pacing() const;
   size_t write_chunk() const;

@@ -46,6 +46,25 @@ Target::~Target() {
   if (it != usage.end() && --it->second == 0) usage.erase(it);
 }
 
+void Target::add_alternative(std::string host, uint16_t port, std::string source) {
+  alternatives_.push_back({std::move(host), port, std::move(source)});
+}
+
+bool Target::fail_over() {
+  if (alternatives_.empty()) return false;
+  Naa next = std::move(alternatives_.front());
+  alternatives_.erase(alternatives_.begin());
+  alternatives_.push_back({host_, port_, source_});  // tried again after the others
+  std::lock_guard<std::mutex> lock(usage_mu);
+  auto it = usage.find(key(host_, port_));
+  if (it != usage.end() && --it->second == 0) usage.erase(it);
+  host_ = std::move(next.host);
+  port_ = next.port;
+  source_ = std::move(next.source);
+  ++usage[key(host_, port_)];
+  return true;
+}
+
 // Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
 // job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
 std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
@@ -91,9 +110,16 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
   if (best == nullptr)
     throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                     " in NAA_SPEC (it lists codes " + codes + ")");
-  return logged(std::make_unique<Target>(best->host, best->port,
-                                         "NAA_SPEC entry " + std::to_string(best_index + 1)),
-                function_code);
+  auto target = std::make_unique<Target>(best->host, best->port,
+                                         "NAA_SPEC entry " + std::to_string(best_index + 1));
+  // The other entries that fit, from the one after the chosen one on, for failover.
+  for (size_t k = 1; k < entries.size(); ++k) {
+    const size_t i = (best_index + k) % entries.size();
+    const NaaEntry &e = entries[i];
+    if (e.function_code == function_code && e.n_inputs == n_inputs)
+      target->add_alternative(e.host, e.port, "NAA_SPEC entry " + std::to_string(i + 1));
+  }
+  return logged(std::move(target), function_code);
 }
 
 }  // namespace naa::rm
