@@ -11,6 +11,7 @@ namespace naa::params {
 namespace {
 
 void check_timeout(const std::string &t, const std::string &s) { parse_timeout(t, s); }
+void check_switch(const std::string &t, const std::string &s) { parse_switch(t, s); }
 void check_reconnect(const std::string &t, const std::string &s) { parse_reconnect(t, s); }
 void check_progress(const std::string &t, const std::string &s) { parse_progress_mode(t, s); }
 void check_microseconds(const std::string &t, const std::string &s) { parse_microseconds(t, s); }
@@ -49,6 +50,9 @@ const std::vector<Param> &registry() {
       {"NAA_PACING_US", "microseconds", "100",
        "guard before each invocation's final write to an NAA that is not a libnaa server "
        "(0: off)", check_microseconds},
+      {"NAA_PACING_ADAPTIVE", "0|1", "1",
+       "1: the guard also grows with the NAA's round trip and after requests it never answered",
+       check_switch},
       {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
       {"NAA_RDMA_DEVICE", "device name", "",
        "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr},
@@ -168,6 +172,11 @@ Progress Values::progress() const {
 std::chrono::microseconds Values::pacing() const {
   const size_t i = index("NAA_PACING_US");
   return parse_microseconds(entries_[i].text, source_text(i));
+}
+
+bool Values::pacing_adaptive() const {
+  const size_t i = index("NAA_PACING_ADAPTIVE");
+  return parse_switch(entries_[i].text, source_text(i));
 }
 
 size_t Values::write_chunk() const {

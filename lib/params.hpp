@@ -59,6 +59,7 @@ class Values {
   unsigned reconnect() const;
   Progress progress() const;
   std::chrono::microseconds pacing() const;
+  bool pacing_adaptive() const;
   size_t write_chunk() const;
   std::string auth_key() const;  // NAA_AUTH_KEY, else NAA_AUTH_KEY_FILE's first line, else ""
 

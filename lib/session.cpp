@@ -26,7 +26,7 @@ std::string hex(uint32_t v) {
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 Settings settings)
+                 Settings settings, Deadline deadline)
     : settings_(std::move(settings)),
       transport_(std::move(transport)),
       function_code_(function_code),
@@ -36,7 +36,7 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
       progress_(settings_.progress),
       peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(imm::host_request(function_code)) {
-  connect(Deadline::after(settings_.connect_timeout));
+  connect(deadline);
   if (progress_.mode == Progress::Mode::Thread)
     engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
 }
@@ -60,14 +60,16 @@ void Session::connect(Deadline deadline) {
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size());
   if (transport::is_libnaa_server(ep_->peer_data())) {
-    pacing_ = std::chrono::microseconds(0);
+    pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
   } else {
-    pacing_ = settings_.pacing;
+    pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
+                  target_->host() + ":" + std::to_string(target_->port()));
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
-                 "%ld us after its last reply (NAA_PACING_US)",
-                 peer_.c_str(), static_cast<long>(pacing_.count()));
+                 "%ld us (NAA_PACING_US%s) after its last reply",
+                 peer_.c_str(), static_cast<long>(pacing_.guard().count()),
+                 settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
   }
 }
 
@@ -133,11 +135,11 @@ int Session::reconnect() {
 }
 
 Session::~Session() {
-  if (!engine_) return;
   // In a forked child the engine's thread is not there to withdraw from, nor to join: its
   // reference is dropped on the floor rather than destroyed.
-  if (engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
-  else engine_->withdraw(this);
+  if (engine_ && engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
+  else if (engine_) engine_->withdraw(this);
+  abandon();
 }
 
 void Session::exchange_memory_regions(Deadline deadline) {
@@ -239,6 +241,17 @@ int Session::fail(const Error &e) {
   return failed_code_;
 }
 
+// The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
+// without a reply, it may have lost it (§4.4), and its guard doubles.
+void Session::abandon() {
+  if (state_ != State::Running || !unanswered_after_timeout_ || !pacing_.adaptive()) return;
+  unanswered_after_timeout_ = false;
+  NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
+               "its pacing guard doubles, to %ld us, for the rest of the process",
+               static_cast<unsigned>(function_code_), peer_.c_str(),
+               static_cast<long>(pacing_.unanswered().count()));
+}
+
 // What a call that reports to the application returns: a lost invocation is reported once.
 int Session::reported(int rc) {
   if (state_ == State::Lost) state_ = State::Disconnected;
@@ -250,6 +263,7 @@ int Session::cancel() {
   if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
   NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
                "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  abandon();
   disconnect();
   state_ = State::Disconnected;
   return NAA_SUCCESS;
@@ -296,13 +310,15 @@ void Session::post_invocation() {
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
   ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
                    final_write_not_before());
+  final_write_posted_ = Deadline::Clock::now();
   first_invoked_ = true;
+  unanswered_after_timeout_ = false;
 }
 
 // The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
 // (no wait) for an NAA that needs none.
 Deadline::Clock::time_point Session::final_write_not_before() const {
-  return pacing_.count() > 0 ? naa_message_polled_ + pacing_ : Deadline::Clock::time_point{};
+  return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -318,7 +334,10 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
-      if (pacing_.count() > 0) naa_message_polled_ = Deadline::Clock::now();
+      if (pacing_.enabled()) {
+        naa_message_polled_ = Deadline::Clock::now();
+        pacing_.round_trip(naa_message_polled_ - final_write_posted_);
+      }
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
@@ -507,7 +526,8 @@ int Session::wait_on_endpoint(naa_status *status) {
 // The NAA acknowledged every write of the request and has not answered: a long kernel and a
 // request the NAA lost (doc/protocol.md §4.4) look the same. The invocation stays in flight:
 // the caller may wait again, or naa_cancel it.
-int Session::unanswered() const {
+int Session::unanswered() {
+  unanswered_after_timeout_ = true;
   NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
                "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
                "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));

@@ -22,6 +22,7 @@
 #include "error.hpp"
 #include "mrsp.hpp"
 #include "options.hpp"
+#include "pacing.hpp"
 #include "naa.h"
 #include "progress_engine.hpp"
 #include "regions.hpp"
@@ -33,12 +34,13 @@ namespace naa {
 
 class Session : private ProgressEngine::Client {
  public:
-  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP within
-  // settings.connect_timeout. settings.pacing guards the final write of each invocation unless
+  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP by `deadline`
+  // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final write of each invocation unless
   // the NAA identifies itself as a libnaa server. Keeps the transport for reconnecting.
   // Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
-          std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings);
+          std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
+          Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
@@ -82,7 +84,8 @@ class Session : private ProgressEngine::Client {
   int complete(naa_status *status);
   int fail(const Error &e);
   int writes_timed_out() const;
-  int unanswered() const;
+  int unanswered();
+  void abandon();
 
   // NAA_PROGRESS=thread.
   Step step() override;
@@ -124,9 +127,11 @@ class Session : private ProgressEngine::Client {
   transport::Completion reply_{};
 
   // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
-  // `pacing_` after the NAA's last message was polled. Zero for a libnaa server.
-  std::chrono::microseconds pacing_{0};
+  // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
+  Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
+  Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
 
   // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
   // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,

@@ -110,6 +110,7 @@ Settings Settings::resolve(const naa_attr_t *attr) {
   s.reconnect = s.params.reconnect();
   s.progress = s.params.progress();
   s.pacing = s.params.pacing();
+  s.pacing_adaptive = s.params.pacing_adaptive();
   s.auth_key = s.params.auth_key();
   s.local_ip = s.params.text("NAA_LOCAL_IP");
   s.device = s.params.text("NAA_RDMA_DEVICE");

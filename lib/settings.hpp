@@ -26,6 +26,7 @@ struct Settings {
   unsigned reconnect = 0;                        // NAA_RECONNECT: attempts
   Progress progress;
   std::chrono::microseconds pacing{0};
+  bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
   std::string auth_key;  // "" sends none
   std::string local_ip;
   std::string device;  // NAA_RDMA_DEVICE

@@ -188,6 +188,53 @@ static void pacing_off_is_stranded(void **state) {
   expect_in_flight_then_cancel(&s, &h, &b, 1);
 }
 
+/* A slow NAA (issue 25): every event handled NAA_CONFORMANCE_SLOW_US (default 2000) late, its
+ * window a quarter of that beyond --window-us 0. The guard NAA_PACING_US=100 alone strands a
+ * request; the same floor with the adaptive guard (on by default) runs the loop through.
+ * Returns the invocation that timed out, 0 if none did. */
+static long slow_loop(const char *adaptive, long rounds) {
+  char slow[32];
+  snprintf(slow, sizeof slow, "%ld", env_long("NAA_CONFORMANCE_SLOW_US", 2000));
+  strcpy(window_arg, "0");
+  setenv("NAA_PACING_US", "100", 1);
+  setenv("NAA_PACING_ADAPTIVE", adaptive, 1);
+  setenv("NAA_TIMEOUT", "2", 1);
+  test_server s;
+  start_peer(&s, "--slow-us", slow);
+  uint8_t b = 0;
+  naa_param_t p = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  long timed_out = 0;
+  for (long r = 1; r <= rounds && timed_out == 0; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    int rc = naa_wait(&h, &st);
+    if (rc == NAA_ERR_TIMEOUT) timed_out = r;
+    else assert_int_equal(rc, NAA_SUCCESS), assert_int_equal(b, (uint8_t)r);
+  }
+  printf("slow NAA (%s us), NAA_PACING_ADAPTIVE=%s: %s\n", slow, adaptive,
+         timed_out ? "stranded" : "every invocation completed");
+  if (timed_out) printf("  stranded at invocation %ld of %ld\n", timed_out, rounds);
+  if (timed_out) assert_int_equal(naa_cancel(&h), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  unsetenv("NAA_PACING_ADAPTIVE");
+  setup(NULL);
+  return timed_out;
+}
+
+static void slow_naa_strands_fixed_guard(void **state) {
+  (void)state;
+  assert_true(slow_loop("0", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)) > 0);
+}
+
+static void slow_naa_adaptive_guard(void **state) {
+  (void)state;
+  assert_int_equal(slow_loop("1", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)), 0);
+}
+
 /* The reference answers an unknown function code with nothing at all. */
 static void unknown_code_is_never_answered(void **state) {
   (void)state;
@@ -243,6 +290,8 @@ int main(void) {
       cmocka_unit_test_setup(single_send_and_data_writes, setup),
       cmocka_unit_test_setup(thirty_one_regions, setup),
       cmocka_unit_test_setup(pacing_off_is_stranded, setup),
+      cmocka_unit_test_setup(slow_naa_strands_fixed_guard, setup),
+      cmocka_unit_test_setup(slow_naa_adaptive_guard, setup),
       cmocka_unit_test_setup(unknown_code_is_never_answered, setup),
       cmocka_unit_test_setup(mrsp_error_answer, setup),
       cmocka_unit_test_setup(full_naa_rejects, setup),
