@@ -126,6 +126,7 @@ program test_fortran_binding
   call expect(naa_test(h, flag, st) == NAA_ERR_INVALID_HANDLE, 'naa_test(null handle)')
   call expect(.not. logical(flag), 'naa_test sets the logical(c_bool) flag to .false.')
   call expect(naa_wait(h, st) == NAA_ERR_INVALID_HANDLE, 'naa_wait(null handle)')
+  call expect(naa_cancel(h) == NAA_ERR_INVALID_HANDLE, 'naa_cancel(null handle)')
   call expect(naa_finalize(h) == NAA_ERR_INVALID_HANDLE, 'naa_finalize(null handle)')
 
   ! --- naa_create's arguments arrive intact -------------------------------------------------
