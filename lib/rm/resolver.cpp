@@ -76,9 +76,10 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
                                       ": NAA_SPEC is not set and this is not a Slurm job "
                                       "(SLURM_JOB_ID is not set)");
     SlurmChoice choice = resolve_slurm(function_code, n_inputs, params.text("NAA_CONF"), use_count);
-    return logged(std::make_unique<Target>(std::move(choice.host), choice.port,
-                                           std::move(choice.source)),
-                  function_code);
+    auto target = std::make_unique<Target>(std::move(choice.host), choice.port, std::move(choice.source));
+    for (SlurmChoice &other : choice.alternatives)
+      target->add_alternative(std::move(other.host), other.port, std::move(other.source));
+    return logged(std::move(target), function_code);
   }
   std::vector<NaaEntry> entries;
   std::string why;

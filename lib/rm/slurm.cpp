@@ -231,6 +231,7 @@ SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::str
   const naa_conf_naa *best = nullptr;
   unsigned best_use = 0;
   std::string mismatch;
+  std::vector<const naa_conf_naa *> fitting;
   for (size_t k = 0; k < count; ++k) {
     const naa_conf_naa *naa = naa_conf_pick(&conf, function_code, rank + k);
     const unsigned inputs = naa_conf_kernel_of(naa, function_code)->n_inputs;
@@ -240,6 +241,7 @@ SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::str
                  std::to_string(n_inputs);
       continue;
     }
+    fitting.push_back(naa);
     const unsigned use = use_count(naa->host, naa->port);
     if (best == nullptr || use < best_use) {
       best = naa;
@@ -247,9 +249,14 @@ SlurmChoice resolve_slurm(uint8_t function_code, size_t n_inputs, const std::str
     }
   }
   if (best == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, mismatch);
-  return SlurmChoice{best->host, best->port,
-                     path + " line " + std::to_string(best->line) + ", " + what + " " + grant +
-                         ", rank " + std::to_string(rank)};
+  auto source = [&](const naa_conf_naa *naa) {
+    return path + " line " + std::to_string(naa->line) + ", " + what + " " + grant + ", rank " +
+           std::to_string(rank);
+  };
+  SlurmChoice choice{best->host, best->port, source(best), {}};
+  for (const naa_conf_naa *naa : fitting)
+    if (naa != best) choice.alternatives.push_back({naa->host, naa->port, source(naa), {}});
+  return choice;
 }
 
 }  // namespace naa::rm

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace naa::rm {
 
@@ -14,6 +15,7 @@ struct SlurmChoice {
   std::string host;
   uint16_t port;
   std::string source;  // e.g. "naa.conf line 3 (/etc/naa.conf), Slurm job 12 --naa=10"
+  std::vector<SlurmChoice> alternatives;  // the other NAAs that fit, for failover, in pick order
 };
 
 // Whether this process runs inside a Slurm job (SLURM_JOB_ID set).
