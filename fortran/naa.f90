@@ -69,7 +69,7 @@ module naa
   integer(c_int), parameter, public :: NAA_UNDEFINED = -32766
 
   ! naa_attr_t: NAA_ATTR_VERSION, and NAA_ATTR_UNSET for its numbers
-  integer(c_int32_t), parameter, public :: NAA_ATTR_VERSION = 1
+  integer(c_int32_t), parameter, public :: NAA_ATTR_VERSION = 2
   integer(c_int64_t), parameter, public :: NAA_ATTR_UNSET = -1
 
   ! enum naa_return_code: naa_status%naa_return_code
@@ -118,9 +118,11 @@ module naa
     type(c_ptr) :: device = c_null_ptr
     integer(c_int64_t) :: pacing_us = NAA_ATTR_UNSET
     type(c_ptr) :: params = c_null_ptr  ! c_loc of a type(c_ptr) array ending in c_null_ptr
+    integer(c_int64_t) :: connect_timeout_ms = NAA_ATTR_UNSET
+    integer(c_int64_t) :: reconnect = NAA_ATTR_UNSET
   end type naa_attr_t
 
-  public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_finalize
+  public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_cancel, naa_finalize
   public :: naa_waitall, naa_waitany, naa_testany, naa_testall
   public :: naa_attr_init, naa_strerror_f, naa_version_f
 
@@ -216,6 +218,13 @@ module naa
       type(naa_status), intent(inout) :: status
       integer(c_int) :: rc
     end function naa_wait
+
+    ! int naa_cancel(naa_handle *)
+    function naa_cancel(handle) bind(C, name='naa_cancel') result(rc)
+      import :: c_int, naa_handle
+      type(naa_handle), intent(inout) :: handle
+      integer(c_int) :: rc
+    end function naa_cancel
 
     ! int naa_finalize(naa_handle *)
     function naa_finalize(handle) bind(C, name='naa_finalize') result(rc)

@@ -51,7 +51,7 @@ typedef enum naa_error {
   NAA_ERR_NO_NAA = 3,           /* no NAA is configured for this function code */
   NAA_ERR_CONNECTION = 4,       /* the NAA could not be reached, refused, or went away */
   NAA_ERR_TRANSPORT = 5,        /* the RDMA/libfabric layer reported an error */
-  NAA_ERR_TIMEOUT = 6,          /* a deadline passed (NAA_TIMEOUT) */
+  NAA_ERR_TIMEOUT = 6,          /* a deadline passed (NAA_TIMEOUT, NAA_CONNECT_TIMEOUT) */
   NAA_ERR_NAA = 7,              /* the NAA answered with a non-zero return code (see status) */
   NAA_ERR_NO_RESOURCES = 8,     /* out of memory, or the buffer could not be registered */
   NAA_ERR_PROTOCOL = 9,         /* the NAA violated or rejected the MRSP protocol */
@@ -110,7 +110,7 @@ typedef struct naa_status {
  * required; inputs and outputs together (in-place buffers counted once) may form at
  * most 31 regions. On success *handle identifies the new session; on failure it is
  * set to NAA_HANDLE_NULL. The buffers must stay valid until naa_finalize(). Blocks at
- * most NAA_TIMEOUT seconds. */
+ * most NAA_CONNECT_TIMEOUT seconds, whatever transports NAA_TRANSPORT=auto tries. */
 NAA_API int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
                        naa_param_t *outputs, size_t n_outputs, naa_handle *handle);
 
@@ -134,13 +134,16 @@ typedef struct naa_attr {
                                any runtime parameter of naa(7) for this handle (NAA_SPIN_US=20,
                                NAA_OFI_WRITE_CHUNK=65536, ...); the fields above win over it;
                                "NAME=" restores the default; `naa-info --params` lists them */
+  /* version 2 */
+  int64_t connect_timeout_ms; /* as NAA_CONNECT_TIMEOUT, in milliseconds (> 0); -1: unset */
+  int64_t reconnect;          /* as NAA_RECONNECT, attempts (0 disables) 0 .. 100; -1: unset */
 } naa_attr_t;
 
-#define NAA_ATTR_VERSION 1
+#define NAA_ATTR_VERSION 2
 #define NAA_ATTR_UNSET (-1)
 #define NAA_ATTR_INIT                                                                     \
   { sizeof(naa_attr_t), NAA_ATTR_VERSION, NULL, NULL, NAA_ATTR_UNSET, NULL, NULL, NULL, NULL, \
-    NAA_ATTR_UNSET, NULL }
+    NAA_ATTR_UNSET, NULL, NAA_ATTR_UNSET, NAA_ATTR_UNSET }
 
 /* naa_create() with per-handle settings; attr == NULL is naa_create(). With attr->naa
  * set, NAA_SPEC and Slurm are not consulted (nor NAA_SPEC's n_inputs check). A malformed
@@ -161,8 +164,16 @@ NAA_API int naa_invoke(naa_handle *handle);
 NAA_API int naa_test(naa_handle *handle, bool *flag, naa_status *status);
 
 /* Block until the invocation has completed or NAA_TIMEOUT seconds have passed
- * (NAA_ERR_TIMEOUT). status may be NULL. Return codes as for naa_test(). */
+ * (NAA_ERR_TIMEOUT). A timeout leaves the invocation in flight: wait or test again, or
+ * naa_cancel() it. status may be NULL. Return codes as for naa_test(). */
 NAA_API int naa_wait(naa_handle *handle, naa_status *status);
+
+/* Abandon the invocation in flight, as MPI_Cancel: when it returns the NAA can no longer
+ * write into the handle's buffers (the connection is closed first); outputs and in-place
+ * buffers hold whatever the NAA had written by then (undefined). The handle stays usable:
+ * the next naa_invoke connects again (within NAA_CONNECT_TIMEOUT) and resends every input.
+ * With nothing in flight it does nothing. See naa_cancel(3). */
+NAA_API int naa_cancel(naa_handle *handle);
 
 /* Completion over many handles, as MPI_Waitall/Waitany/Testany/Testall. An entry that
  * is NAA_HANDLE_NULL or has no invocation in flight is inactive and ignored (its status,

@@ -123,6 +123,9 @@ class handle {
     return st;
   }
 
+  /* Abandons the invocation in flight (naa_cancel(3)); the handle stays usable. */
+  void cancel() { check(naa_cancel(&h_), "naa_cancel"); }
+
   /* Finalizes now and reports a failure, which the destructor cannot. */
   void finalize() { check(naa_finalize(&h_), "naa_finalize"); }
 

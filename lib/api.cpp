@@ -92,6 +92,10 @@ int naa_wait(naa_handle *handle, naa_status *status) {
   return guarded("naa_wait", [&] { return lookup(handle)->wait(status); });
 }
 
+int naa_cancel(naa_handle *handle) {
+  return guarded("naa_cancel", [&] { return lookup(handle)->cancel(); });
+}
+
 int naa_finalize(naa_handle *handle) {
   return guarded("naa_finalize", [&] {
     lookup(handle);

@@ -15,7 +15,8 @@
 namespace naa {
 
 // Opens the transport `settings` name, resolves the NAA for function_code (n_inputs is what
-// NAA_SPEC's param_count must equal), connects and runs MRSP. Throws Error.
+// NAA_SPEC's param_count must equal), connects and runs MRSP, all within one
+// NAA_CONNECT_TIMEOUT. Throws Error.
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
                                       size_t n_inputs, const Settings &settings);
 

@@ -36,6 +36,19 @@ std::chrono::microseconds parse_microseconds(const std::string &text, const std:
   return std::chrono::microseconds(v);
 }
 
+bool parse_switch(const std::string &text, const std::string &source) {
+  if (text == "1") return true;
+  if (text == "0") return false;
+  throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not 0 or 1");
+}
+
+unsigned parse_reconnect(const std::string &text, const std::string &source) {
+  uint64_t v = 0;
+  if (!parse_count(text.c_str(), kMaxReconnect, &v))
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not 0.." + std::to_string(kMaxReconnect));
+  return static_cast<unsigned>(v);
+}
+
 Progress::Mode parse_progress_mode(const std::string &m, const std::string &source) {
   if (m == "spin") return Progress::Mode::Spin;
   if (m == "block") return Progress::Mode::Block;

@@ -10,8 +10,10 @@
 
 namespace naa {
 
-// NAA_TIMEOUT: seconds (a decimal number > 0, default 60) that connecting plus MRSP, and each
-// naa_wait, may take. Throws Error(NAA_ERR_CONFIG) when malformed.
+// NAA_TIMEOUT (each naa_wait, default 60) and NAA_CONNECT_TIMEOUT (connecting plus MRSP in
+// naa_create and each reconnect, default 30): seconds, a decimal number > 0. Two deadlines, so
+// that a long kernel's wait does not make a dead NAA slow to notice on connecting, nor a short
+// wait make connecting fail. Throws Error(NAA_ERR_CONFIG) when malformed.
 std::chrono::milliseconds parse_timeout(const std::string &text, const std::string &source);
 inline constexpr long kMaxTimeoutSeconds = 31536000;
 
@@ -41,8 +43,16 @@ int parse_cpu(const std::string &text, const std::string &source);
 // Application time between calls counts toward the guard; 0 turns pacing off.
 inline constexpr std::chrono::microseconds kDefaultPacing{100};
 inline constexpr uint64_t kMaxMicroseconds = 10000000;  // NAA_PACING_US, NAA_SPIN_US: 10 s
+// NAA_PACING_ADAPTIVE: 1 (default) lets the guard grow with the NAA (lib/pacing.hpp), 0 keeps
+// it at NAA_PACING_US.
+bool parse_switch(const std::string &text, const std::string &source);
 // A whole number of microseconds in 0..kMaxMicroseconds.
 std::chrono::microseconds parse_microseconds(const std::string &text, const std::string &source);
+
+// NAA_RECONNECT: how many times a handle whose connection is gone tries to connect again
+// (0: never), within NAA_CONNECT_TIMEOUT in all.
+inline constexpr uint64_t kMaxReconnect = 100;
+unsigned parse_reconnect(const std::string &text, const std::string &source);
 
 // NAA_OFI_WRITE_CHUNK: bytes >= 4096 ("" : no split, SIZE_MAX).
 size_t parse_write_chunk(const std::string &text, const std::string &source);

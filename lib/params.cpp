@@ -12,6 +12,8 @@ namespace naa::params {
 namespace {
 
 void check_timeout(const std::string &t, const std::string &s) { parse_timeout(t, s); }
+void check_switch(const std::string &t, const std::string &s) { parse_switch(t, s); }
+void check_reconnect(const std::string &t, const std::string &s) { parse_reconnect(t, s); }
 void check_progress(const std::string &t, const std::string &s) { parse_progress_mode(t, s); }
 void check_microseconds(const std::string &t, const std::string &s) { parse_microseconds(t, s); }
 void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
@@ -36,7 +38,11 @@ const std::vector<Param> &registry() {
        "how to reach the NAA; auto: verbs where an RDMA device routes to it, else ofi+tcp",
        nullptr},
       {"NAA_TIMEOUT", "seconds", "60",
-       "deadline of connect + MRSP in naa_create and of each naa_wait", check_timeout},
+       "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
+      {"NAA_CONNECT_TIMEOUT", "seconds", "30",
+       "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
+      {"NAA_RECONNECT", "attempts 0..100", "3",
+       "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
       {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
        "who moves the data and how naa_wait waits", check_progress},
       {"NAA_SPIN_US", "microseconds", "100",
@@ -48,6 +54,9 @@ const std::vector<Param> &registry() {
       {"NAA_PACING_US", "microseconds", "100",
        "guard before each invocation's final write to an NAA that is not a libnaa server "
        "(0: off)", check_microseconds},
+      {"NAA_PACING_ADAPTIVE", "0|1", "1",
+       "1: the guard also grows with the NAA's round trip and after requests it never answered",
+       check_switch},
       {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
       {"NAA_RDMA_DEVICE", "device name", "",
        "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr},
@@ -143,6 +152,16 @@ std::chrono::milliseconds Values::timeout() const {
   return parse_timeout(entries_[i].text, source_text(i));
 }
 
+std::chrono::milliseconds Values::connect_timeout() const {
+  const size_t i = index("NAA_CONNECT_TIMEOUT");
+  return parse_timeout(entries_[i].text, source_text(i));
+}
+
+unsigned Values::reconnect() const {
+  const size_t i = index("NAA_RECONNECT");
+  return parse_reconnect(entries_[i].text, source_text(i));
+}
+
 Progress Values::progress() const {
   Progress p;
   size_t i = index("NAA_PROGRESS");
@@ -157,6 +176,11 @@ Progress Values::progress() const {
 std::chrono::microseconds Values::pacing() const {
   const size_t i = index("NAA_PACING_US");
   return parse_microseconds(entries_[i].text, source_text(i));
+}
+
+bool Values::pacing_adaptive() const {
+  const size_t i = index("NAA_PACING_ADAPTIVE");
+  return parse_switch(entries_[i].text, source_text(i));
 }
 
 size_t Values::write_chunk() const {

@@ -55,8 +55,11 @@ class Values {
   Source source(size_t index) const { return entries_[index].source; }
 
   std::chrono::milliseconds timeout() const;
+  std::chrono::milliseconds connect_timeout() const;
+  unsigned reconnect() const;
   Progress progress() const;
   std::chrono::microseconds pacing() const;
+  bool pacing_adaptive() const;
   size_t write_chunk() const;
   std::string auth_key() const;  // NAA_AUTH_KEY, else NAA_AUTH_KEY_FILE's first line, else ""
 

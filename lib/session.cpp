@@ -7,6 +7,9 @@
 #include "log.hpp"
 #include "progress_until.hpp"
 
+#include <algorithm>
+#include <thread>
+
 namespace naa {
 namespace {
 
@@ -21,47 +24,122 @@ std::string hex(uint32_t v) {
 
 }  // namespace
 
-Session::Session(transport::Transport &transport, uint8_t function_code,
+Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 const Settings &settings)
-    : function_code_(function_code),
+                 Settings settings, Deadline deadline)
+    : settings_(std::move(settings)),
+      transport_(std::move(transport)),
+      function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
-      timeout_(settings.timeout),
-      progress_(settings.progress),
+      timeout_(settings_.timeout),
+      progress_(settings_.progress),
+      peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(imm::host_request(function_code)) {
-  Deadline deadline = Deadline::after(timeout_);
-  const std::string &key = settings.auth_key;
-  ep_ = transport.connect(target_->host(), target_->port(), settings.local_ip, deadline,
-                          key.empty() ? std::string() : auth::encode(key));
+  connect(deadline);
+  if (progress_.mode == Progress::Mode::Thread)
+    engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
+}
+
+// Everything that belongs to one connection, from nothing: endpoint, registrations, MRSP,
+// write chains, pacing. Throws Error, leaving what it built for disconnect().
+void Session::connect(Deadline deadline) {
+  const std::string &key = settings_.auth_key;
+  params::Scope scope(settings_.params);  // what the transport reads (NAA_OFI_WRITE_CHUNK)
+  ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
+                            key.empty() ? std::string() : auth::encode(key));
+  peer_ = ep_->peer();
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
   exchange_memory_regions(deadline);
   naa_message_polled_ = Deadline::Clock::now();
   build_chains();
+  first_invoked_ = false;  // single-send inputs go again: a new connection may be a new NAA
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged",
-               static_cast<unsigned>(function_code_), ep_->peer().c_str(), transport.name(),
+               static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size());
   if (transport::is_libnaa_server(ep_->peer_data())) {
-    NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", ep_->peer().c_str(),
+    pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
+    NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
   } else {
-    pacing_ = settings.pacing;
+    pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
+                  target_->host() + ":" + std::to_string(target_->port()));
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
-                 "%ld us after its last reply (NAA_PACING_US)",
-                 ep_->peer().c_str(), static_cast<long>(pacing_.count()));
+                 "%ld us (NAA_PACING_US%s) after its last reply",
+                 peer_.c_str(), static_cast<long>(pacing_.guard().count()),
+                 settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
   }
-  if (progress_.mode == Progress::Mode::Thread)
-    engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
+}
+
+// Once it returns, the NAA can write into none of our buffers: the progress engine has let go,
+// the registrations are gone and the endpoint closed, in that order.
+void Session::disconnect() {
+  if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
+  with_engine_ = false;
+  posted_ = false;
+  settled_.store(false);
+  engine_error_.reset();
+  first_chain_.reset();
+  steady_chain_.reset();
+  region_mrs_.clear();
+  mrsp_mr_.reset();
+  ep_.reset();
+  naa_regions_.clear();
+  writes_pending_ = false;
+  reply_pending_ = false;
+}
+
+// Bounded attempts with doubling pauses, all within one NAA_CONNECT_TIMEOUT; at least one
+// attempt even with NAA_RECONNECT=0, which only a naa_cancel leads here with.
+int Session::reconnect() {
+  const unsigned attempts = std::max(1u, settings_.reconnect);
+  const Deadline deadline = Deadline::after(settings_.connect_timeout);
+  auto pause = std::chrono::milliseconds(10);
+  for (unsigned attempt = 1;; ++attempt) {
+    try {
+      connect(deadline);
+      NAA_LOG_WARN("function code %u: reconnected to %s (attempt %u of %u)",
+                   static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts);
+      state_ = State::Ready;
+      return NAA_SUCCESS;
+    } catch (const Error &e) {
+      disconnect();
+      const bool last = attempt >= attempts || deadline.expired() ||
+                        (e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT &&
+                         e.code() != NAA_ERR_TIMEOUT);
+      if (last)
+        NAA_LOG_ERROR("function code %u: cannot reconnect to %s (attempt %u of %u, "
+                      "NAA_RECONNECT, NAA_CONNECT_TIMEOUT): %s; the next naa_invoke tries again",
+                      static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts,
+                      e.what());
+      else
+        NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in "
+                     "%ld ms", static_cast<unsigned>(function_code_), attempt, attempts,
+                     peer_.c_str(), e.what(), static_cast<long>(pause.count()));
+      const std::string failed = peer_;
+      const bool moved = target_->fail_over();
+      if (moved) {
+        peer_ = target_->host() + ":" + std::to_string(target_->port());
+        NAA_LOG_WARN("function code %u: failing over from %s to %s (%s)",
+                     static_cast<unsigned>(function_code_), failed.c_str(), peer_.c_str(),
+                     target_->source().c_str());
+      }
+      if (last) return e.code();
+      if (moved) continue;  // another NAA: no reason to wait before trying it
+      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(pause, deadline.remaining()));
+      pause *= 2;
+    }
+  }
 }
 
 Session::~Session() {
-  if (!engine_) return;
   // In a forked child the engine's thread is not there to withdraw from, nor to join: its
   // reference is dropped on the floor rather than destroyed.
-  if (engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
-  else engine_->withdraw(this);
+  if (engine_ && engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
+  else if (engine_) engine_->withdraw(this);
+  abandon();
 }
 
 void Session::exchange_memory_regions(Deadline deadline) {
@@ -91,7 +169,7 @@ void Session::exchange_memory_regions(Deadline deadline) {
     size_t n = ep_->wait(c, 4, deadline);
     if (n == 0)
       throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
-                                   "exchange in time (NAA_TIMEOUT)");
+                                   "exchange in time (NAA_CONNECT_TIMEOUT)");
     for (size_t i = 0; i < n; ++i) {
       if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend) {
         sent = true;
@@ -145,20 +223,62 @@ void Session::build_chains() {
   steady_chain_ = ep_->prepare_writes(steady, kWrites);
 }
 
+// A lost connection, with reconnecting allowed, costs the invocation in flight and no more.
 int Session::fail(const Error &e) {
+  const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
+  if (lost && settings_.reconnect > 0) {
+    NAA_LOG_ERROR("function code %u at %s: %s; the invocation is lost, the handle will "
+                  "reconnect on the next naa_invoke (NAA_RECONNECT)",
+                  static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
+    disconnect();
+    state_ = state_ == State::Running ? State::Lost : State::Disconnected;
+    return NAA_ERR_CONNECTION;
+  }
   state_ = State::Failed;
   failed_code_ = e.code();
   NAA_LOG_ERROR("function code %u at %s: %s", static_cast<unsigned>(function_code_),
-                ep_->peer().c_str(), e.what());
+                peer_.c_str(), e.what());
   return failed_code_;
+}
+
+// The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
+// without a reply, it may have lost it (§4.4), and its guard doubles.
+void Session::abandon() {
+  if (state_ != State::Running || !unanswered_after_timeout_ || !pacing_.adaptive()) return;
+  unanswered_after_timeout_ = false;
+  NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
+               "its pacing guard doubles, to %ld us, for the rest of the process",
+               static_cast<unsigned>(function_code_), peer_.c_str(),
+               static_cast<long>(pacing_.unanswered().count()));
+}
+
+// What a call that reports to the application returns: a lost invocation is reported once.
+int Session::reported(int rc) {
+  if (state_ == State::Lost) state_ = State::Disconnected;
+  return rc;
+}
+
+int Session::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
+  NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
+               "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  abandon();
+  disconnect();
+  state_ = State::Disconnected;
+  return NAA_SUCCESS;
 }
 
 int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::Failed) return failed_code_;
-  if (state_ == State::Running) {
+  if (state_ == State::Running || state_ == State::Lost) {
     NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
     return NAA_ERR_STATE;
+  }
+  if (state_ == State::Disconnected) {
+    const int rc = reconnect();
+    if (rc != NAA_SUCCESS) return rc;
   }
   if (engine_) {
     if (engine_->orphaned())
@@ -189,9 +309,16 @@ void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
   ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
-                   pacing_.count() > 0 ? naa_message_polled_ + pacing_
-                                       : Deadline::Clock::time_point{});
+                   final_write_not_before());
+  final_write_posted_ = Deadline::Clock::now();
   first_invoked_ = true;
+  unanswered_after_timeout_ = false;
+}
+
+// The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
+// (no wait) for an NAA that needs none.
+Deadline::Clock::time_point Session::final_write_not_before() const {
+  return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -207,7 +334,10 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
-      if (pacing_.count() > 0) naa_message_polled_ = Deadline::Clock::now();
+      if (pacing_.enabled()) {
+        naa_message_polled_ = Deadline::Clock::now();
+        pacing_.round_trip(naa_message_polled_ - final_write_posted_);
+      }
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
@@ -244,8 +374,13 @@ int Session::complete(naa_status *status) {
 
 int Session::test(bool *flag, naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
+  return reported(test_locked(flag, status));
+}
+
+int Session::test_locked(bool *flag, naa_status *status) {
   *flag = false;
   if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
     NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
     return NAA_ERR_STATE;
@@ -267,7 +402,12 @@ int Session::test(bool *flag, naa_status *status) {
 
 int Session::wait(naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
+  return reported(wait_locked(status));
+}
+
+int Session::wait_locked(naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
     NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
     return NAA_ERR_STATE;
@@ -278,6 +418,7 @@ int Session::wait(naa_status *status) {
   // wake-up of the engine's nor of its own.
   take_back_locked();
   if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (settled_.load(std::memory_order_acquire)) return settled(status);
   int rc = wait_on_endpoint(status);
   give_back_locked();
@@ -318,7 +459,7 @@ void Session::give_back() {
 
 bool Session::in_flight() {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running;
+  return state_ == State::Running || state_ == State::Lost;
 }
 
 bool Session::done() {
@@ -355,6 +496,7 @@ int Session::expire(naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
   take_back_locked();
   if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return reported(NAA_ERR_CONNECTION);
   if (state_ != State::Running) return NAA_ERR_STATE;
   if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
   try {
@@ -365,10 +507,10 @@ int Session::expire(naa_status *status) {
   if (finished()) return complete(status);
   int rc = timed_out();
   give_back_locked();
-  return rc;
+  return reported(rc);
 }
 
-int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(unanswered()); }
+int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswered(); }
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
@@ -381,21 +523,23 @@ int Session::wait_on_endpoint(naa_status *status) {
   return complete(status);
 }
 
-// The NAA acknowledged every write of the request and never answered: a long kernel looks
-// the same until the deadline, after it the request is taken as lost (the reference NAA
-// strands requests, doc/protocol.md §4.4) and nothing more will come.
-Error Session::unanswered() const {
-  return Error(NAA_ERR_TIMEOUT, "the NAA acknowledged the request but never replied within "
-                                "NAA_TIMEOUT (" + std::to_string(timeout_.count()) + " ms); this "
-                                "handle cannot recover without a new connection (naa_finalize it "
-                                "and naa_create another)");
+// The NAA acknowledged every write of the request and has not answered: a long kernel and a
+// request the NAA lost (doc/protocol.md §4.4) look the same. The invocation stays in flight:
+// the caller may wait again, or naa_cancel it.
+int Session::unanswered() {
+  unanswered_after_timeout_ = true;
+  NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
+               "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
+               "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));
+  return NAA_ERR_TIMEOUT;
 }
 
 // Our own writes are not through: the invocation stays in flight, the caller may wait again
 // or finalize.
 int Session::writes_timed_out() const {
-  NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT (%ld ms)",
-                ep_->peer().c_str(), static_cast<long>(timeout_.count()));
+  NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT (%ld ms); "
+                "the invocation is still in flight", peer_.c_str(),
+                static_cast<long>(timeout_.count()));
   return NAA_ERR_TIMEOUT;
 }
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One handle's life: connected -> (MRSP) -> ready -> running -> ready ... ; failed after a
-// transport or protocol error (sticky: later calls report it until naa_finalize).
+// One handle's life: connected -> (MRSP) -> ready -> running -> ready ... A wait that times
+// out leaves the invocation running. A lost connection (or naa_cancel) leaves it disconnected:
+// the lost invocation reports NAA_ERR_CONNECTION once, the next invoke connects again
+// (NAA_RECONNECT attempts within NAA_CONNECT_TIMEOUT). Other errors, and a lost connection
+// with NAA_RECONNECT=0, leave it failed (sticky: later calls report it until naa_finalize or
+// naa_cancel).
 // Everything an invocation needs (registered memory, both write chains, the immediate) is built
 // here once, so that invoke() only posts. With NAA_PROGRESS=thread, invoke() only hands the
 // session to the progress engine, whose thread posts and completes it through step(): the
@@ -18,6 +22,7 @@
 #include "error.hpp"
 #include "mrsp.hpp"
 #include "options.hpp"
+#include "pacing.hpp"
 #include "naa.h"
 #include "progress_engine.hpp"
 #include "regions.hpp"
@@ -29,17 +34,20 @@ namespace naa {
 
 class Session : private ProgressEngine::Client {
  public:
-  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP within
-  // settings.timeout. settings.pacing guards the final write of each invocation unless the
-  // NAA identifies itself as a libnaa server. Throws Error.
-  Session(transport::Transport &transport, uint8_t function_code, std::vector<Region> regions,
-          std::unique_ptr<rm::Target> target, const Settings &settings);
+  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP by `deadline`
+  // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final write of each invocation unless
+  // the NAA identifies itself as a libnaa server. Keeps the transport for reconnecting.
+  // Throws Error.
+  Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
+          std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
+          Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes.
   int invoke();
   int test(bool *flag, naa_status *status);
   int wait(naa_status *status);
+  int cancel();
 
   // For completion over many handles (lib/completion.cpp), which sleeps on all their
   // descriptors at once: whether an invocation is in flight; whether test() would now end
@@ -57,8 +65,16 @@ class Session : private ProgressEngine::Client {
   const Progress &progress() const { return progress_; }
 
  private:
-  enum class State { Ready, Running, Failed };
+  // Lost: the connection went while an invocation was in flight, which has yet to report it.
+  enum class State { Ready, Running, Lost, Disconnected, Failed };
 
+  void connect(Deadline deadline);
+  void disconnect();
+  int reconnect();
+  int reported(int rc);
+  Deadline::Clock::time_point final_write_not_before() const;
+  int test_locked(bool *flag, naa_status *status);
+  int wait_locked(naa_status *status);
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
   void post_invocation();
@@ -67,8 +83,9 @@ class Session : private ProgressEngine::Client {
   bool finished() const { return !writes_pending_ && !reply_pending_; }
   int complete(naa_status *status);
   int fail(const Error &e);
-  Error unanswered() const;
   int writes_timed_out() const;
+  int unanswered();
+  void abandon();
 
   // NAA_PROGRESS=thread.
   Step step() override;
@@ -81,6 +98,9 @@ class Session : private ProgressEngine::Client {
   void give_back_locked();
 
   std::mutex mu_;
+  const Settings settings_;
+  // Destroyed after everything below: endpoints may hold on to what it opened.
+  const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;
   const std::vector<Region> regions_;
   std::unique_ptr<rm::Target> target_;
@@ -88,6 +108,7 @@ class Session : private ProgressEngine::Client {
   const Progress progress_;
   State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
+  std::string peer_;  // the NAA's address, also while disconnected
 
   // Declared before everything registered with it: members are destroyed in reverse order,
   // and memory must be deregistered before its endpoint goes.
@@ -106,9 +127,11 @@ class Session : private ProgressEngine::Client {
   transport::Completion reply_{};
 
   // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
-  // `pacing_` after the NAA's last message was polled. Zero for a libnaa server.
-  std::chrono::microseconds pacing_{0};
+  // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
+  Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
+  Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
 
   // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
   // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,

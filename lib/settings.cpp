@@ -33,6 +33,18 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
   *port = static_cast<uint16_t>(p);
 }
 
+// A deadline field in milliseconds: whether it is set; if so, its parameter's value (seconds).
+bool milliseconds_field(int64_t ms, const char *field, const char *param, params::Values *values) {
+  if (ms == NAA_ATTR_UNSET) return false;
+  if (ms <= 0 || ms > kMaxTimeoutSeconds * 1000)
+    throw bad_field(field, std::to_string(ms) + " is not in 1.." +
+                               std::to_string(kMaxTimeoutSeconds * 1000));
+  std::string frac = std::to_string(ms % 1000);
+  values->set_from_field(param, std::to_string(ms / 1000) + "." +
+                                    std::string(3 - frac.size(), '0') + frac);
+  return true;
+}
+
 }  // namespace
 
 Settings Settings::resolve(const naa_attr_t *attr) {
@@ -54,14 +66,16 @@ Settings Settings::resolve(const naa_attr_t *attr) {
     parse_naa(attr->naa, &s.naa_host, &s.naa_port);
   if (HOLDS(attr, transport) && attr->transport != nullptr)
     s.params.set_from_field("NAA_TRANSPORT", attr->transport);
-  const bool timeout_set = HOLDS(attr, timeout_ms) && attr->timeout_ms != NAA_ATTR_UNSET;
-  if (timeout_set) {
-    if (attr->timeout_ms <= 0 || attr->timeout_ms > kMaxTimeoutSeconds * 1000)
-      throw bad_field("timeout_ms", std::to_string(attr->timeout_ms) + " is not in 1.." +
-                                        std::to_string(kMaxTimeoutSeconds * 1000));
-    std::string ms = std::to_string(attr->timeout_ms % 1000);
-    s.params.set_from_field("NAA_TIMEOUT", std::to_string(attr->timeout_ms / 1000) + "." +
-                                               std::string(3 - ms.size(), '0') + ms);
+  const bool timeout_set =
+      HOLDS(attr, timeout_ms) && milliseconds_field(attr->timeout_ms, "timeout_ms", "NAA_TIMEOUT", &s.params);
+  const bool connect_timeout_set =
+      HOLDS(attr, connect_timeout_ms) &&
+      milliseconds_field(attr->connect_timeout_ms, "connect_timeout_ms", "NAA_CONNECT_TIMEOUT", &s.params);
+  if (HOLDS(attr, reconnect) && attr->reconnect != NAA_ATTR_UNSET) {
+    if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > kMaxReconnect)
+      throw bad_field("reconnect", std::to_string(attr->reconnect) + " is not in 0.." +
+                                       std::to_string(kMaxReconnect));
+    s.params.set_from_field("NAA_RECONNECT", std::to_string(attr->reconnect));
   }
   if (HOLDS(attr, progress) && attr->progress != nullptr) {
     try {
@@ -91,8 +105,12 @@ Settings Settings::resolve(const naa_attr_t *attr) {
   s.transport = s.params.text("NAA_TRANSPORT");
   // The field's milliseconds exactly, not their decimal text parsed back.
   s.timeout = timeout_set ? std::chrono::milliseconds(attr->timeout_ms) : s.params.timeout();
+  s.connect_timeout = connect_timeout_set ? std::chrono::milliseconds(attr->connect_timeout_ms)
+                                          : s.params.connect_timeout();
+  s.reconnect = s.params.reconnect();
   s.progress = s.params.progress();
   s.pacing = s.params.pacing();
+  s.pacing_adaptive = s.params.pacing_adaptive();
   s.auth_key = s.params.auth_key();
   s.local_ip = s.params.text("NAA_LOCAL_IP");
   s.device = s.params.text("NAA_RDMA_DEVICE");

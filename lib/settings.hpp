@@ -21,9 +21,12 @@ struct Settings {
   std::string naa_host;  // from attr->naa: the NAA itself, no resolution; empty otherwise
   uint16_t naa_port = 0;
   std::string transport;  // NAA_TRANSPORT
-  std::chrono::milliseconds timeout{0};
+  std::chrono::milliseconds timeout{0};          // NAA_TIMEOUT: each wait
+  std::chrono::milliseconds connect_timeout{0};  // NAA_CONNECT_TIMEOUT: connect + MRSP
+  unsigned reconnect = 0;                        // NAA_RECONNECT: attempts
   Progress progress;
   std::chrono::microseconds pacing{0};
+  bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
   std::string auth_key;  // "" sends none
   std::string local_ip;
   std::string device;  // NAA_RDMA_DEVICE

@@ -47,6 +47,25 @@ Target::~Target() {
   if (it != usage.end() && --it->second == 0) usage.erase(it);
 }
 
+void Target::add_alternative(std::string host, uint16_t port, std::string source) {
+  alternatives_.push_back({std::move(host), port, std::move(source)});
+}
+
+bool Target::fail_over() {
+  if (alternatives_.empty()) return false;
+  Naa next = std::move(alternatives_.front());
+  alternatives_.erase(alternatives_.begin());
+  alternatives_.push_back({host_, port_, source_});  // tried again after the others
+  std::lock_guard<std::mutex> lock(usage_mu);
+  auto it = usage.find(key(host_, port_));
+  if (it != usage.end() && --it->second == 0) usage.erase(it);
+  host_ = std::move(next.host);
+  port_ = next.port;
+  source_ = std::move(next.source);
+  ++usage[key(host_, port_)];
+  return true;
+}
+
 // Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
 // job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
 std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params) {
@@ -94,8 +113,13 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
   if (all.size() > 1)
     source += ", rank " + std::to_string(rank.rank) +
               (rank.from.empty() ? " (no rank in the environment)" : " (" + rank.from + ")");
-  return logged(std::make_unique<Target>(all[i].host, all[i].port, std::move(source)),
-                function_code);
+  auto target = std::make_unique<Target>(all[i].host, all[i].port, std::move(source));
+  // The other candidates that fit, from the one after the chosen one on, for failover.
+  for (size_t k = 1; k < all.size(); ++k) {
+    const Candidate &c = all[(i + k) % all.size()];
+    if (c.n_inputs == n_inputs) target->add_alternative(c.host, c.port, c.source);
+  }
+  return logged(std::move(target), function_code);
 }
 
 }  // namespace naa::rm

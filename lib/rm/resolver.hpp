@@ -25,10 +25,22 @@ class Target {
   uint16_t port() const { return port_; }
   const std::string &source() const { return source_; }  // how it was found, for log lines
 
+  // Other NAAs that serve the same function code (NAA_SPEC entries), tried in turn when this
+  // one cannot be reached: fail_over() makes the next one this Target's NAA (counting it as a
+  // user there instead) and returns false when there is no other.
+  void add_alternative(std::string host, uint16_t port, std::string source);
+  bool fail_over();
+
  private:
+  struct Naa {
+    std::string host;
+    uint16_t port;
+    std::string source;
+  };
   std::string host_;
   uint16_t port_;
   std::string source_;
+  std::vector<Naa> alternatives_;  // in the order they are tried, the current one last
 };
 
 // An NAA that NAA_SPEC or the Slurm job's naa.conf names for a function code.

@@ -17,6 +17,10 @@
 //  - no private data on the accept: libnaa cannot recognise it as a libnaa server;
 //  - function codes 1 (add 1 to every byte of every region), 2 (add 2), 3 (no-op); any other
 //    code gets no reply at all, as in the reference.
+//  - a slow mode (--slow-us N), an NAA on slower hardware or under emulation: every event is
+//    handled N microseconds after it was taken, and the re-arm window grows by N/4 with it (an
+//    NAA that runs k times slower re-arms k times slower), so a fixed guard sized for a fast NAA
+//    strands and one that grows with the round trips it sees does not (issue 25).
 // Not reproduced: the reference arms its CQ solicited-only until its first event. The
 // transport interface has no solicited-only wait; the SE bit on every MRSP send and final
 // write is set by the transports themselves (lib/transport/verbs_endpoint_post.cpp).
@@ -25,7 +29,7 @@
 // process's scheduling, not on anything the host controls.
 //
 // Usage: conformance-naa [--transport NAME] [--address ADDR] [--port PORT] [--ready-file PATH]
-//                        [--window-us N] [--max-clients N] [--memory SIZE] [--verbose]
+//                        [--window-us N] [--slow-us N] [--max-clients N] [--memory SIZE] [--verbose]
 // (naa-server's names where they mean the same; defaults $NAA_TRANSPORT or ofi+tcp, 127.0.0.1, 0, window 1000 us,
 // 8 clients, 1G per client.)
 // On exit (SIGTERM) it prints "conformance-naa: N invocations served, S requests stranded".
@@ -66,6 +70,7 @@ struct Options {
   std::string transport = "ofi+tcp", address = "127.0.0.1", ready_file;
   uint16_t port = 0;
   std::chrono::microseconds window{1000};
+  std::chrono::microseconds slow{0};  // --slow-us: each event's delay; the window grows by a quarter
   unsigned max_clients = 8;
   uint64_t memory = uint64_t{1} << 30;  // per client: beyond it MRSP is answered with 0x01
 };
@@ -147,6 +152,7 @@ class Client {
     for (;;) {
       Completion c = pending_ ? *pending_ : next(forever);
       pending_.reset();
+      if (o_.slow.count() > 0) std::this_thread::sleep_for(o_.slow);
       if (c.kind == CompletionKind::Send) {
         post_invocation_recv();  // the reference posts it once its advertisement went out
         continue;
@@ -192,7 +198,7 @@ class Client {
 
   // Re-arming without polling: whatever is in the queue at the end of the window is lost.
   bool lost_wake_up(Clock::time_point posted) {
-    const Clock::time_point end = posted + o_.window;
+    const Clock::time_point end = posted + window();
     while (Clock::now() < end) {
     }
     Completion c{};
@@ -203,12 +209,14 @@ class Client {
       ++stranded;
       NAA_LOG_WARN("client %s: request stranded (it arrived within %ld us of our reply: lost "
                    "wake-up, doc/protocol.md §4.4)", ep_->peer().c_str(),
-                   static_cast<long>(o_.window.count()));
+                   static_cast<long>(window().count()));
       return true;
     }
     pending_ = c;
     return false;
   }
+
+  std::chrono::microseconds window() const { return o_.window + o_.slow / 4; }
 
   // A stranded connection: nothing more is answered, until the host goes away.
   void park() {
@@ -254,8 +262,8 @@ int main(int argc, char **argv) {
       {"port", required_argument, nullptr, 'p'},      {"ready-file", required_argument, nullptr, 'r'},
       {"window-us", required_argument, nullptr, 'w'}, {"max-clients", required_argument, nullptr, 'c'},
       {"memory", required_argument, nullptr, 'm'},    {"verbose", no_argument, nullptr, 'v'},
-      {nullptr, 0, nullptr, 0}};
-  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:v", long_options, nullptr)) != -1) {
+      {"slow-us", required_argument, nullptr, 's'},   {nullptr, 0, nullptr, 0}};
+  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:", long_options, nullptr)) != -1) {
     switch (opt) {
       case 't': o.transport = optarg; break;
       case 'a': o.address = optarg; break;
@@ -268,6 +276,10 @@ int main(int argc, char **argv) {
         if (!naa::parse_count(optarg, 10000000, &n)) return 2;
         o.window = std::chrono::microseconds(n);
         break;
+      case 's':
+        if (!naa::parse_count(optarg, 10000000, &n)) return 2;
+        o.slow = std::chrono::microseconds(n);
+        break;
       case 'c':
         if (!naa::parse_count(optarg, 1000, &n) || n == 0) return 2;
         o.max_clients = static_cast<unsigned>(n);
@@ -278,8 +290,8 @@ int main(int argc, char **argv) {
       case 'v': setenv("NAA_LOG_LEVEL", "info", 0); break;
       default:
         std::fprintf(stderr, "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
-                             "[--ready-file PATH] [--window-us N] [--max-clients N] [--memory SIZE] "
-                             "[--verbose]\n");
+                             "[--ready-file PATH] [--window-us N] [--slow-us N] [--max-clients N] "
+                             "[--memory SIZE] [--verbose]\n");
         return 2;
     }
   }
@@ -292,9 +304,9 @@ int main(int argc, char **argv) {
     auto transport = naa::transport::open_transport(o.transport);
     auto listener = transport->listen(o.address, o.port);
     if (!o.ready_file.empty()) write_ready_file(o.ready_file, listener->port());
-    std::fprintf(stderr, "conformance-naa: listening on %s:%u (%s), window %ld us\n",
+    std::fprintf(stderr, "conformance-naa: listening on %s:%u (%s), window %ld us, slow %ld us\n",
                  o.address.c_str(), static_cast<unsigned>(listener->port()), transport->name(),
-                 static_cast<long>(o.window.count()));
+                 static_cast<long>((o.window + o.slow / 4).count()), static_cast<long>(o.slow.count()));
     std::list<Running> clients;
     while (!stop.load()) {
       auto ep = listener->next_request(naa::Deadline::after(kSlice));

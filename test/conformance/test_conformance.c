@@ -2,7 +2,7 @@
 /* libnaa against conformance-naa, a peer that behaves like the NAAs in the field (see
  * conformance_naa.cpp and doc/protocol.md §4.4): back-to-back invocations with no gap between
  * naa_wait and naa_invoke at 1 B .. 16 MiB, single-send, in place, 31 regions; MRSP errors,
- * "Server overlad", an unanswered request. One case turns pacing off (NAA_PACING_US=0) and
+ * "Server overlad", an unanswered request (in flight until naa_cancel). One case turns pacing off (NAA_PACING_US=0) and
  * requires that the peer strands a request: it proves the window is real, so that the other
  * cases pass because of the pacing and not by luck.
  * The peer's window is widened to NAA_CONFORMANCE_WINDOW_US (default 1000, far beyond this
@@ -145,18 +145,28 @@ static void one_byte_handle(test_server *s, unsigned fn, uint8_t *b, naa_handle 
   assert_int_equal(naa_create(fn, &p, 1, &p, 1, h), NAA_SUCCESS);
 }
 
-/* After a request the NAA never answered, the handle stays failed until naa_finalize. */
-static void expect_failed_and_finalize(test_server *s, naa_handle *h) {
+/* A request the NAA never answered stays in flight (issue 25): waiting again times out again,
+ * naa_invoke is refused, and naa_cancel abandons it. With `reinvoke` the handle, connected
+ * again, then runs an add1 on *b correctly. */
+static void expect_in_flight_then_cancel(test_server *s, naa_handle *h, uint8_t *b, int reinvoke) {
   naa_status st;
-  assert_int_equal(naa_wait(h, &st), NAA_ERR_TIMEOUT); /* failed, not in flight */
-  assert_int_equal(naa_invoke(h), NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_wait(h, &st), NAA_ERR_TIMEOUT); /* still in flight */
+  assert_int_equal(naa_invoke(h), NAA_ERR_STATE);
+  assert_int_equal(naa_cancel(h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(h, &st), NAA_ERR_STATE); /* nothing in flight any more */
+  if (reinvoke) {
+    const uint8_t before = *b = 7;
+    assert_int_equal(naa_invoke(h), NAA_SUCCESS);
+    assert_int_equal(naa_wait(h, &st), NAA_SUCCESS);
+    assert_int_equal(*b, (uint8_t)(before + 1));
+  }
   assert_int_equal(naa_finalize(h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(s), 0);
   setup(NULL);
 }
 
-/* Without pacing the peer must strand a request within the loop; the handle then fails with
- * NAA_ERR_TIMEOUT and stays failed. If nothing is stranded, the peer's window does not reach
+/* Without pacing the peer must strand a request within the loop; the wait then times out with
+ * the invocation in flight, and naa_cancel gets the handle going again. If nothing is stranded, the peer's window does not reach
  * this machine's re-invocation gap and the cases above would prove nothing: that fails too. */
 static void pacing_off_is_stranded(void **state) {
   (void)state;
@@ -175,7 +185,54 @@ static void pacing_off_is_stranded(void **state) {
   }
   printf("pacing off: %s at invocation %ld of %ld\n", naa_strerror(rc), r - 1, rounds);
   assert_int_equal(rc, NAA_ERR_TIMEOUT);
-  expect_failed_and_finalize(&s, &h);
+  expect_in_flight_then_cancel(&s, &h, &b, 1);
+}
+
+/* A slow NAA (issue 25): every event handled NAA_CONFORMANCE_SLOW_US (default 2000) late, its
+ * window a quarter of that beyond --window-us 0. The guard NAA_PACING_US=100 alone strands a
+ * request; the same floor with the adaptive guard (on by default) runs the loop through.
+ * Returns the invocation that timed out, 0 if none did. */
+static long slow_loop(const char *adaptive, long rounds) {
+  char slow[32];
+  snprintf(slow, sizeof slow, "%ld", env_long("NAA_CONFORMANCE_SLOW_US", 2000));
+  strcpy(window_arg, "0");
+  setenv("NAA_PACING_US", "100", 1);
+  setenv("NAA_PACING_ADAPTIVE", adaptive, 1);
+  setenv("NAA_TIMEOUT", "2", 1);
+  test_server s;
+  start_peer(&s, "--slow-us", slow);
+  uint8_t b = 0;
+  naa_param_t p = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  long timed_out = 0;
+  for (long r = 1; r <= rounds && timed_out == 0; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    int rc = naa_wait(&h, &st);
+    if (rc == NAA_ERR_TIMEOUT) timed_out = r;
+    else assert_int_equal(rc, NAA_SUCCESS), assert_int_equal(b, (uint8_t)r);
+  }
+  printf("slow NAA (%s us), NAA_PACING_ADAPTIVE=%s: %s\n", slow, adaptive,
+         timed_out ? "stranded" : "every invocation completed");
+  if (timed_out) printf("  stranded at invocation %ld of %ld\n", timed_out, rounds);
+  if (timed_out) assert_int_equal(naa_cancel(&h), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  unsetenv("NAA_PACING_ADAPTIVE");
+  setup(NULL);
+  return timed_out;
+}
+
+static void slow_naa_strands_fixed_guard(void **state) {
+  (void)state;
+  assert_true(slow_loop("0", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)) > 0);
+}
+
+static void slow_naa_adaptive_guard(void **state) {
+  (void)state;
+  assert_int_equal(slow_loop("1", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)), 0);
 }
 
 /* The reference answers an unknown function code with nothing at all. */
@@ -189,7 +246,7 @@ static void unknown_code_is_never_answered(void **state) {
   naa_status st;
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT);
-  expect_failed_and_finalize(&s, &h);
+  expect_in_flight_then_cancel(&s, &h, &b, 0);
 }
 
 /* MRSP error 0x01 for a request beyond the NAA's memory: naa_create fails cleanly. */
@@ -233,6 +290,8 @@ int main(void) {
       cmocka_unit_test_setup(single_send_and_data_writes, setup),
       cmocka_unit_test_setup(thirty_one_regions, setup),
       cmocka_unit_test_setup(pacing_off_is_stranded, setup),
+      cmocka_unit_test_setup(slow_naa_strands_fixed_guard, setup),
+      cmocka_unit_test_setup(slow_naa_adaptive_guard, setup),
       cmocka_unit_test_setup(unknown_code_is_never_answered, setup),
       cmocka_unit_test_setup(mrsp_error_answer, setup),
       cmocka_unit_test_setup(full_naa_rejects, setup),

@@ -38,17 +38,17 @@ grep_log "all 2000 elements correct" second-vecadd
 echo "a second server on 127.0.0.2:$shm_port serves over tcp without shm"
 
 # A stopped server, whose shm queue never drains: the client (ofi+shm by name: auto would turn
-# to TCP) gives up within its NAA_TIMEOUT (3 s here, plus start-up) and naps rather than spins
+# to TCP) gives up within its NAA_CONNECT_TIMEOUT (3 s here, plus start-up) and naps rather than spins
 # while its request cannot be posted.
 start_server
 stopped=$!
 kill -STOP "$stopped"
 t0=$(date +%s)
-user=$(bash -c 'TIMEFORMAT=%U; time env NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$1:10:2" NAA_TIMEOUT=3 "$0" 1000 > /dev/null 2>&1' \
+user=$(bash -c 'TIMEFORMAT=%U; time env NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$1:10:2" NAA_CONNECT_TIMEOUT=3 "$0" 1000 > /dev/null 2>&1' \
   "$NAA_EXAMPLES/vecadd" "$NAA_TEST_PORT" 2>&1 | tail -n 1)
 took=$(($(date +%s) - t0))
 echo "a client of a stopped shm server: gave up after ${took} s with ${user} s of CPU"
-[ "$took" -le 6 ] || { echo "the client took ${took} s, past its 3 s NAA_TIMEOUT" >&2; exit 1; }
+[ "$took" -le 6 ] || { echo "the client took ${took} s, past its 3 s NAA_CONNECT_TIMEOUT" >&2; exit 1; }
 awk -v u="$user" 'BEGIN { exit !(u < 1.0) }' || { echo "the client spun: ${user} s of CPU" >&2; exit 1; }
 # Resumed, the server reads that client's connection request: libfabric 1.17's shm crashes on
 # one whose sender's region is gone, so the client left its endpoint open (naa(7), SECURITY).

@@ -157,6 +157,11 @@ void test_errors(void **) {
   h.invoke();
   expect_error(NAA_ERR_STATE, [&] { h.invoke(); });  // still in flight
   h.wait();
+  h.invoke();
+  h.cancel();                                        // abandoned: nothing in flight
+  expect_error(NAA_ERR_STATE, [&] { h.wait(); });
+  h.invoke();                                        // connected again
+  h.wait();
 }
 
 /* A non-zero NAA return code is NAA_ERR_NAA, and the exception carries the status. */

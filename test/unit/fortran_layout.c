@@ -14,7 +14,7 @@
 #include "naa.h"
 
 /* Keep in step with test_fortran_binding.f90. */
-#define N_LAYOUT 25
+#define N_LAYOUT 27
 #define N_CONSTANTS 26
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
@@ -44,6 +44,8 @@ void naa_test_c_layout(size_t out[N_LAYOUT]) {
   out[i++] = offsetof(naa_attr_t, device);
   out[i++] = offsetof(naa_attr_t, pacing_us);
   out[i++] = offsetof(naa_attr_t, params);
+  out[i++] = offsetof(naa_attr_t, connect_timeout_ms);
+  out[i++] = offsetof(naa_attr_t, reconnect);
 }
 
 void naa_test_c_constants(int out[N_CONSTANTS]) {

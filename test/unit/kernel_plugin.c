@@ -2,13 +2,15 @@
 /* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
  * misbehave the two ways a kernel can take a server down (spin reports that it started);
- * trample and overrun reach for memory that is not theirs. */
+ * trample and overrun reach for memory that is not theirs; nap_fill is slow and writes late. */
+#define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "naa_kernel.h"
@@ -87,8 +89,27 @@ static uint8_t overrun(const naa_kernel_region *regions, size_t n_regions, uint3
   return 0;
 }
 
+/* A slow kernel that writes late: sleeps as many milliseconds as the first 4 bytes of region 0
+ * say (little-endian), then fills every output region with byte 4 of region 0. Tests of
+ * naa_wait's timeout and of naa_cancel tell from the byte whether (and which) result came. */
+static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  if (n_regions == 0 || regions[0].size < 5) return 0x7d;
+  const uint8_t *in = regions[0].addr;
+  const uint32_t ms = (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+  const uint8_t fill = in[4];
+  struct timespec nap = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&nap, &nap) != 0) {
+  }
+  for (size_t r = 0; r < n_regions; r++)
+    if (regions[r].flags & NAA_REGION_OUTPUT) memset(regions[r].addr, fill, regions[r].size);
+  return 0;
+}
+
 static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
-                                     {103, "trample", trample}, {104, "overrun", overrun}};
+                                     {103, "trample", trample}, {104, "overrun", overrun},
+                                     {105, "nap_fill", nap_fill}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

@@ -13,7 +13,7 @@ program test_fortran_binding
   use naa
   implicit none
 
-  integer, parameter :: N_LAYOUT = 25, N_CONSTANTS = 26 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 27, N_CONSTANTS = 26 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -45,7 +45,8 @@ program test_fortran_binding
     'offsetof(naa_attr_t, transport)', 'offsetof(naa_attr_t, timeout_ms)', &
     'offsetof(naa_attr_t, progress)', 'offsetof(naa_attr_t, auth_key)', &
     'offsetof(naa_attr_t, local_ip)', 'offsetof(naa_attr_t, device)', 'offsetof(naa_attr_t, pacing_us)', &
-    'offsetof(naa_attr_t, params)']
+    'offsetof(naa_attr_t, params)', 'offsetof(naa_attr_t, connect_timeout_ms)', &
+    'offsetof(naa_attr_t, reconnect)']
   character(len=*), parameter :: constant_names(N_CONSTANTS) = [character(len=28) :: &
     'NAA_SUCCESS', 'NAA_ERR_INVALID_ARGUMENT', 'NAA_ERR_INVALID_HANDLE', 'NAA_ERR_NO_NAA', &
     'NAA_ERR_CONNECTION', 'NAA_ERR_TRANSPORT', 'NAA_ERR_TIMEOUT', 'NAA_ERR_NAA', &
@@ -92,7 +93,8 @@ program test_fortran_binding
               offset(c_loc(attr%transport), c_loc(attr)), offset(c_loc(attr%timeout_ms), c_loc(attr)), &
               offset(c_loc(attr%progress), c_loc(attr)), offset(c_loc(attr%auth_key), c_loc(attr)), &
               offset(c_loc(attr%local_ip), c_loc(attr)), offset(c_loc(attr%device), c_loc(attr)), &
-              offset(c_loc(attr%pacing_us), c_loc(attr)), offset(c_loc(attr%params), c_loc(attr))]
+              offset(c_loc(attr%pacing_us), c_loc(attr)), offset(c_loc(attr%params), c_loc(attr)), &
+              offset(c_loc(attr%connect_timeout_ms), c_loc(attr)), offset(c_loc(attr%reconnect), c_loc(attr))]
   do i = 1, N_LAYOUT
     call expect(f_layout(i) == c_layout(i), trim(layout_names(i)), int(f_layout(i)), int(c_layout(i)))
   end do
@@ -124,6 +126,7 @@ program test_fortran_binding
   call expect(naa_test(h, flag, st) == NAA_ERR_INVALID_HANDLE, 'naa_test(null handle)')
   call expect(.not. logical(flag), 'naa_test sets the logical(c_bool) flag to .false.')
   call expect(naa_wait(h, st) == NAA_ERR_INVALID_HANDLE, 'naa_wait(null handle)')
+  call expect(naa_cancel(h) == NAA_ERR_INVALID_HANDLE, 'naa_cancel(null handle)')
   call expect(naa_finalize(h) == NAA_ERR_INVALID_HANDLE, 'naa_finalize(null handle)')
 
   ! --- naa_create's arguments arrive intact -------------------------------------------------

@@ -182,8 +182,9 @@ double ping(const naa::rm::NaaEntry &e) {
   const auto settings = naa::Settings::resolve(nullptr);
   auto transport = naa::transport::open_transport(settings.transport, false, settings.device);
   auto start = std::chrono::steady_clock::now();
-  naa::Session session(*transport, e.function_code, std::move(regions),
-                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings);
+  naa::Session session(std::move(transport), e.function_code, std::move(regions),
+                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings,
+                       naa::Deadline::after(settings.connect_timeout));
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 

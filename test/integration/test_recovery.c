@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A handle outlives what long jobs meet (issue 25): a kernel slower than NAA_TIMEOUT, an
+ * invocation the program gives up on (naa_cancel), an NAA killed and restarted, an NAA that
+ * stays down while another serves the same function code. Real naa-server processes on
+ * loopback, over the transport NAA_TRANSPORT names (transports.sh runs it over ofi+tcp and
+ * ofi+shm). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "naa.h"
+#include "server.h"
+
+enum { FN_VECADD = 10, FN_NAP_FILL = 105 };
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static const char *plugin_or_skip(void) {
+  const char *plugin = getenv("NAA_TEST_KERNEL_PLUGIN");
+  if (plugin == NULL) {
+    fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): test skipped\n");
+    skip();
+  }
+  return plugin;
+}
+
+/* nap_fill's input (test/unit/kernel_plugin.c): sleep `ms`, then fill the outputs with `fill`. */
+static void nap_request(uint8_t in[8], uint32_t ms, uint8_t fill) {
+  memset(in, 0, 8);
+  for (int i = 0; i < 4; i++) in[i] = (uint8_t)(ms >> (8 * i));
+  in[4] = fill;
+}
+
+static int all_bytes(const uint8_t *p, size_t n, uint8_t v) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != v) return 0;
+  return 1;
+}
+
+static void set_seconds(const char *name, double seconds) {
+  char text[32];
+  snprintf(text, sizeof text, "%.3f", seconds);
+  setenv(name, text, 1);
+}
+
+/* A kernel taking twice NAA_TIMEOUT: the first naa_wait times out, the invocation stays in
+ * flight and a later naa_wait returns its result. */
+static void test_wait_again_after_timeout(void **state) {
+  (void)state;
+  const char *args[] = {"--kernel", plugin_or_skip(), NULL};
+  test_server s;
+  assert_int_equal(test_server_start(&s, args), 0);
+  test_server_use(&s, FN_NAP_FILL, 1);
+  const double timeout = 0.4 * test_time_scale();
+  set_seconds("NAA_TIMEOUT", timeout);
+  static uint8_t in[8], out[4096];
+  naa_param_t pi = {in, sizeof in, false}, po = {out, sizeof out, false};
+  naa_handle h;
+  assert_int_equal(naa_create(FN_NAP_FILL, &pi, 1, &po, 1, &h), NAA_SUCCESS);
+  nap_request(in, (uint32_t)(2000 * timeout), 0x5c);
+  memset(out, 0, sizeof out);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_TIMEOUT);
+  int waits = 1, rc = NAA_ERR_TIMEOUT;
+  while (rc == NAA_ERR_TIMEOUT && waits < 4) {
+    rc = naa_wait(&h, NULL);
+    waits++;
+  }
+  printf("kernel of %.0f ms, NAA_TIMEOUT %.0f ms: %s after %d naa_wait calls\n", 2000 * timeout,
+         1000 * timeout, naa_strerror(rc), waits);
+  assert_int_equal(rc, NAA_SUCCESS);
+  assert_true(all_bytes(out, sizeof out, 0x5c));
+  /* naa_test sees a timed-out invocation through as well. */
+  nap_request(in, (uint32_t)(2000 * timeout), 0x6d);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_TIMEOUT);
+  bool done = false;
+  for (int i = 0; i < 1000 * 60 && !done; i++) {
+    assert_int_equal(naa_test(&h, &done, NULL), NAA_SUCCESS);
+    if (!done) sleep_ms(1);
+  }
+  assert_true(done);
+  assert_true(all_bytes(out, sizeof out, 0x6d));
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  setenv("NAA_TIMEOUT", "30", 1);
+}
+
+/* naa_cancel while the kernel sleeps: its late result must not reach the output, and the
+ * next invocation on the handle (which connects again) is correct. */
+static void test_cancel_stops_late_writes(void **state) {
+  (void)state;
+  const char *args[] = {"--kernel", plugin_or_skip(), NULL};
+  test_server s;
+  assert_int_equal(test_server_start(&s, args), 0);
+  test_server_use(&s, FN_NAP_FILL, 1);
+  const long nap = (long)(300 * test_time_scale());
+  static uint8_t in[8], out[65536];
+  naa_param_t pi = {in, sizeof in, false}, po = {out, sizeof out, false};
+  naa_handle h;
+  assert_int_equal(naa_create(FN_NAP_FILL, &pi, 1, &po, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_cancel(&h), NAA_SUCCESS); /* nothing in flight: nothing to do */
+  nap_request(in, (uint32_t)nap, 0x11);
+  memset(out, 0xaa, sizeof out); /* the sentinel */
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  bool done = true;
+  assert_int_equal(naa_test(&h, &done, NULL), NAA_SUCCESS);
+  assert_false(done);
+  sleep_ms(nap / 3); /* the request is in, the kernel sleeps */
+  assert_int_equal(naa_cancel(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE); /* nothing in flight any more */
+  sleep_ms(3 * nap); /* the kernel has ended and tried to write its result */
+  assert_true(all_bytes(out, sizeof out, 0xaa));
+  for (uint8_t fill = 0x21; fill < 0x24; fill++) {
+    nap_request(in, 0, fill);
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+    assert_true(all_bytes(out, sizeof out, fill));
+  }
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+/* One checked vecadd: 0 when right, the error otherwise; a wrong result fails the test. b is
+ * single-send, so after a reconnect it must have been sent again. */
+enum { N = 1024 };
+static double a[N], b[N], c[N];
+
+static int checked_vecadd(naa_handle *h, int round) {
+  for (int i = 0; i < N; i++) a[i] = round + i, c[i] = -1;
+  int rc = naa_invoke(h);
+  if (rc == NAA_SUCCESS) rc = naa_wait(h, NULL);
+  if (rc == NAA_SUCCESS)
+    for (int i = 0; i < N; i++) assert_true(c[i] == round + i + 0.5 * i);
+  return rc;
+}
+
+static naa_handle vecadd_handle(void) {
+  for (int i = 0; i < N; i++) b[i] = 0.5 * i;
+  naa_param_t in[2] = {{a, sizeof a, false}, {b, sizeof b, true}};
+  naa_param_t out[1] = {{c, sizeof c, false}};
+  naa_handle h;
+  assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, &h), NAA_SUCCESS);
+  return h;
+}
+
+/* naa-server SIGKILLed and restarted on the same port under a handle that keeps invoking: a
+ * few invocations fail, none is wrong, and the handle carries on without a new naa_create. */
+static void test_reconnect_after_restart(void **state) {
+  (void)state;
+  test_server s;
+  assert_int_equal(test_server_start(&s, NULL), 0);
+  test_server_use(&s, FN_VECADD, 2);
+  naa_handle h = vecadd_handle();
+  enum { ROUNDS = 120, KILL_AT = 30 };
+  int failed = 0, ok_after = 0;
+  for (int round = 0; round < ROUNDS; round++) {
+    if (round == KILL_AT) {
+      char port[16];
+      snprintf(port, sizeof port, "%d", s.port);
+      test_server_kill(&s);
+      const char *args[] = {"--port", port, NULL};
+      assert_int_equal(test_server_start(&s, args), 0);
+    }
+    int rc = checked_vecadd(&h, round);
+    if (rc != NAA_SUCCESS) {
+      failed++;
+      assert_true(round >= KILL_AT);
+      assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
+    } else if (round >= KILL_AT) {
+      ok_after++;
+    }
+    sleep_ms(5);
+  }
+  printf("naa-server killed and restarted: %d of %d invocations failed, %d succeeded after\n",
+         failed, ROUNDS, ok_after);
+  assert_true(failed <= 3);
+  assert_true(ok_after >= ROUNDS - KILL_AT - 3);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+/* Two NAAs serve the function code; the one the handle uses dies for good: the handle moves on
+ * to the other. */
+static void test_failover(void **state) {
+  (void)state;
+  test_server first, second;
+  assert_int_equal(test_server_start(&first, NULL), 0);
+  assert_int_equal(test_server_start(&second, NULL), 0);
+  char spec[256];
+  snprintf(spec, sizeof spec, "%s:%d:%d:2,%s:%d:%d:2", test_host(), first.port, FN_VECADD,
+           test_host(), second.port, FN_VECADD);
+  setenv("NAA_SPEC", spec, 1);
+  naa_handle h = vecadd_handle(); /* no other handle: the first entry is chosen */
+  for (int round = 0; round < 5; round++) assert_int_equal(checked_vecadd(&h, round), NAA_SUCCESS);
+  test_server_kill(&first);
+  int failed = 0;
+  for (int round = 5; round < 40; round++)
+    if (checked_vecadd(&h, round) != NAA_SUCCESS) failed++;
+  printf("first of two NAAs killed: %d of 35 invocations failed\n", failed);
+  assert_true(failed >= 1 && failed <= 2);
+  assert_int_equal(checked_vecadd(&h, 40), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&second), 0);
+}
+
+/* With NAA_RECONNECT=0 a lost connection fails the handle for good, as before. */
+static void test_reconnect_off(void **state) {
+  (void)state;
+  test_server s;
+  assert_int_equal(test_server_start(&s, NULL), 0);
+  test_server_use(&s, FN_VECADD, 2);
+  setenv("NAA_RECONNECT", "0", 1);
+  naa_handle h = vecadd_handle();
+  unsetenv("NAA_RECONNECT");
+  assert_int_equal(checked_vecadd(&h, 0), NAA_SUCCESS);
+  char port[16];
+  snprintf(port, sizeof port, "%d", s.port);
+  test_server_kill(&s);
+  const char *args[] = {"--port", port, NULL};
+  assert_int_equal(test_server_start(&s, args), 0);
+  int rc = checked_vecadd(&h, 1);
+  assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT);
+  assert_int_equal(checked_vecadd(&h, 2), rc); /* sticky */
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+int main(void) {
+  setenv("NAA_TIMEOUT", "30", 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_wait_again_after_timeout),
+      cmocka_unit_test(test_cancel_stops_late_writes),
+      cmocka_unit_test(test_reconnect_after_restart),
+      cmocka_unit_test(test_failover),
+      cmocka_unit_test(test_reconnect_off),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
