@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace naa::transport::ofi_detail {
 namespace {
@@ -25,6 +26,18 @@ bool object_owner(const std::string &name, uid_t *uid) {
   ::close(fd);
   *uid = st.st_uid;
   return ok;
+}
+
+// Whether process `pid` maps the object behind `name`: the region is that process's endpoint,
+// not one another process made under its pid (a process can give its endpoint any name).
+bool maps_object(uint32_t pid, const std::string &name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string path = "/dev/shm" + shm_object(name);
+  for (std::string line; std::getline(maps, line);) {
+    const size_t at = line.find(path);
+    if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ') return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -68,6 +81,10 @@ bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *w
   }
   if (owner != geteuid()) {
     *why = "its endpoint's shm region is another user's";
+    return false;
+  }
+  if (!maps_object(pid, name)) {
+    *why = "process " + std::to_string(pid) + " does not map its endpoint's shm region";
     return false;
   }
   return true;

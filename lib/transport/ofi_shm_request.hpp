@@ -19,7 +19,8 @@ pid_t shm_name_pid(const std::string &name);
 
 // Whether a request naming `name` and claiming process `pid` may be answered: the name
 // carries that pid, the process lives and is this user's (shm's process_vm_writev copies reach
-// no other user's), and the region of the name exists and is this user's. Anything else is
+// no other user's), the region of the name exists and is this user's, and that process maps
+// it (so a process cannot pass for another by naming its endpoint after it). Anything else is
 // dropped unanswered, at once (issue 29.1: an answer to a region that cannot be mapped retried
 // for seconds), with `why`.
 bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why);
