@@ -20,6 +20,7 @@
 
 #include "log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -35,11 +36,14 @@ void OfiEndpoint::accept_by_message(const std::string &private_data) {
   connected_ = true;
 }
 
+// Bounded as a whole by kControlFlush: a peer that never takes the reject (stopped, or named
+// a region nobody maps) costs the caller that long, not kPostRetryLimit (issue 29.1).
 void OfiEndpoint::reject_by_message(const char *reason) {
+  const Deadline deadline = Deadline::after(kControlFlush);
   try {
     send_control(peer_addr_, control::Type::Reject,
-                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string());
-    flush_control(Deadline::after(kControlFlush));
+                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string(), &deadline);
+    flush_control(deadline);
   } catch (const Error &e) {
     NAA_LOG_INFO("rejecting %s: %s", peer_.c_str(), e.what());
   }
@@ -184,14 +188,15 @@ void OfiEndpoint::watch_process(uint32_t pid) {
 
 // shm unlinks an endpoint's region when the endpoint closes; a killed process leaves it in
 // /dev/shm. The peer that saw it die removes it: the object is named after the endpoint's
-// address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good.
+// address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good. Only a
+// name that carries the dead process's pid and is this user's: the name came from the peer,
+// which could have named the listener's region or another client's (issue 29.3).
 void OfiEndpoint::remove_dead_peer_region() {
-  const std::string prefix = "fi_shm://";
-  std::string name(peer_name_.c_str());
-  if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > prefix.size() &&
-      shm_unlink(("/" + name.substr(prefix.size())).c_str()) == 0)
-    NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone",
-                 name.c_str() + prefix.size(), static_cast<int>(peer_pid_));
+  if (!shm_region_of(peer_name_, peer_pid_)) return;
+  const std::string object = shm_object(peer_name_);
+  if (shm_unlink(object.c_str()) == 0)
+    NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone", object.c_str() + 1,
+                 static_cast<int>(peer_pid_));
 }
 
 bool OfiEndpoint::peer_process_gone() const {

@@ -16,6 +16,7 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/nap.hpp"
 #include "transport/ofi_shm_names.hpp"
+#include "transport/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi_detail {
 namespace {
@@ -102,6 +103,11 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       std::lock_guard<std::mutex> gate(descriptor_gate());
       if (!named_ || descriptors_spare(kSpareDescriptors)) {
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
+          std::string why;
+          if (named_ && !shm_request_plausible(request->name, request->pid, &why)) {
+            dropped(request->name, why);
+            continue;
+          }
           InfoPtr info(fi_dupinfo(fresh_info_.get()));
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
           if (named_) give_unique_shm_source(info.get());
@@ -114,6 +120,19 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
     if (deadline.expired()) return nullptr;
     nap.take(deadline.remaining());
   }
+}
+
+// Unanswered: an answer would go to a region that may not be there (and retry), or to a process
+// that did not ask. One log line a second at most, for a flood of them.
+void OfiRdmListener::dropped(const std::string &name, const std::string &why) {
+  ++dropped_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - dropped_logged_ < std::chrono::seconds(1)) return;
+  dropped_logged_ = now;
+  std::string shown = std::string(name.c_str()).substr(0, 80);
+  for (char &c : shown) c = c >= 0x20 && c < 0x7f ? c : '?';  // any bytes: not for the log raw
+  NAA_LOG_WARN("shm connection request from %s dropped unanswered: %s (%lu so far)",
+               shown.c_str(), why.c_str(), dropped_);
 }
 
 void OfiRdmListener::claim_name(const std::string &name) {

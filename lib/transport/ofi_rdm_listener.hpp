@@ -28,6 +28,7 @@ class OfiRdmListener : public Listener {
  private:
   void claim_name(const std::string &name);
   void release_port();
+  void dropped(const std::string &name, const std::string &why);
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
 
@@ -39,6 +40,8 @@ class OfiRdmListener : public Listener {
   std::unique_ptr<OfiEndpoint> ep_;
   InfoPtr fresh_info_;
   uint16_t port_ = 0;
+  unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
+  std::chrono::steady_clock::time_point dropped_logged_{};
 };
 
 }  // namespace naa::transport::ofi_detail

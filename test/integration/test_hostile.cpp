@@ -139,6 +139,35 @@ double legit_vecadd(const test_server &s) {
   return r.took;
 }
 
+// One vecadd with NAA_TRANSPORT=`transport`, unset again afterwards.
+VecaddResult vecadd_over(const test_server &s, const char *transport) {
+  setenv("NAA_TRANSPORT", transport, 1);
+  const VecaddResult r = vecadd_once(s);
+  unsetenv("NAA_TRANSPORT");
+  return r;
+}
+
+// A legitimate client over tcp and one over shm (issue 29: same-host attackers must spare
+// both paths), each served correctly, or the test fails; their latencies are reported.
+void legit_vecadd_tcp_and_shm(const test_server &s, const char *attack) {
+  for (const char *transport : {"ofi+tcp", "ofi+shm"}) {
+    const VecaddResult r = vecadd_over(s, transport);
+    if (r.failed != nullptr)
+      fail_msg("%s: legitimate vecadd over %s: %s gave %d", attack, transport, r.failed, r.rc);
+    std::fprintf(stderr, "  %s: a legitimate vecadd over %s took %.3f s\n", attack, transport, r.took);
+  }
+}
+
+// The variable make check sets, or the case is skipped (saying why).
+const char *required_env(const char *name) {
+  const char *value = std::getenv(name);
+  if (value == nullptr) {
+    std::fprintf(stderr, "%s is not set (run through make check): skipped\n", name);
+    skip();
+  }
+  return value;
+}
+
 // A server of the case's own, with a baseline taken after one legitimate vecadd.
 struct Target {
   test_server server{};
@@ -323,9 +352,7 @@ void idle_raw_connections(void **) {
   assert_int_equal(prlimit(t.server.pid, RLIMIT_NOFILE, &low, nullptr), 0);
   std::vector<int> fds;
   for (int i = 0; i < 100; ++i) fds.push_back(raw_connection(t.server.port, {}));
-  setenv("NAA_TRANSPORT", "ofi+shm", 1);
-  const VecaddResult r = vecadd_once(t.server);
-  unsetenv("NAA_TRANSPORT");
+  const VecaddResult r = vecadd_over(t.server, "ofi+shm");
   if (r.failed != nullptr) fail_msg("legitimate vecadd over shm: %s gave %d", r.failed, r.rc);
   const double took = r.took;
   report_latency("100 idle TCP connections, fd limit 48, client over shm", took);
@@ -348,11 +375,7 @@ void idle_raw_connections(void **) {
 // client then spun for ever on the lock the server died holding. So each client is a process
 // of its own under timeout(1), and the flood never asserts (it runs on another thread).
 void shm_requests_amid_connection_churn(void **) {
-  const char *examples = std::getenv("NAA_EXAMPLES");
-  if (examples == nullptr) {
-    std::fprintf(stderr, "NAA_EXAMPLES is not set (run through make check): skipped\n");
-    skip();
-  }
+  const char *examples = required_env("NAA_EXAMPLES");
   const std::string handshake_timeout = scaled_seconds(1);
   Target t({"--handshake-timeout", handshake_timeout.c_str()});
   rlimit low{48, 48};
@@ -425,11 +448,7 @@ void shm_requests_amid_connection_churn(void **) {
 // kernels look for every foreign region their worker can see (to trample it) and write 16 KiB
 // past their own region; the worker must see none, and the overrun must end in SIGSEGV.
 void kernel_worker_isolation(void **) {
-  const char *plugin = std::getenv("NAA_TEST_KERNEL_PLUGIN");
-  if (plugin == nullptr) {
-    std::fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): skipped\n");
-    skip();
-  }
+  const char *plugin = required_env("NAA_TEST_KERNEL_PLUGIN");
   Target t({"--kernel", plugin, "--isolate", "plugins"});
   constexpr uint32_t kXor = 100, kTrample = 103, kOverrun = 104;
   RawClient victim(t.server.port);
@@ -490,6 +509,238 @@ void key_guessing(void **) {
   unlink(path);
 }
 
+
+// --- issue 29: a misbehaving neighbour on the same host, over ofi+shm ----------------------
+
+// Runs test/integration/shm_hostile (see there) to its end: true when it sent every request.
+bool shm_hostile(int port, int count, const std::string &name, const std::string &pid, int linger_ms) {
+  const char *builddir = std::getenv("NAA_BUILDDIR");
+  const std::string command = std::string(builddir != nullptr ? builddir : ".") +
+                              "/test/integration/shm_hostile " + std::to_string(port) + " " +
+                              std::to_string(count) + " '" + name + "' " + pid + " " +
+                              std::to_string(linger_ms);
+  return std::system(command.c_str()) == 0;
+}
+
+std::string listener_region(int port) {
+  return "/dev/shm/naa-" + std::to_string(getuid()) + "-" + std::to_string(port);
+}
+
+bool exists(const std::string &path) { return access(path.c_str(), F_OK) == 0; }
+
+// 29.1: requests over shm that name an endpoint nobody can map and claim pid 1, 40 at a time
+// under one name (past --peer-clients when each name counted as a host of its own), again and
+// again. An answer to such a name retried for 10 s under the admission lock, and every
+// transport's admission waited. They are dropped unanswered: tcp and shm clients are served
+// throughout, and SIGTERM ends the server cleanly.
+void shm_requests_for_unmappable_endpoints(void **) {
+  const char *attack = "shm requests naming unmappable endpoints, pid 1";
+  Target t({});
+  std::atomic<bool> stop{false};
+  std::atomic<int> rounds{0};
+  std::thread attacker([&] {
+    while (!stop.load() && shm_hostile(t.server.port, 40, "fi_shm://1-0123456789abcdef:0:0", "1", 0)) {
+      ++rounds;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  for (auto give_up = Clock::now() + std::chrono::seconds(10); rounds.load() == 0 && Clock::now() < give_up;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the server has read them
+  // A generous deadline still (connections take 0.3 s over shm, 0.01 s over tcp), but shorter
+  // than the 10 s that each refusal of such a request held every transport's admission.
+  const std::string timeout = scaled_seconds(5);
+  setenv("NAA_TIMEOUT", timeout.c_str(), 1);
+  const VecaddResult tcp = vecadd_over(t.server, "ofi+tcp");
+  const VecaddResult shm = vecadd_over(t.server, "ofi+shm");
+  setenv("NAA_TIMEOUT", "20", 1);
+  stop.store(true);
+  attacker.join();
+  std::fprintf(stderr, "  %s: %d rounds of 40 sent\n", attack, rounds.load());
+  assert_true(rounds.load() > 0);
+  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  if (shm.failed != nullptr) fail_msg("legitimate vecadd over ofi+shm: %s gave %d", shm.failed, shm.rc);
+  std::fprintf(stderr, "  %s: legitimate vecadds during it took %.3f s (tcp), %.3f s (shm)\n", attack,
+               tcp.took, shm.took);
+  legit_vecadd_tcp_and_shm(t.server, attack);
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+  auto t0 = Clock::now();
+  const int status = test_server_stop(&t.server);
+  std::fprintf(stderr, "  %s: SIGTERM ended the server in %.3f s (status %d)\n", attack, seconds(t0), status);
+  assert_int_equal(status, 0);
+}
+
+// A handle over ofi+shm with `bytes` in each of its two inputs and its output, kept open (its
+// connection and regions held) until destroyed.
+struct HeldHandle {
+  std::vector<double> a, b, sum;
+  naa_handle h = NAA_HANDLE_NULL;
+  int rc = NAA_SUCCESS;
+
+  HeldHandle(const test_server &s, size_t bytes)
+      : a(bytes / sizeof(double)), b(bytes / sizeof(double)), sum(bytes / sizeof(double)) {
+    naa_param_t in[2] = {{a.data(), bytes, false}, {b.data(), bytes, false}};
+    naa_param_t out[1] = {{sum.data(), bytes, false}};
+    test_server_use(&s, kFnVecadd, 2);
+    setenv("NAA_TRANSPORT", "ofi+shm", 1);
+    rc = naa_create(kFnVecadd, in, 2, out, 1, &h);
+    unsetenv("NAA_TRANSPORT");
+  }
+  ~HeldHandle() {
+    if (rc == NAA_SUCCESS) naa_finalize(&h);
+  }
+  bool invokes() {
+    naa_status st;
+    return naa_invoke(&h) == NAA_SUCCESS && naa_wait(&h, &st) == NAA_SUCCESS && st.naa_return_code == 0;
+  }
+};
+
+// Two handles of this process over shm are served, a third is refused: the server's limits for
+// one host (`options`) hold for shm, which named each handle a host of its own. tcp clients
+// (another host: 127.0.0.1) and, once the two are released, shm clients are served.
+void one_process_at_its_shm_limit(const char *attack, std::vector<const char *> options, size_t bytes) {
+  Target t(std::move(options));
+  std::vector<std::unique_ptr<HeldHandle>> held;
+  for (int i = 0; i < 2; ++i) held.push_back(std::make_unique<HeldHandle>(t.server, bytes));
+  for (auto &h : held) assert_int_equal(h->rc, NAA_SUCCESS);
+  HeldHandle third(t.server, bytes);
+  std::fprintf(stderr, "  %s: a third handle over shm: %s\n", attack,
+               third.rc == NAA_SUCCESS ? "served" : naa_strerror(third.rc));
+  assert_int_not_equal(third.rc, NAA_SUCCESS);
+  const VecaddResult tcp = vecadd_over(t.server, "ofi+tcp");
+  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  report_latency(attack, tcp.took);
+  for (auto &h : held) assert_true(h->invokes());
+  held.clear();
+  legit_vecadd_tcp_and_shm(t.server, attack);
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+}
+
+// 29.2: --peer-clients over shm.
+void shm_peer_slot_limit(void **) {
+  one_process_at_its_shm_limit("one process at --peer-clients over shm",
+                               {"--max-clients", "8", "--peer-clients", "2"}, 8192);
+}
+
+// 29.2: --peer-memory over shm: two handles of 3 x 256 KiB fit in 2 MiB, a third does not.
+void shm_peer_memory_limit(void **) {
+  one_process_at_its_shm_limit("one process at --peer-memory over shm",
+                               {"--client-memory", "1M", "--total-memory", "8M", "--peer-memory", "2M"},
+                               256 * 1024);
+}
+
+// This process's shm objects in /dev/shm (its endpoints' regions: "PID-RANDOM...").
+std::vector<std::string> own_shm_regions() {
+  std::vector<std::string> names;
+  const std::string prefix = std::to_string(getpid()) + "-";
+  if (DIR *d = opendir("/dev/shm")) {
+    while (dirent *e = readdir(d))
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.emplace_back(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+// 29.3: requests naming the listener's own region and a live client's, claiming the requester's
+// pid, whose process then ends; and one naming the live client's endpoint with the client's
+// pid. A server that believed them removed those regions when the requester died (and then
+// ofi+shm found no server, and the client's region was gone). Neither is removed; the client
+// is still served, and so are new ones.
+void shm_spoofed_names_not_removed(void **) {
+  const char *attack = "shm requests naming the listener's and a live client's regions";
+  Target t({});
+  const std::string listener = listener_region(t.server.port);
+  assert_true(exists(listener));
+  auto victim = std::make_unique<HeldHandle>(t.server, 8192);
+  assert_int_equal(victim->rc, NAA_SUCCESS);
+  const std::vector<std::string> regions = own_shm_regions();
+  assert_false(regions.empty());
+  const std::string uid = std::to_string(getuid()), port = std::to_string(t.server.port);
+  for (const std::string &r : regions) {
+    assert_true(shm_hostile(t.server.port, 1, "fi_shm://" + r, "self", 1500));
+    assert_true(shm_hostile(t.server.port, 1, "fi_shm://" + r, std::to_string(getpid()), 0));
+  }
+  // Last: a server that believed it could be reached over shm no more.
+  assert_true(shm_hostile(t.server.port, 1, "fi_shm://naa-" + uid + "-" + port, "self", 1500));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the requesters' ends are seen
+  std::fprintf(stderr, "  %s: listener's region %s, client's %s\n", attack,
+               exists(listener) ? "kept" : "REMOVED", exists("/dev/shm/" + regions[0]) ? "kept" : "REMOVED");
+  assert_true(exists(listener));
+  for (const std::string &r : regions) assert_true(exists("/dev/shm/" + r));
+  assert_true(victim->invokes());
+  victim.reset();
+  legit_vecadd_tcp_and_shm(t.server, attack);
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+}
+
+// 29.4: --shm off: no shm listener; ofi+shm finds no server, auto and tcp clients are served.
+void shm_off(void **) {
+  const char *attack = "--shm off";
+  Target t({"--shm", "off"});
+  assert_false(exists(listener_region(t.server.port)));
+  const VecaddResult shm = vecadd_over(t.server, "ofi+shm");
+  assert_non_null(shm.failed);
+  const VecaddResult tcp = vecadd_over(t.server, "ofi+tcp");
+  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  report_latency(attack, tcp.took);
+  legit_vecadd(t.server);  // auto: over tcp
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+}
+
+// 29.4: --shm pgid: this process (the server's process group: it forked the server) is served
+// over shm; a client in a session of its own is refused over shm.
+void shm_process_group_only(void **) {
+  const char *examples = required_env("NAA_EXAMPLES");
+  const char *attack = "--shm pgid, a client of another process group";
+  Target t({"--shm", "pgid"});
+  auto other_group = [&](const char *transport) {
+    const std::string command = std::string("NAA_TRANSPORT=") + transport + " NAA_SPEC=" + test_host() +
+                                ":" + std::to_string(t.server.port) + ":10:2 setsid " + examples +
+                                "/vecadd 1000 > /dev/null 2>&1";
+    return std::system(command.c_str());
+  };
+  const int refused = other_group("ofi+shm");
+  const int over_tcp = other_group("ofi+tcp");
+  std::fprintf(stderr, "  %s: over shm exit status %d, over tcp %d\n", attack, refused, over_tcp);
+  assert_int_not_equal(refused, 0);
+  assert_int_equal(over_tcp, 0);
+  legit_vecadd_tcp_and_shm(t.server, attack);
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+}
+
+bool process_gone(pid_t pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
+
+// 29.5: a plugin kernel that forks a busy child and a busy orphan in a session of its own and
+// returns. Both end with the invocation (they kept a core each, reparented to init).
+void forking_kernel_leaves_no_process(void **) {
+  const char *plugin = required_env("NAA_TEST_KERNEL_PLUGIN");
+  const char *attack = "a kernel that forks and returns";
+  Target t({"--kernel", plugin, "--isolate", "plugins"});
+  constexpr uint32_t kForkAndReturn = 106;
+  pid_t child = 0, orphan = 0;
+  bool gone = false;
+  {
+    RawClient c(t.server.port);
+    c.setup(4096);
+    assert_int_equal(c.invoke(imm::host_request(kForkAndReturn), std::chrono::seconds(20)), 0);
+    int32_t pids[2];
+    std::memcpy(pids, c.region_.data(), sizeof pids);
+    child = pids[0];
+    orphan = pids[1];
+    auto give_up = Clock::now() + scaled(std::chrono::seconds(5));
+    while (!(gone = process_gone(child) && process_gone(orphan)) && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::fprintf(stderr, "  %s: child %d %s, orphan %d %s after the invocation\n", attack, child,
+               process_gone(child) ? "gone" : "LEFT", orphan, process_gone(orphan) ? "gone" : "LEFT");
+  for (pid_t pid : {child, orphan})
+    if (pid > 0 && !process_gone(pid)) kill(pid, SIGKILL);
+  assert_true(child > 0 && orphan > 0);
+  assert_true(gone);
+  legit_vecadd_tcp_and_shm(t.server, attack);
+  t.assert_back_to_idle(attack, std::chrono::seconds(5));
+}
+
 }  // namespace
 
 int main() {
@@ -503,7 +754,16 @@ int main() {
       cmocka_unit_test(shm_requests_amid_connection_churn),
       cmocka_unit_test(kernel_worker_isolation),
       cmocka_unit_test(key_guessing),
+      cmocka_unit_test(shm_requests_for_unmappable_endpoints),
+      cmocka_unit_test(shm_peer_slot_limit),
+      cmocka_unit_test(shm_peer_memory_limit),
+      cmocka_unit_test(shm_spoofed_names_not_removed),
+      cmocka_unit_test(shm_off),
+      cmocka_unit_test(shm_process_group_only),
+      cmocka_unit_test(forking_kernel_leaves_no_process),
   };
+  // One case alone, while working on it: NAA_TEST_ONLY=shm_off (a cmocka pattern).
+  if (const char *only = std::getenv("NAA_TEST_ONLY")) cmocka_set_test_filter(only);
   setenv("NAA_TIMEOUT", "20", 1);
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -2,14 +2,16 @@
 /* Test plugin for naa-server's kernel loading and kernel isolation. xor_ff inverts the
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
  * misbehave the two ways a kernel can take a server down (spin reports that it started);
- * trample and overrun reach for memory that is not theirs; nap_fill is slow and writes late. */
-#define _POSIX_C_SOURCE 200809L
+ * trample and overrun reach for memory that is not theirs; nap_fill is slow and writes late;
+ * fork_and_return leaves processes. */
+#define _DEFAULT_SOURCE /* nanosleep, usleep */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,9 +109,42 @@ static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint
   return 0;
 }
 
+static void spin_for_ever(void)
+{
+  for (volatile int forever = 1; forever;) {
+  }
+}
+
+/* A kernel that leaves processes behind (issue 29.5) and returns: a busy child, and a busy
+ * grandchild in a session of its own whose parent exits (the orphan a double fork makes).
+ * Their pids go to the first region's first 8 bytes, for the test to look for them. */
+static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  if (n_regions == 0 || regions[0].size < 8) return 0x7d;
+  volatile int32_t *pids = (volatile int32_t *)regions[0].addr; /* shared with the children */
+  pids[0] = pids[1] = 0;
+  pid_t child = fork();
+  if (child == 0) spin_for_ever();
+  pid_t middle = fork();
+  if (middle == 0) {
+    setsid();
+    if (fork() == 0) {
+      pids[1] = (int32_t)getpid();
+      spin_for_ever();
+    }
+    _exit(0);
+  }
+  if (child < 0 || middle < 0) return 0x7d;
+  waitpid(middle, NULL, 0);
+  for (int i = 0; i < 10000 && pids[1] == 0; i++) usleep(1000);
+  pids[0] = (int32_t)child;
+  return 0;
+}
+
 static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
                                      {103, "trample", trample}, {104, "overrun", overrun},
-                                     {105, "nap_fill", nap_fill}};
+                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "kernel_worker.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -10,6 +11,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -28,11 +31,50 @@ struct Request {
   uint32_t user_data;
 };
 
+// Kills every process a kernel left behind (it may fork and return): the worker's children,
+// and then the orphans of those, which come back to the worker as their subreaper, until none
+// is left (issue 29.5). Allocates nothing: the worker is the fork of a threaded process.
+void end_descendants() {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/children", static_cast<long>(getpid()));
+  for (;;) {
+    char text[4096];
+    ssize_t len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      len = read(fd, text, sizeof text - 1);
+      close(fd);
+    }
+    if (len <= 0) break;
+    text[len] = '\0';
+    pid_t children[sizeof text / 2];
+    size_t n = 0;
+    for (char *p = text; *p != '\0' && n < sizeof children / sizeof children[0];) {
+      char *end;
+      long pid = strtol(p, &end, 10);
+      if (end == p) break;
+      children[n++] = static_cast<pid_t>(pid);
+      p = end;
+    }
+    if (n == 0) break;
+    for (size_t i = 0; i < n; ++i) kill(children[i], SIGKILL);
+    for (size_t i = 0; i < n; ++i)
+      while (waitpid(children[i], nullptr, 0) < 0 && errno == EINTR) {
+      }
+  }
+  while (waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
 [[noreturn]] void worker_main(int sock, pid_t parent, std::vector<naa_kernel_region> parameters,
                               const std::vector<int> &fds) {
   // Dies with the connection thread that forked it, even if that thread is killed.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(1);
+  // What a kernel starts ends with it: orphans of the kernel's processes come back to the
+  // worker (end_descendants), and the group the worker leads is killed with it.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  setpgid(0, 0);
   // The server's handlers (and libfabric's crash handler) are no business of the worker: a
   // crashing kernel should end it by the signal, which the connection thread then logs.
   for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
@@ -57,6 +99,7 @@ struct Request {
     ssize_t n = recv(sock, &req, sizeof req, 0);
     if (n != static_cast<ssize_t>(sizeof req)) _exit(0);
     uint8_t rc = req.run(parameters.data(), parameters.size(), req.user_data);
+    end_descendants();
     if (send(sock, &rc, 1, MSG_NOSIGNAL) != 1) _exit(0);
   }
 }
@@ -144,15 +187,22 @@ bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
     worker_main(sv[1], parent, std::move(parameters), fds);
   }
   close(sv[1]);
+  setpgid(pid, pid);  // as the worker does itself: whichever comes first, kill(-pid) reaches it
   pid_ = pid;
   sock_ = sv[0];
   NAA_LOG_DEBUG("client %s: kernel worker %ld started", peer.c_str(), static_cast<long>(pid));
   return true;
 }
 
+// The worker, and whatever its kernel started that is still in its process group.
+void KernelRunner::kill_worker() const {
+  kill(-pid_, SIGKILL);
+  kill(pid_, SIGKILL);
+}
+
 void KernelRunner::stop() {
   if (pid_ > 0) {
-    kill(pid_, SIGKILL);
+    kill_worker();
     int status;
     while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
@@ -199,7 +249,7 @@ uint8_t KernelRunner::run(const naa_kernel &kernel, bool builtin,
 
   const pid_t pid = pid_;
   int status = 0;
-  kill(pid_, SIGKILL);  // it may have only closed its socket; it is not trusted either way
+  kill_worker();  // it may have only closed its socket; it is not trusted either way
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   close(sock_);

@@ -74,6 +74,7 @@ class KernelRunner {
   void stop();  // kills the worker, if any
 
  private:
+  void kill_worker() const;
   bool spawn(const std::vector<SharedRegion> &regions,
              const std::vector<mrsp::RequestEntry> &request, const std::string &peer);
 

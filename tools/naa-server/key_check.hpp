@@ -13,9 +13,16 @@
 
 namespace naa::server {
 
+// The shm peers' host, as the limits and the throttle count them.
+inline constexpr char kShmHost[] = "this host over shm";
+
 // The address part of a peer name ("10.0.0.1:4242" -> "10.0.0.1", "[::1]:4242" -> "[::1]"):
-// what the per-peer limits and the refusal throttle count by.
+// what the per-peer limits and the refusal throttle count by. An shm peer is named by its
+// endpoint ("fi_shm://PID-RANDOM:UID:INDEX"), a name per handle; they are all processes of this
+// host (and of this user: the listener answers no other), so they count together as one host's
+// clients do over tcp (issue 29.2).
 inline std::string peer_host(const std::string &peer) {
+  if (peer.rfind("fi_shm://", 0) == 0) return kShmHost;
   size_t colon = peer.rfind(':');
   return colon == std::string::npos || peer.back() == ']' ? peer : peer.substr(0, colon);
 }

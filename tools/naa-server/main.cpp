@@ -58,6 +58,9 @@ void usage(FILE *out) {
       "                           (kernel timeout; default 30)\n"
       "  -i, --isolate WHAT       run plugins (default), all or none of the kernels in a\n"
       "                           worker process, so that a crash answers 0x7e\n"
+      "  -S, --shm WHO            serve over ofi+shm the processes of the server's user\n"
+      "                           (own-uid, default), of its process group only (pgid), or\n"
+      "                           none (off: no shm listener)\n"
       "  -s, --spin-us N          after answering an invocation, poll N microseconds for the\n"
       "                           next before sleeping (default 0; lower latency, busier core)\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
@@ -103,12 +106,13 @@ int main(int argc, char **argv) {
       {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
       {"auth-key-file", required_argument, nullptr, 'A'},
       {"spin-us", required_argument, nullptr, 's'},
+      {"shm", required_argument, nullptr, 'S'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:S:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -154,6 +158,9 @@ int main(int argc, char **argv) {
       case 'i':
         if (!naa::server::parse_isolation(optarg, &options.kernel_policy.isolation))
           bad_option("--isolate", optarg);
+        break;
+      case 'S':
+        if (!naa::server::parse_shm_peers(optarg, &options.shm)) bad_option("--shm", optarg);
         break;
       case 'r': options.ready_file = optarg; break;
       case 'A': key_file = optarg; break;

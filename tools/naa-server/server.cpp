@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -8,6 +10,7 @@
 #include "connection.hpp"
 #include "error.hpp"
 #include "log.hpp"
+#include "transport/ofi_shm_request.hpp"
 
 namespace naa::server {
 namespace {
@@ -28,6 +31,14 @@ void write_ready_file(const std::string &path, uint16_t port) {
 
 }  // namespace
 
+bool parse_shm_peers(const std::string &text, ShmPeers *out) {
+  if (text == "own-uid") *out = ShmPeers::OwnUser;
+  else if (text == "pgid") *out = ShmPeers::ProcessGroup;
+  else if (text == "off") *out = ShmPeers::Off;
+  else return false;
+  return true;
+}
+
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
     : options_(options),
       peer_clients_(options.peer_clients != 0 ? options.peer_clients
@@ -40,6 +51,12 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   // Under "auto" the others are extras: one that cannot listen there (another server of this
   // user holding the same shm name, a device that refuses) is left out, not fatal.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address)) {
+    if (name == "ofi+shm" && options_.shm == ShmPeers::Off) {
+      if (options_.transport != "auto")
+        throw Error(NAA_ERR_CONFIG, "--transport ofi+shm and --shm off exclude each other");
+      NAA_LOG_INFO("not listening with ofi+shm (--shm off)");
+      continue;
+    }
     if (listening_.empty() || options_.transport != "auto") {
       listen(name, listening_.empty() ? options_.port : port_);
       continue;
@@ -130,31 +147,62 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
       return;
     }
   }
-  std::lock_guard<std::mutex> lock(workers_mu_);
-  if (workers_.size() >= options_.max_clients) {
-    NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep->peer().c_str(),
-                 options_.max_clients);
-    ep->reject("naa-server: too many clients");
-    return;
-  }
   const std::string host = peer_host(ep->peer());
+  const char *reason = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(workers_mu_);
+    reason = refusal(*ep, host);
+    if (reason == nullptr) {
+      Worker &w = workers_.emplace_back();
+      w.peer = ep->peer();
+      w.host = host;
+      auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
+                                               options_.mrsp_timeout, options_.idle_timeout,
+                                               options_.spin, stop);
+      w.thread = std::thread([conn, &w] {
+        conn->run();
+        w.done.store(true);
+      });
+      return;
+    }
+  }
+  // Outside the lock, which every transport's admission takes: a reject may wait on its peer
+  // (bounded by the transport), and no other client may wait with it (issue 29.1).
+  if (*reason != '\0') ep->reject(reason);
+}
+
+// Why the request of `ep` is refused (the reason for the client; "" to drop it unanswered), or
+// nullptr to admit it. Under workers_mu_.
+const char *Server::refusal(const transport::Endpoint &ep, const std::string &host) {
+  if (host == kShmHost) {
+    if (options_.shm == ShmPeers::ProcessGroup) {
+      const pid_t pid = transport::ofi_detail::shm_name_pid(ep.peer());
+      if (pid <= 0 || getpgid(pid) != getpgrp()) {
+        NAA_LOG_WARN("refusing %s: process %ld is not in the server's process group (--shm pgid)",
+                     ep.peer().c_str(), static_cast<long>(pid));
+        return "naa-server: shm is served to its own process group only";
+      }
+    }
+    // A second request naming the endpoint of a client being served is not that client's (it
+    // has its connection): an answer would land in the client's region (issue 29.3).
+    auto same_peer = [&ep](const Worker &w) { return !w.done.load() && w.peer == ep.peer(); };
+    if (std::any_of(workers_.begin(), workers_.end(), same_peer)) {
+      NAA_LOG_WARN("dropping a request naming %s, which is connected already", ep.peer().c_str());
+      return "";
+    }
+  }
+  if (workers_.size() >= options_.max_clients) {
+    NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep.peer().c_str(),
+                 options_.max_clients);
+    return "naa-server: too many clients";
+  }
   auto same_host = [&host](const Worker &w) { return !w.done.load() && w.host == host; };
   if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >= peer_clients_) {
     NAA_LOG_WARN("refusing %s: %u clients of %s already connected (--peer-clients)",
-                 ep->peer().c_str(), peer_clients_, host.c_str());
-    ep->reject("naa-server: too many clients from this host");
-    return;
+                 ep.peer().c_str(), peer_clients_, host.c_str());
+    return "naa-server: too many clients from this host";
   }
-  Worker &w = workers_.emplace_back();
-  w.peer = ep->peer();
-  w.host = host;
-  auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
-                                           options_.mrsp_timeout, options_.idle_timeout,
-                                           options_.spin, stop);
-  w.thread = std::thread([conn, &w] {
-    conn->run();
-    w.done.store(true);
-  });
+  return nullptr;
 }
 
 }  // namespace naa::server

@@ -22,6 +22,16 @@
 
 namespace naa::server {
 
+// Which same-host processes the server serves over ofi+shm (--shm). Over shm, libfabric 1.17
+// copies a client's writes with process_vm_writev to whatever address it names, so a client
+// can reach any memory of the server: only processes trusted like the server's user may have it.
+enum class ShmPeers {
+  OwnUser,       // any process of the server's user (who could ptrace it anyway)
+  ProcessGroup,  // only processes of the server's process group (one job's)
+  Off,           // no shm listener: same-host clients come over tcp
+};
+bool parse_shm_peers(const std::string &text, ShmPeers *out);
+
 struct ServerOptions {
   // "auto": ofi+tcp, and verbs too where an RDMA device serves `address`, on one port number.
   std::string transport = "auto";
@@ -37,6 +47,7 @@ struct ServerOptions {
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
   KernelPolicy kernel_policy;
+  ShmPeers shm = ShmPeers::OwnUser;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
   std::string auth_key;    // when set, requests without it are rejected (see lib/auth.hpp)
 };
@@ -68,6 +79,7 @@ class Server {
   void accept_loop(Listening &l, const std::atomic<bool> &stop);
   std::set<std::string> served_peers();
   void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
+  const char *refusal(const transport::Endpoint &ep, const std::string &host);
   void reap(bool all);
 
   const ServerOptions options_;
