@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="8d5f744adec82dd197e33bddd2f27668d3d379d04888dd618d63541d91319284")
+    version("0.1.0", sha256="e6b07b6224b182f07a943b3414a321b937e461122e87e3df63d51e02f6a7bbf9")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
