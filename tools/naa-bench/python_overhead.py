@@ -43,11 +43,14 @@ def c_median_us(bench, address, size, iterations):
     out = subprocess.run([bench, "-H", host, "-p", port, "-f", str(NOOP), "-s", str(size),
                           "-i", str(iterations), "-t", "latency"],
                          capture_output=True, text=True, check=True).stdout
-    # the latency table's row for the size: size, median, p99, mean, ...
+    # the latency table: a "#Size ... Median(us) ..." header, then a row per size
+    column = None
     for line in out.splitlines():
         fields = line.split()
-        if fields and re.fullmatch(r"\d+", fields[0]) and int(fields[0]) == size:
-            return float(fields[1])
+        if fields and fields[0] == "#Size" and "Median(us)" in fields:
+            column = fields.index("Median(us)")
+        elif column and fields and re.fullmatch(r"\d+", fields[0]) and int(fields[0]) == size:
+            return float(fields[column])
     sys.exit(f"python_overhead.py: no latency row for {size} bytes in naa-bench's output:\n{out}")
 
 
