@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="e6b07b6224b182f07a943b3414a321b937e461122e87e3df63d51e02f6a7bbf9")
+    version("0.1.0", sha256="584217f38a23cab892e1ca0e37dd4dc2d591a01229a097663be1cb7f41c7c3df")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
