@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="584217f38a23cab892e1ca0e37dd4dc2d591a01229a097663be1cb7f41c7c3df")
+    version("0.1.0", sha256="c0099d69e4d804f5929233fba2465f229383cab5c2d7d06f5fbaa2831ad1a038")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
