@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Sourced: count_results DIR... adds up the automake-style results (*.trs beside their *.log)
-# under each DIR into $passed, $failed, $skipped, counting CMocka cases one by one.
+# under each DIR into $passed, $failed, $skipped, counting CMocka cases and TAP cases one by one.
 passed=0 failed=0 skipped=0
 # summed REGEX LOG: the sum of the counts (the fourth field) on LOG's lines matching REGEX.
 summed() { awk -v re="$1" '$0 ~ re { n += $4 } END { print n + 0 }' "$2"; }
@@ -16,7 +16,11 @@ count_results() {
       s=$(summed '^\[  SKIPPED \] [0-9]+ test\(s\), listed below:' "$log"); skipped=$((skipped + s))
       [[ $result == PASS || $f -gt 0 ]] || failed=$((failed + 1))  # crashed before its summary
     else
-      case $result in PASS) passed=$((passed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
+      # One result per script, one per case of a TAP test (the pytest suite).
+      for r in $result; do
+        case $r in PASS|XFAIL) passed=$((passed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
+      done
+      [[ -n $result ]] || failed=$((failed + 1))
     fi
   done
 }

@@ -9,7 +9,9 @@ build=${NAA_BUILD_DIR:-$top/_build}
 packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
           libcmocka-dev libibverbs-dev librdmacm-dev mandoc
           cmake  # the CMake packages' consumer test (test/install/consumer.sh)
-          clang libclang-rt-14-dev)  # clang + its runtime: libFuzzer for make check-fuzz
+          clang libclang-rt-14-dev  # clang + its runtime: libFuzzer for make check-fuzz
+          # the Python package naa, its tests and the mpi4py example (configure PYTHON= below)
+          python3-dev python3-numpy python3-pytest python3-mpi4py)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,5 +28,9 @@ cd "$top"
 [[ -x configure && configure -nt configure.ac && Makefile.in -nt Makefile.am ]] || autoreconf -fi
 mkdir -p "$build"
 cd "$build"
-[[ -f Makefile && config.status -nt "$top/configure" ]] || "$top/configure" --enable-werror ${NAA_CONFIGURE_FLAGS:-}
+# Debian's python3 (with the python3-* packages above), not the first python on PATH, which
+# may be another installation without NumPy, pytest or mpi4py (pyenv's, for one).
+python=${PYTHON:-/usr/bin/python3}
+[[ -f Makefile && config.status -nt "$top/configure" ]] ||
+  "$top/configure" --enable-werror PYTHON="$python" ${NAA_CONFIGURE_FLAGS:-}
 make -j"$(nproc)"

@@ -84,11 +84,21 @@ else
   echo "consumer: mandoc is not installed: the $n_installed installed man pages are not rendered"
 fi
 
-# uses_staged_libnaa PROGRAM: the program loads libnaa.so from the staged installation.
+# uses_staged_libnaa PROGRAM: the program loads libnaa.so from the staged installation, or a
+# byte-identical one from the real libdir when the compiler gave it an RPATH there: Spack's
+# compiler wrapper adds the package's own prefix as DT_RPATH, which wins over LD_LIBRARY_PATH,
+# and under `spack install --test=root` that prefix holds this very build, installed.
 uses_staged_libnaa() {
   command -v ldd >/dev/null 2>&1 || return 0
-  LD_LIBRARY_PATH=$libdir ldd "$1" | grep -q "libnaa\.so.* => $libdir/" ||
-    fail "$1 does not load libnaa.so from $libdir: $(LD_LIBRARY_PATH=$libdir ldd "$1" | grep libnaa)"
+  got=$(LD_LIBRARY_PATH=$libdir ldd "$1" | sed -n 's/.*libnaa\.so[^ ]* => \([^ ]*\) .*/\1/p')
+  case $got in "$libdir"/*) return 0 ;; esac
+  real=${libdir#"$root"}
+  if [ "${got%/*}" = "$real" ] && command -v readelf >/dev/null 2>&1 &&
+    readelf -d "$1" | grep -q "(RPATH).*$real" && cmp -s "$got" "$libdir/${got##*/}"; then
+    echo "consumer: $1 has an RPATH to $real (as Spack's compiler wrapper adds), which wins over LD_LIBRARY_PATH: it loads the installed $got, identical to the staged one"
+    return 0
+  fi
+  fail "$1 does not load libnaa.so from $libdir: ${got:-none}"
 }
 
 # run_vecadd PROGRAM: run a vecadd example against the installed naa-server.
@@ -203,6 +213,32 @@ if command -v cmake >/dev/null 2>&1; then
   run_ap2 "$stage/ap2_cmake/ap2_style"
 else
   fail "cmake is not installed (scripts/setup.sh installs it): the CMake packages are untested"
+fi
+
+# The Python package: where the README says, `import naa` finds the staged one and offloads.
+if [ "$(makevar have_python)" = yes ]; then
+  python=$(makevar PYTHON)
+  init=$(find "$root" -path '*/site-packages/naa/__init__.py' -o -path '*/dist-packages/naa/__init__.py')
+  [ -n "$init" ] || fail "make install installed no Python package naa"
+  site=$(dirname "$(dirname "$init")")
+  echo "consumer: PYTHONPATH=$site $python -c 'import naa'"
+  PYTHONPATH=$site LD_LIBRARY_PATH=$libdir NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:1:1" \
+    "$python" -c '
+import sys, naa
+assert naa.__file__.startswith(sys.argv[1]), naa.__file__
+assert naa.version() == sys.argv[2], naa.version()
+buf = bytearray(b"\x00\x01\x02")
+with naa.Handle(1, [buf], [buf]) as h:  # add1, in place
+    h.invoke()
+    h.wait()
+assert buf == bytearray(b"\x01\x02\x03"), buf
+print("consumer: import naa:", naa.__file__, naa.version(), "offloaded")
+' "$site/naa/" "$version" || fail "the installed Python package naa does not import or offload"
+  find "$site/naa" -name '_naa*.so' | grep -q . || fail "no extension module _naa in $site/naa"
+  [ -f "$site/naa/__init__.pyi" ] && [ -f "$site/naa/py.typed" ] ||
+    fail "the type hints of naa (__init__.pyi, py.typed) are not installed"
+else
+  echo "consumer: the Python package is not built; not tested"
 fi
 
 if [ "$have_fortran" = yes ]; then

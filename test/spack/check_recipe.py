@@ -8,15 +8,18 @@ the two modules it imports from Spack (spack.package, and AutotoolsPackage, whos
 with_or_without and enable_or_disable follow Spack's), then checks that:
   - the repository is laid out as package API v2 wants it (repo.yaml: namespace, api v2.0);
   - every line is at most 99 columns (Spack's style) and the file compiles;
-  - for every combination of the boolean variants that requires() allows, configure_args()
-    passes only --with-*/--without-*/--enable-*/--disable-* options that configure knows,
+  - for every combination of the boolean variants that requires() and conflicts() allow,
+    configure_args() passes only --with-*/--without-*/--enable-*/--disable-* options that
+    configure knows (and NAME=value for configure's precious variables, PYTHON=...),
     in the polarity of the variant of the same name, and passes explicitly every option that
     configure otherwise auto-detects ("default: check" / "default: when ..." in its --help),
     so nothing on the build host is picked up behind Spack's back;
   - every variant reaches configure as the option of its name;
   - the newest release version is the version of AC_INIT (configure --version), with a
     sha256, beside a "main" branch version, and the autotools come only for @main;
-  - license("BSD-3-Clause"), maintainers, at least one stand-alone test_* method.
+  - ~libfabric ~verbs is refused by a conflicts() with a message (Spack 1.x prints it first);
+  - license("BSD-3-Clause"), maintainers, at least one stand-alone test_* method, none of
+    which reads CC from the environment (Spack 1.x sets none for them).
 The stand-ins only record what the recipe declares: a name the recipe takes from spack.package
 that they lack fails here as a NameError, to be added if Spack exports it.
 Exit status 0 when all hold, 1 with one line per disagreement.
@@ -91,7 +94,9 @@ class FakeSpec:
         return self.satisfies(constraint)
 
     def __getitem__(self, name):
-        return types.SimpleNamespace(prefix=f"/spack/opt/{name}")
+        prefix = f"/spack/opt/{name}"
+        return types.SimpleNamespace(prefix=prefix,
+                                     command=types.SimpleNamespace(path=f"{prefix}/bin/{name}"))
 
 
 class AutotoolsPackage:
@@ -119,11 +124,12 @@ class AutotoolsPackage:
 def install_stand_ins():
     package = types.ModuleType("spack.package")
     for name in ("version", "variant", "depends_on", "conflicts", "requires", "license",
-                 "maintainers", "patch", "provides", "resource"):
+                 "maintainers", "patch", "provides", "resource", "extends"):
         setattr(package, name, DIRECTIVES.record(name))
     package.when = When
     package.run_after = package.run_before = lambda *a, **k: (lambda f: f)
-    for name in ("which", "join_path", "install_test_root", "cache_extra_test_sources"):
+    for name in ("which", "join_path", "install_test_root", "cache_extra_test_sources",
+                 "Executable"):
         setattr(package, name, lambda *a, **k: None)
     package.SkipTest = type("SkipTest", (Exception,), {})
     package.__all__ = [n for n in vars(package) if not n.startswith("_")]
@@ -158,6 +164,14 @@ def configure_options(configure):
             current = None
     return {k: bool(re.search(r"\(default: (check|when)\b", " ".join(v.split())))
             for k, v in options.items()}
+
+
+def configure_variables(configure):
+    """The precious variables configure's --help lists ("Some influential environment
+    variables"), which may be passed as NAME=value."""
+    text = run_configure(configure, "--help")
+    part = text.split("Some influential environment variables:", 1)[-1]
+    return set(re.findall(r"^  ([A-Z_][A-Z0-9_]*)\s", part, re.M))
 
 
 def configure_version(configure):
@@ -195,6 +209,7 @@ def check(srcdir):
 
     configure = os.path.join(srcdir, "configure")
     known = configure_options(configure)
+    variables = configure_variables(configure)
     ac_version = configure_version(configure)
 
     variants = [args[0] for args, kw in DIRECTIVES.of("variant")]
@@ -203,6 +218,19 @@ def check(srcdir):
             errors.append(f"variant {args[0]}: the checker covers boolean variants only")
     any_of = [[s.lstrip("+") for s in args] for args, kw in DIRECTIVES.of("requires")
               if kw.get("policy") == "any_of"]
+    # conflicts("~a ~b", msg=...): at least one of a, b, as requires(any_of) would say, but
+    # with the recipe's message first in Spack 1.x's error.
+    refused = []
+    for args, kw in DIRECTIVES.of("conflicts"):
+        words = args[0].split()
+        if all(w.startswith("~") for w in words):
+            refused.append(sorted(w[1:] for w in words))
+            if not kw.get("msg"):
+                errors.append(f"conflicts({args[0]!r}) has no msg= to say why")
+    any_of += refused
+    if ["libfabric", "verbs"] not in refused:
+        errors.append('~libfabric ~verbs is not refused by conflicts("~libfabric ~verbs", msg=) '
+                      "(a requires() puts Spack's words before the recipe's message)")
     reached, combos, per_combo = set(), 0, {}  # per_combo: problem -> combinations
     for values in itertools.product((False, True), repeat=len(variants)):
         on = dict(zip(variants, values))
@@ -215,6 +243,9 @@ def check(srcdir):
         passed = set()
         for arg in args:
             m = OPTION.match(arg)
+            var = re.match(r"^([A-Z_][A-Z0-9_]*)=", arg)
+            if var and var.group(1) in variables:
+                continue  # a precious variable (PYTHON=...)
             if not m:
                 problems.append(f"{arg!r} is not a --with/--enable style option")
                 continue
@@ -263,6 +294,9 @@ def check(srcdir):
         errors.append('no license("BSD-3-Clause") (the LICENSE file)')
     if not any(args for args, kw in DIRECTIVES.of("maintainers")):
         errors.append("no maintainers()")
+    if re.search(r"environ(\[|\.get\()[\"']CC[\"']", source):
+        errors.append("a stand-alone test reads CC from the environment, which Spack 1.x does "
+                      "not set (spack-packages#5616): use Executable(self[\"c\"].cc)")
     if not [n for n in vars(cls) if n.startswith("test_") and callable(getattr(cls, n))]:
         errors.append("no stand-alone test (a test_* method)")
     print(f"spack-recipe: {os.path.relpath(recipe, srcdir)}: versions {branches} + "

@@ -27,24 +27,31 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="8d5f744adec82dd197e33bddd2f27668d3d379d04888dd618d63541d91319284")
+    version("0.1.0", sha256="c0099d69e4d804f5929233fba2465f229383cab5c2d7d06f5fbaa2831ad1a038")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
     variant("slurm", default=False, description="Slurm SPANK plugin (needs slurm/spank.h)")
     variant("pmix", default=False, description="one licence query per node through PMIx")
     variant("fortran", default=False, description="Fortran 2008 module (naa.mod) and libnaaf")
+    variant("python", default=False, description="Python package naa (import naa)")
 
-    requires(
-        "+libfabric",
-        "+verbs",
-        policy="any_of",
+    # A conflict, not a requires(): Spack 1.x prints a conflict's own message first.
+    conflicts(
+        "~libfabric ~verbs",
         msg="libnaa needs a transport: +libfabric (ofi+tcp) and/or +verbs (RoCE, InfiniBand)",
     )
 
     depends_on("c", type="build")
     depends_on("cxx", type="build")  # C++17
     depends_on("fortran", type="build", when="+fortran")
+
+    # The extension module naa._naa is built for this Python and installed into its
+    # site-packages under the prefix (configure's pyexecdir).
+    extends("python", when="+python")
+    depends_on("python@3.10:", type=("build", "link", "run"), when="+python")
+    depends_on("py-numpy", type="test", when="+python")  # the pytest suite in make check
+    depends_on("py-pytest", type="test", when="+python")
 
     # Release tarballs carry configure; a git checkout needs Spack's autoreconf phase.
     with when("@main"):
@@ -74,6 +81,9 @@ class Libnaa(AutotoolsPackage):
         args += self.with_or_without("slurm", activation_value="prefix")
         args += self.with_or_without("pmix")
         args += self.enable_or_disable("fortran")  # naa.mod goes to <prefix>/lib/fortran/modules
+        args += self.enable_or_disable("python")
+        if spec.satisfies("+python"):
+            args.append(f"PYTHON={spec['python'].command.path}")
         # examples/mpi_offload is neither installed nor run by make check; without this, an
         # mpicc on PATH (the system's) would be picked up and linked into it.
         args.append("--without-mpi")
@@ -100,7 +110,8 @@ class Libnaa(AutotoolsPackage):
         if not self.spec.satisfies("+libfabric"):
             raise SkipTest("needs +libfabric: verbs over loopback needs an RDMA device")
         src = join_path(install_test_root(self), "examples", "vecadd.c")
-        cc = which(os.environ["CC"], required=True)
+        # Spack 1.x sets no CC for stand-alone tests (spack-packages#5616): ask the compiler.
+        cc = Executable(self["c"].cc)
         lib = self.prefix.lib
         cc(f"-I{self.prefix.include}", src, "-o", "vecadd", f"-L{lib}", "-lnaa",
            f"{self['c'].rpath_arg}{lib}")
@@ -133,3 +144,15 @@ class Libnaa(AutotoolsPackage):
                     return int(f.read().strip())
             time.sleep(0.05)
         raise AssertionError(f"naa-server did not write {ready} within {timeout} s")
+
+    def test_python(self):
+        """import naa finds the installed package and names the installed version"""
+        if not self.spec.satisfies("+python"):
+            raise SkipTest("needs +python")
+        python = Executable(self.spec["python"].command.path)
+        site = join_path(self.prefix, self.spec["python"].package.platlib)
+        out = python("-c", "import naa; print(naa.version(), naa.__file__)",
+                     output=str.split, error=str.split, extra_env={"PYTHONPATH": site})
+        assert str(self.prefix) in out, f"import naa found {out!r}, not the one in {self.prefix}"
+        if not self.spec.satisfies("@main"):
+            assert str(self.spec.version) in out, f"naa.version() printed {out!r}"

@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Offload computations to network-attached accelerators (NAAs) from Python: libnaa's C ABI.
+
+    import numpy as np, naa
+    a, b = np.arange(4.0), np.ones(4)
+    c = np.empty(4)
+    with naa.Handle(10, inputs=[a, b], outputs=[c]) as h:   # vecadd_f64 on naa-server
+        h.invoke()
+        h.wait()                                          # c == a + b
+
+The parameters are any C-contiguous buffer-protocol objects (NumPy arrays, bytearray,
+memoryview, array.array), used in place: no copy is made. Which NAA serves a function code comes
+from NAA_SPEC or Slurm as for C programs (naa(7)), or from Handle(..., naa="host:port").
+Failures raise naa.Error with the libnaa code (.code, .name) and the cause (.cause).
+Tutorial: doc/python.md of the libnaa sources.
+"""
+from naa._naa import (  # noqa: F401 (re-exported)
+    ERR_CONFIG,
+    ERR_CONNECTION,
+    ERR_IN_STATUS,
+    ERR_INTERNAL,
+    ERR_INVALID_ARGUMENT,
+    ERR_INVALID_HANDLE,
+    ERR_NAA,
+    ERR_NO_NAA,
+    ERR_NO_RESOURCES,
+    ERR_PROTOCOL,
+    ERR_STATE,
+    ERR_TIMEOUT,
+    ERR_TRANSPORT,
+    ERR_UNSUPPORTED,
+    UNDEFINED,
+    Error,
+    Handle,
+    Status,
+    strerror,
+    version,
+    wait_all,
+    wait_any,
+)
+
+__version__ = version()
+__all__ = [name for name in dir() if not name.startswith("_")]
