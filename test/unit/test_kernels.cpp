@@ -355,7 +355,7 @@ void test_plugin_loads_and_runs(void **) {
   assert_false(registry.load_plugin(path, &error));
   assert_non_null(std::strstr(error.c_str(), path));
   assert_non_null(std::strstr(error.c_str(), "already taken by xor_ff"));
-  assert_int_equal(registry.list().size(), 12);
+  assert_int_equal(registry.list().size(), 13);
 }
 
 void test_plugin_missing_file(void **) {
