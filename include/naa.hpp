@@ -34,11 +34,15 @@
 
 namespace naa {
 
-/* A failed libnaa call: what() is "CALL: naa_strerror(code)". */
+/* A failed libnaa call: what() is its cause as naa_last_error(3) tells it ("CALL: cause"), or
+ * "CALL: naa_strerror(code)" where there is none. */
 class error : public std::runtime_error {
  public:
-  error(int code, const char *call, const naa_status &status = naa_status{})
-      : std::runtime_error(std::string(call) + ": " + naa_strerror(code)), code_(code), status_(status) {}
+  error(int code, const char *call, const naa_status &status = naa_status{},
+        const std::string &cause = std::string())
+      : std::runtime_error(cause.empty() ? std::string(call) + ": " + naa_strerror(code) : cause),
+        code_(code),
+        status_(status) {}
 
   naa_error_t code() const noexcept { return static_cast<naa_error_t>(code_); }
   /* Filled when code() is NAA_ERR_NAA: status().naa_return_code is what the NAA reported. */
@@ -150,7 +154,10 @@ class handle {
   }
 
   static void check(int rc, const char *call, const naa_status &st = naa_status{}) {
-    if (rc != NAA_SUCCESS) throw error(rc, call, st);
+    if (rc == NAA_SUCCESS) return;
+    char cause[512];
+    (void)naa_last_error(nullptr, cause, sizeof cause);  // this thread's failure: the call's
+    throw error(rc, call, st, cause);
   }
 
   // Destructors must not throw; a failing finalize has already released what it could.

@@ -3,7 +3,9 @@
 
 #include "auth.hpp"
 #include "error.hpp"
+#include "error_text.hpp"
 #include "immediate.hpp"
+#include "last_error.hpp"
 #include "log.hpp"
 #include "progress_until.hpp"
 
@@ -148,17 +150,16 @@ void Session::build_chains() {
 int Session::fail(const Error &e) {
   state_ = State::Failed;
   failed_code_ = e.code();
-  NAA_LOG_ERROR("function code %u at %s: %s", static_cast<unsigned>(function_code_),
-                ep_->peer().c_str(), e.what());
-  return failed_code_;
+  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
+                                            " at " + ep_->peer() + ": " + e.what());
 }
 
 int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running) {
-    NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
+                                               "(naa_wait it first)");
   }
   if (engine_) {
     if (engine_->orphaned())
@@ -235,9 +236,10 @@ int Session::complete(naa_status *status) {
     status->error = rc != NAA_RC_SUCCESS ? NAA_ERR_NAA : NAA_SUCCESS;
   }
   if (rc != NAA_RC_SUCCESS) {
-    NAA_LOG_INFO("NAA at %s returned code 0x%02x for function code %u", ep_->peer().c_str(), rc,
-                 static_cast<unsigned>(function_code_));
-    return NAA_ERR_NAA;
+    char why[160];
+    snprintf(why, sizeof why, "NAA at %s returned code 0x%02x, %s, for function code %u",
+             ep_->peer().c_str(), rc, rc_text(rc), static_cast<unsigned>(function_code_));
+    return last_error::returned(NAA_ERR_NAA, why);
   }
   return NAA_SUCCESS;
 }
@@ -247,8 +249,7 @@ int Session::test(bool *flag, naa_status *status) {
   *flag = false;
   if (state_ == State::Failed) return failed_code_;
   if (state_ != State::Running) {
-    NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
     if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
@@ -269,8 +270,7 @@ int Session::wait(naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::Failed) return failed_code_;
   if (state_ != State::Running) {
-    NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   if (!engine_) return wait_on_endpoint(status);
   // naa_wait takes the invocation back from the engine and ends it on this thread as the other
@@ -394,9 +394,9 @@ Error Session::unanswered() const {
 // Our own writes are not through: the invocation stays in flight, the caller may wait again
 // or finalize.
 int Session::writes_timed_out() const {
-  NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT (%ld ms)",
-                ep_->peer().c_str(), static_cast<long>(timeout_.count()));
-  return NAA_ERR_TIMEOUT;
+  return last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + ep_->peer() +
+                                                 " did not complete within NAA_TIMEOUT (" +
+                                                 std::to_string(timeout_.count()) + " ms)");
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between

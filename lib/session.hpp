@@ -55,6 +55,7 @@ class Session : private ProgressEngine::Client {
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
+  const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
 
  private:
   enum class State { Ready, Running, Failed };
