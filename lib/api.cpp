@@ -34,16 +34,20 @@ constexpr const char kVersion[] =
     NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
 
 // guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call
-// has one; its id as the caller passed it) and the calling thread.
-// Each call is counted for NAA_STATS as `call`.
+// has one; its id as the caller passed it, or for a create the new one) and the calling
+// thread. Each call is observed (NAA_STATS, NAA_TRACE) as `call`; *completed (may be null)
+// tells whether a naa_test completed the invocation.
 template <class Body>
-int entry(const char *function, naa::stats::Call call, const naa_handle *handle, Body body) {
+int entry(const char *function, naa::stats::Call call, const naa_handle *handle, Body body,
+          const bool *completed = nullptr) {
   const uint64_t t0 = naa::stats::start(call);
+  const uint64_t id_before = handle != nullptr ? handle->id : 0;
   std::string cause;
   const int code = guarded(function, body, &cause);
-  if (t0 != 0) naa::stats::finish(call, t0, handle != nullptr ? handle->id : 0, code);
-  if (code != NAA_SUCCESS)
-    naa::last_error::record(function, handle != nullptr ? handle->id : 0, code, std::move(cause));
+  const uint64_t id = call == Call::Create && handle != nullptr ? handle->id : id_before;
+  if (t0 != 0)
+    naa::stats::finish(call, function, t0, id, code, completed != nullptr && *completed);
+  if (code != NAA_SUCCESS) naa::last_error::record(function, id, code, std::move(cause));
   return code;
 }
 
@@ -54,13 +58,13 @@ std::shared_ptr<Session> lookup(const naa_handle *handle) {
 
 int create(const char *function, uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
            naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr, naa_handle *handle) {
-  return entry(function, Call::Create, nullptr, [&] {
+  return entry(function, Call::Create, handle, [&] {
     if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
     handle->id = 0;
     const uint8_t code = naa::checked_function_code(function_code);
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
     const auto settings = naa::Settings::resolve(attr);
-    if (settings.params.text("NAA_STATS") == "1") naa::stats::enable();
+    naa::stats::enable(settings.params.text("NAA_STATS"), settings.params.text("NAA_TRACE"));
     auto session = naa::open_session(code, regions, n_inputs, settings);
     const std::string naa_address = session->peer();
     handle->id = handles().insert(std::move(session));
@@ -105,11 +109,14 @@ int pnaa_invoke(naa_handle *handle) {
 }
 
 int pnaa_test(naa_handle *handle, bool *flag, naa_status *status) {
-  return entry("naa_test", Call::Test, handle, [&] {
-    if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
-    *flag = false;
-    return lookup(handle)->test(flag, status);
-  });
+  return entry(
+      "naa_test", Call::Test, handle,
+      [&] {
+        if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
+        *flag = false;
+        return lookup(handle)->test(flag, status);
+      },
+      flag);
 }
 
 int pnaa_wait(naa_handle *handle, naa_status *status) {

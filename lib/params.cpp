@@ -57,6 +57,9 @@ const std::vector<Param> &registry() {
        "which diagnostics go to stderr (read once per process)", nullptr},
       {"NAA_STATS", "0|1", "0",
        "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
+      {"NAA_TRACE", "directory", "",
+       "write a timeline of the calls and invocations to DIR/naa-trace.RANK.json at exit",
+       nullptr},
   };
   return params;
 }

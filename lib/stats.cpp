@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "mrsp.hpp"
 #include "params.hpp"
 #include "rank.hpp"
+#include "trace.hpp"
 
 namespace naa::stats {
 namespace detail {
@@ -29,6 +31,7 @@ struct Handle {
   size_t line;
   uint64_t first_out, steady_out, back;
   bool started;
+  bool in_flight;  // for the timeline's invocation span
 };
 
 std::mutex mu;
@@ -89,10 +92,12 @@ void print() {
   (void)ignored;
 }
 
-void switch_on_locked() {
-  if (detail::state.load() == 1) return;
-  detail::state.store(1);
-  std::atexit(print);
+// Turns on what `bits` names (detail::kStats, kTrace); called with mu held.
+void switch_on_locked(int bits, const std::string &trace_dir) {
+  if ((bits & detail::kTrace) && !trace::open(trace_dir)) bits &= ~detail::kTrace;
+  const int was = std::max(detail::state.load(), 0);
+  if ((bits & detail::kStats) && !(was & detail::kStats)) std::atexit(print);
+  detail::state.store(was | bits);
 }
 
 }  // namespace
@@ -100,57 +105,80 @@ void switch_on_locked() {
 bool detail::read_environment() {
   std::lock_guard<std::mutex> lock(mu);
   if (state.load() < 0) {
-    const std::string v = params::Values::read().text("NAA_STATS");
-    if (v == "1") switch_on_locked();
-    else state.store(0);
+    const params::Values values = params::Values::read();
+    switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace,
+                     values.text("NAA_TRACE"));
   }
-  return state.load() == 1;
+  return state.load() != 0;
 }
 
-void enable() {
-  if (on()) return;
+void enable(const std::string &stats, const std::string &trace_dir) {
+  const int bits = (stats == "1" ? detail::kStats : 0) | (trace_dir.empty() ? 0 : detail::kTrace);
+  if (bits == 0 || (on() && (detail::state.load() & bits) == bits)) return;
   std::lock_guard<std::mutex> lock(mu);
-  switch_on_locked();
+  switch_on_locked(bits, trace_dir);
 }
 
 uint64_t start(Call call) { return call == Call::Create || on() ? now_ns() : 0; }
 
-void finish(Call call, uint64_t t0, uint64_t handle_id, int code) {
-  if (!on()) return;
-  const double s = static_cast<double>(now_ns() - t0) / 1e9;
+void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
+            bool completed) {
+  const int observed = detail::state.load(std::memory_order_relaxed);
+  if (observed <= 0) return;
+  const uint64_t t1 = now_ns();
+  const double s = static_cast<double>(t1 - t0) / 1e9;
   std::lock_guard<std::mutex> lock(mu);
+  auto it = handles().find(handle_id);
+  Handle *h = it != handles().end() ? &it->second : nullptr;
+  naa_stats_function_t *f = h != nullptr ? &lines()[h->line] : nullptr;
+  if (observed & detail::kTrace) {
+    const bool ends = h != nullptr && h->in_flight &&
+                      (call == Call::Wait ? code == NAA_SUCCESS || code == NAA_ERR_NAA
+                                          : call == Call::Test && completed);
+    if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) {
+      trace::invocation_begin(handle_id, t0, f->function_code, f->naa,
+                              h->started ? h->steady_out : h->first_out, h->back);
+      h->in_flight = true;
+    }
+    trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
+                f != nullptr ? f->naa : nullptr, code, completed);
+    if (ends) {
+      trace::invocation_end(handle_id, t1, code);
+      h->in_flight = false;
+    }
+  }
+  if (!(observed & detail::kStats)) {
+    if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) h->started = true;
+    return;
+  }
   if (code != NAA_SUCCESS) ++totals_.errors[static_cast<size_t>(code) < kCodes ? code : 0];
   if (call == Call::Create) {
     ++totals_.creates;
     totals_.create_s += s;
     return;
   }
-  if (call == Call::Other) return;
   if (call == Call::Completion) {
     ++totals_.completion_calls;
     totals_.completion_s += s;
     return;
   }
-  auto it = handles().find(handle_id);
-  if (it == handles().end()) return;  // created while statistics were off, or not a handle
-  Handle &h = it->second;
-  naa_stats_function_t &f = lines()[h.line];
+  if (f == nullptr) return;  // created while observing was off, or not a handle
   switch (call) {
     case Call::Invoke:
-      f.invoke_s += s;
+      f->invoke_s += s;
       if (code != NAA_SUCCESS) break;
-      ++f.invocations;
-      f.bytes_out += h.started ? h.steady_out : h.first_out;
-      f.bytes_back += h.back;
-      h.started = true;
+      ++f->invocations;
+      f->bytes_out += h->started ? h->steady_out : h->first_out;
+      f->bytes_back += h->back;
+      h->started = true;
       break;
     case Call::Test:
-      ++f.tests;
-      f.test_s += s;
+      ++f->tests;
+      f->test_s += s;
       break;
     case Call::Wait:
-      ++f.waits;
-      f.wait_s += s;
+      ++f->waits;
+      f->wait_s += s;
       break;
     default: break;
   }
@@ -158,7 +186,7 @@ void finish(Call call, uint64_t t0, uint64_t handle_id, int code) {
 
 void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
              const std::vector<Region> &regions) {
-  Handle h{0, 0, 0, 0, false};
+  Handle h{0, 0, 0, 0, false, false};
   for (const Region &r : regions) {
     if (r.flags & mrsp::kInput) {
       h.first_out += r.size;
@@ -183,11 +211,14 @@ void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
 
 void finalized(uint64_t handle_id) {
   std::lock_guard<std::mutex> lock(mu);
-  handles().erase(handle_id);
+  auto it = handles().find(handle_id);
+  if (it == handles().end()) return;
+  if (it->second.in_flight) trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS);
+  handles().erase(it);
 }
 
 int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
-  if (!on())
+  if (!on() || !(detail::state.load() & detail::kStats))
     return last_error::returned(NAA_ERR_STATE, "statistics are off: set NAA_STATS=1, or "
                                                "NAA_STATS=1 in a handle's naa_attr_t.params");
   std::lock_guard<std::mutex> lock(mu);
