@@ -248,6 +248,19 @@ typedef struct naa_stats {
 NAA_API int naa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
                           size_t max_functions);
 
+/* What a handle chose (naa_handle_info(3)). */
+typedef struct naa_handle_info {
+  char naa[64];          /* "host:port" of the NAA it is connected to */
+  char transport[32];    /* as connected: "verbs", "ofi+tcp", "auto: ofi+shm", ... */
+  uint32_t function_code;
+  uint32_t regions;      /* parameter regions (an in-place buffer counts once) */
+  int64_t pacing_us;     /* guard before each final write in force (0: none, a libnaa server) */
+  int64_t timeout_ms;    /* NAA_TIMEOUT in force */
+  char progress[24];     /* NAA_PROGRESS in force */
+} naa_handle_info_t;
+/* Fill *info for a live handle. */
+NAA_API int naa_handle_info(const naa_handle *handle, naa_handle_info_t *info);
+
 /* The profiling interface (pnaa(3)), as MPI's PMPI: every call above also exists as pnaa_NAME,
  * and naa_NAME is a weak alias of it. A tool defines naa_NAME itself (linked into the program or
  * LD_PRELOADed), does its work and calls pnaa_NAME. */
@@ -272,6 +285,7 @@ NAA_API int pnaa_last_error(const naa_handle *handle, char *buf, size_t len);
 NAA_API int pnaa_set_log_handler(naa_log_handler_t handler, void *arg);
 NAA_API int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
                            size_t max_functions);
+NAA_API int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info);
 
 #ifdef __cplusplus
 }

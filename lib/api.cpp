@@ -179,6 +179,14 @@ int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions, size_t 
                [&] { return naa::stats::get(totals, functions, max_functions); });
 }
 
+int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info) {
+  return entry("naa_handle_info", Call::Other, handle, [&] {
+    if (info == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "info is NULL");
+    lookup(handle)->describe(info);
+    return static_cast<int>(NAA_SUCCESS);
+  });
+}
+
 int pnaa_set_log_handler(naa_log_handler_t handler, void *arg) {
   naa::log::set_handler(handler, arg);
   return NAA_SUCCESS;
@@ -210,3 +218,4 @@ NAA_PROFILED(naa_rc_string);
 NAA_PROFILED(naa_last_error);
 NAA_PROFILED(naa_set_log_handler);
 NAA_PROFILED(naa_stats_get);
+NAA_PROFILED(naa_handle_info);

@@ -36,6 +36,7 @@ Session::Session(transport::Transport &transport, uint8_t function_code,
   const std::string &key = settings.auth_key;
   ep_ = transport.connect(target_->host(), target_->port(), settings.local_ip, deadline,
                           key.empty() ? std::string() : auth::encode(key));
+  transport_name_ = transport.name();
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
@@ -152,6 +153,18 @@ int Session::fail(const Error &e) {
   failed_code_ = e.code();
   return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
                                             " at " + ep_->peer() + ": " + e.what());
+}
+
+void Session::describe(naa_handle_info_t *info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *info = naa_handle_info_t{};
+  snprintf(info->naa, sizeof info->naa, "%s", ep_->peer().c_str());
+  snprintf(info->transport, sizeof info->transport, "%s", transport_name_.c_str());
+  info->function_code = function_code_;
+  info->regions = static_cast<uint32_t>(regions_.size());
+  info->pacing_us = pacing_.count();
+  info->timeout_ms = timeout_.count();
+  snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
 }
 
 int Session::invoke() {

@@ -56,6 +56,7 @@ class Session : private ProgressEngine::Client {
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
+  void describe(naa_handle_info_t *info);  // naa_handle_info(3)
 
  private:
   enum class State { Ready, Running, Failed };
@@ -87,6 +88,7 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<rm::Target> target_;
   const std::chrono::milliseconds timeout_;
   const Progress progress_;
+  std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
   State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
 
