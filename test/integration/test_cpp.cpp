@@ -186,6 +186,32 @@ void test_naa_return_code(void **) {
 }
 
 /* Moving transfers ownership; the destructor of the last owner finalizes the C handle. */
+/* naa::wait_all / wait_any over handles, built with naa::attr. */
+void test_many_and_attr_builder(void **) {
+  std::vector<std::uint8_t> x(64, 1), y(64, 5);
+  const std::string where = std::string(test_host()) + ":" + std::to_string(server.port);
+  naa::attr a;
+  a.naa(where).timeout_ms(10000).param("NAA_SPIN_US=20");
+  naa::handle hx(FN_ADD1, {x}, {x}, a), hy(FN_ADD1, {y}, {y}, a);
+  hx.invoke();
+  hy.invoke();
+  const auto statuses = naa::wait_all({hx, hy});
+  assert_int_equal(statuses.size(), 2);
+  assert_int_equal(statuses[1].function_code, FN_ADD1);
+  assert_int_equal(x[0], 2);
+  assert_int_equal(y[63], 6);
+  hy.invoke();
+  const auto done = naa::wait_any({hx, hy});
+  assert_true(done.has_value());
+  assert_int_equal(done->first, 1);
+  assert_int_equal(y[0], 7);
+  assert_false(naa::wait_any({hx, hy}).has_value());  // none active
+  naa::attr bad;
+  bad.naa(where).param("NAA_NO_SUCH_THING=1");
+  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, bad); });
+  assert_true(std::string(e.what()).find("NAA_NO_SUCH_THING=1") != std::string::npos);
+}
+
 void test_move_and_destructor(void **) {
   std::array<std::uint8_t, 32> buf{};
   test_server_use(&server, FN_ADD1, 1);
@@ -220,6 +246,7 @@ int main() {
       cmocka_unit_test(test_attr),
       cmocka_unit_test(test_naa_return_code),
       cmocka_unit_test(test_move_and_destructor),
+      cmocka_unit_test(test_many_and_attr_builder),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }
