@@ -19,7 +19,10 @@
 #define FN_VECADD_F64 10
 
 static int fail(int rank, const char *what, int rc) {
-  fprintf(stderr, "mpi_offload: rank %d: %s failed: %s (%d)\n", rank, what, naa_strerror(rc), rc);
+  char cause[256];
+  naa_last_error(NULL, cause, sizeof cause); /* why: this thread's last failure */
+  fprintf(stderr, "mpi_offload: rank %d: %s failed: %s (%d): %s\n", rank, what, naa_strerror(rc),
+          rc, cause);
   return 1;
 }
 

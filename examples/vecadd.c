@@ -24,7 +24,11 @@ static double now_ms(void) {
 }
 
 static int check(const char *what, int rc) {
-  if (rc != NAA_SUCCESS) fprintf(stderr, "vecadd: %s failed: %s (%d)\n", what, naa_strerror(rc), rc);
+  if (rc != NAA_SUCCESS) {
+    char cause[256];
+    naa_last_error(NULL, cause, sizeof cause); /* why: this thread's last failure */
+    fprintf(stderr, "vecadd: %s failed: %s (%d): %s\n", what, naa_strerror(rc), rc, cause);
+  }
   return rc;
 }
 

@@ -4,7 +4,8 @@
 ! The derived types are bind(C) and the calls are bind(C) interfaces straight to the C
 ! functions: no wrapper code runs between a Fortran program and libnaa. Only the two string
 ! functions have Fortran wrappers, because C strings are not Fortran strings:
-! naa_strerror_f(code) and naa_version_f([major, minor, patch]).
+! naa_strerror_f(code) and naa_version_f([major, minor, patch]), naa_rc_string_f(rc) and
+! naa_last_error_f([handle] [, code]) (naa_last_error(3)).
 !
 !   use naa
 !   real(c_double), allocatable, target :: a(:), c(:)
@@ -39,7 +40,7 @@
 module naa
   use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_int, c_int8_t, c_int32_t, c_int64_t, &
                                          c_f_pointer, c_ptr, c_size_t, c_associated, c_null_ptr, &
-                                         c_sizeof
+                                         c_sizeof, c_loc
   implicit none
   private
 
@@ -124,7 +125,7 @@ module naa
 
   public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_cancel, naa_finalize
   public :: naa_waitall, naa_waitany, naa_testany, naa_testall
-  public :: naa_attr_init, naa_strerror_f, naa_version_f
+  public :: naa_attr_init, naa_strerror_f, naa_version_f, naa_rc_string_f, naa_last_error_f
 
   interface
     ! int naa_create(uint32_t, naa_param_t *, size_t, naa_param_t *, size_t, naa_handle *)
@@ -240,6 +241,22 @@ module naa
       type(c_ptr) :: s
     end function c_naa_strerror
 
+    ! const char *naa_rc_string(int)
+    function c_naa_rc_string(rc) bind(C, name='naa_rc_string') result(s)
+      import :: c_int, c_ptr
+      integer(c_int), value :: rc
+      type(c_ptr) :: s
+    end function c_naa_rc_string
+
+    ! int naa_last_error(const naa_handle *, char *, size_t)
+    function c_naa_last_error(handle, buf, len) bind(C, name='naa_last_error') result(rc)
+      import :: c_int, c_ptr, c_char, c_size_t
+      type(c_ptr), value :: handle
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function c_naa_last_error
+
     ! const char *naa_version(int *, int *, int *)
     function c_naa_version(major, minor, patch) bind(C, name='naa_version') result(s)
       import :: c_int, c_ptr
@@ -292,6 +309,32 @@ contains
 
     message = from_c_string(c_naa_strerror(code))
   end function naa_strerror_f
+
+  ! Name of an NAA return code (naa_status%naa_return_code), as naa_rc_string.
+  function naa_rc_string_f(rc) result(name)
+    integer(c_int), intent(in) :: rc
+    character(len=:), allocatable :: name
+
+    name = from_c_string(c_naa_rc_string(rc))
+  end function naa_rc_string_f
+
+  ! Why the last failed call on handle failed, as naa_last_error; without handle, the calling
+  ! thread's last failed call (a failed naa_create included). code, if given, gets its error
+  ! code (NAA_SUCCESS if none failed).
+  function naa_last_error_f(handle, code) result(cause)
+    type(naa_handle), intent(in), target, optional :: handle
+    integer(c_int), intent(out), optional :: code
+    character(len=:), allocatable :: cause
+    character(kind=c_char), target :: buf(512)
+    type(c_ptr) :: h
+    integer(c_int) :: rc
+
+    h = c_null_ptr
+    if (present(handle)) h = c_loc(handle)
+    rc = c_naa_last_error(h, buf, int(size(buf), c_size_t))
+    if (present(code)) code = rc
+    cause = from_c_string(c_loc(buf))
+  end function naa_last_error_f
 
   ! The library's version as 'MAJOR.MINOR.PATCH' (of the libnaa linked at run time), and
   ! its numbers if asked for.

@@ -68,6 +68,8 @@ enum naa_return_code {
   NAA_RC_SOCKET_NOT_AVAILABLE = 0x01,
   NAA_RC_KERNEL_TIMEOUT = 0x02,
   NAA_RC_APPLICATION_MIN = 0x10, /* 0x10..0x7f: application / calculation errors */
+  NAA_RC_KERNEL_CRASHED = 0x7e,   /* naa-server: the kernel's isolated worker process died */
+  NAA_RC_UNKNOWN_FUNCTION = 0x7f, /* naa-server: no kernel for this function code */
   NAA_RC_APPLICATION_MAX = 0x7f
 };
 
@@ -205,6 +207,97 @@ NAA_API const char *naa_strerror(int error);
 
 /* Library version as "MAJOR.MINOR.PATCH"; the numbers themselves if not NULL. */
 NAA_API const char *naa_version(int *major, int *minor, int *patch);
+
+/* Static English name of an NAA return code (naa_status.naa_return_code): 0x01, 0x02, 0x7e,
+ * 0x7f by name, "application error" for the rest of 0x10..0x7f (naa_strerror(3)). */
+NAA_API const char *naa_rc_string(int naa_return_code);
+
+/* The cause of the last failed call on *handle since its naa_create (per handle), or, with
+ * handle NULL, of the calling thread's last failed call (a failed naa_create included): one
+ * English line, copied into buf (at most len bytes, NUL-terminated; buf may be NULL). Returns
+ * that call's naa_error_t code, NAA_SUCCESS if none failed. See naa_last_error(3). */
+NAA_API int naa_last_error(const naa_handle *handle, char *buf, size_t len);
+
+/* Levels of libnaa's log lines (NAA_LOG_LEVEL, naa(7)). */
+enum naa_log_level {
+  NAA_LOG_LEVEL_ERROR = 0,
+  NAA_LOG_LEVEL_WARN = 1,
+  NAA_LOG_LEVEL_INFO = 2,
+  NAA_LOG_LEVEL_DEBUG = 3
+};
+/* Receives each log line that passes NAA_LOG_LEVEL, without its newline; may be called from
+ * any thread, also from libnaa's progress threads. */
+typedef void (*naa_log_handler_t)(int level, const char *line, void *arg);
+/* Route libnaa's log lines to handler(level, line, arg) instead of stderr; NULL restores
+ * stderr. Returns NAA_SUCCESS. See naa_set_log_handler(3). */
+NAA_API int naa_set_log_handler(naa_log_handler_t handler, void *arg);
+
+/* Statistics (NAA_STATS=1, naa_stats_get(3)): per function code and NAA... */
+typedef struct naa_stats_function {
+  uint32_t function_code;
+  char naa[64];          /* "host:port" of the NAA */
+  uint64_t invocations;  /* naa_invoke calls that started one */
+  uint64_t bytes_out;    /* input bytes written to the NAA by them (single_send ones once) */
+  uint64_t bytes_back;   /* output bytes the NAA wrote back for them */
+  uint64_t waits;        /* naa_wait calls */
+  uint64_t tests;        /* naa_test calls (polls) */
+  double invoke_s;       /* seconds spent in naa_invoke, naa_wait and naa_test */
+  double wait_s;
+  double test_s;
+} naa_stats_function_t;
+/* ...and for the process. */
+typedef struct naa_stats {
+  uint64_t creates;          /* naa_create/naa_create_attr calls, failed ones included */
+  double create_s;           /* seconds spent in them */
+  uint64_t completion_calls; /* naa_waitall, naa_waitany, naa_testany, naa_testall calls */
+  double completion_s;       /* seconds spent in them */
+  uint64_t errors[16];       /* failed calls by naa_error_t code (errors[0]: other codes) */
+  size_t n_functions;        /* naa_stats_function_t entries there are */
+} naa_stats_t;
+/* The statistics so far: *totals (may be NULL) and up to max_functions entries into
+ * functions (may be NULL). NAA_ERR_STATE if statistics are off. See naa_stats_get(3). */
+NAA_API int naa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
+                          size_t max_functions);
+
+/* What a handle chose (naa_handle_info(3)). */
+typedef struct naa_handle_info {
+  char naa[64];          /* "host:port" of the NAA it is connected to */
+  char transport[32];    /* as connected: "verbs", "ofi+tcp", "auto: ofi+shm", ... */
+  uint32_t function_code;
+  uint32_t regions;      /* parameter regions (an in-place buffer counts once) */
+  int64_t pacing_us;     /* guard before each final write in force (0: none, a libnaa server) */
+  int64_t timeout_ms;    /* NAA_TIMEOUT in force */
+  char progress[24];     /* NAA_PROGRESS in force */
+} naa_handle_info_t;
+/* Fill *info for a live handle. */
+NAA_API int naa_handle_info(const naa_handle *handle, naa_handle_info_t *info);
+
+/* The profiling interface (pnaa(3)), as MPI's PMPI: every call above also exists as pnaa_NAME,
+ * and naa_NAME is a weak alias of it. A tool defines naa_NAME itself (linked into the program or
+ * LD_PRELOADed), does its work and calls pnaa_NAME. */
+NAA_API int pnaa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+                        naa_param_t *outputs, size_t n_outputs, naa_handle *handle);
+NAA_API int pnaa_create_attr(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+                             naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr,
+                             naa_handle *handle);
+NAA_API int pnaa_invoke(naa_handle *handle);
+NAA_API int pnaa_test(naa_handle *handle, bool *flag, naa_status *status);
+NAA_API int pnaa_wait(naa_handle *handle, naa_status *status);
+NAA_API int pnaa_cancel(naa_handle *handle);
+NAA_API int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]);
+NAA_API int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status);
+NAA_API int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag,
+                         naa_status *status);
+NAA_API int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuses[]);
+NAA_API int pnaa_finalize(naa_handle *handle);
+NAA_API const char *pnaa_strerror(int error);
+NAA_API const char *pnaa_version(int *major, int *minor, int *patch);
+NAA_API const char *pnaa_rc_string(int naa_return_code);
+NAA_API int pnaa_last_error(const naa_handle *handle, char *buf, size_t len);
+NAA_API int pnaa_set_log_handler(naa_log_handler_t handler, void *arg);
+NAA_API int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
+                           size_t max_functions);
+NAA_API int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info);
 
 #ifdef __cplusplus
 }

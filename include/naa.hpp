@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -34,11 +35,15 @@
 
 namespace naa {
 
-/* A failed libnaa call: what() is "CALL: naa_strerror(code)". */
+/* A failed libnaa call: what() is its cause as naa_last_error(3) tells it ("CALL: cause"), or
+ * "CALL: naa_strerror(code)" where there is none. */
 class error : public std::runtime_error {
  public:
-  error(int code, const char *call, const naa_status &status = naa_status{})
-      : std::runtime_error(std::string(call) + ": " + naa_strerror(code)), code_(code), status_(status) {}
+  error(int code, const char *call, const naa_status &status = naa_status{},
+        const std::string &cause = std::string())
+      : std::runtime_error(cause.empty() ? std::string(call) + ": " + naa_strerror(code) : cause),
+        code_(code),
+        status_(status) {}
 
   naa_error_t code() const noexcept { return static_cast<naa_error_t>(code_); }
   /* Filled when code() is NAA_ERR_NAA: status().naa_return_code is what the NAA reported. */
@@ -153,7 +158,10 @@ class handle {
   }
 
   static void check(int rc, const char *call, const naa_status &st = naa_status{}) {
-    if (rc != NAA_SUCCESS) throw error(rc, call, st);
+    if (rc == NAA_SUCCESS) return;
+    char cause[512];
+    (void)naa_last_error(nullptr, cause, sizeof cause);  // this thread's failure: the call's
+    throw error(rc, call, st, cause);
   }
 
   // Destructors must not throw; a failing finalize has already released what it could.
@@ -162,6 +170,80 @@ class handle {
   }
 
   naa_handle h_ = NAA_HANDLE_NULL;
+};
+
+/* Completion over many handles, as naa_waitall(3)/naa_waitany(3); a handle with nothing in
+ * flight is inactive. wait_all returns each handle's status (zeroed for inactive ones) and
+ * throws the first failed handle's error; wait_any returns the index of a completed handle and
+ * its status, std::nullopt if none was active. */
+inline std::vector<naa_status> wait_all(std::initializer_list<std::reference_wrapper<handle>> hs) {
+  std::vector<naa_handle> natives;
+  for (handle &h : hs) natives.push_back(h.native());
+  std::vector<naa_status> statuses(natives.size());
+  const int rc = naa_waitall(static_cast<int>(natives.size()), natives.data(), statuses.data());
+  if (rc == NAA_SUCCESS) return statuses;
+  char cause[512];
+  (void)naa_last_error(nullptr, cause, sizeof cause);
+  for (const naa_status &st : statuses)
+    if (rc == NAA_ERR_IN_STATUS && st.error != NAA_SUCCESS) throw error(st.error, "naa_waitall", st, cause);
+  throw error(rc, "naa_waitall", naa_status{}, cause);
+}
+
+inline std::optional<std::pair<std::size_t, naa_status>> wait_any(
+    std::initializer_list<std::reference_wrapper<handle>> hs) {
+  std::vector<naa_handle> natives;
+  for (handle &h : hs) natives.push_back(h.native());
+  int index = NAA_UNDEFINED;
+  naa_status st{};
+  const int rc = naa_waitany(static_cast<int>(natives.size()), natives.data(), &index, &st);
+  if (rc != NAA_SUCCESS) {
+    char cause[512];
+    (void)naa_last_error(nullptr, cause, sizeof cause);
+    throw error(rc, "naa_waitany", st, cause);
+  }
+  if (index == NAA_UNDEFINED) return std::nullopt;
+  return std::make_pair(static_cast<std::size_t>(index), st);
+}
+
+/* naa_attr_t built by name, keeping the strings it points to:
+ *   naa::handle h(10, {a, b}, {c}, naa::attr().naa("10.0.0.7:12345").timeout_ms(5000));
+ * A field not set falls back to its environment variable, as in naa_create_attr(3). */
+class attr {
+ public:
+  attr() = default;
+  attr(const attr &) = delete;  // the struct points into this object
+  attr &operator=(const attr &) = delete;
+  attr &naa(std::string v) { return text(naa_, std::move(v), &a_.naa); }
+  attr &transport(std::string v) { return text(transport_, std::move(v), &a_.transport); }
+  attr &progress(std::string v) { return text(progress_, std::move(v), &a_.progress); }
+  attr &auth_key(std::string v) { return text(auth_key_, std::move(v), &a_.auth_key); }
+  attr &local_ip(std::string v) { return text(local_ip_, std::move(v), &a_.local_ip); }
+  attr &device(std::string v) { return text(device_, std::move(v), &a_.device); }
+  attr &timeout_ms(std::int64_t v) { a_.timeout_ms = v; return *this; }
+  attr &pacing_us(std::int64_t v) { a_.pacing_us = v; return *this; }
+  /* Any runtime parameter of naa(7), as "NAME=value". */
+  attr &param(std::string name_value) {
+    params_.push_back(std::move(name_value));
+    return *this;
+  }
+  operator const naa_attr_t &() {
+    param_ptrs_.clear();
+    for (const std::string &p : params_) param_ptrs_.push_back(p.c_str());
+    param_ptrs_.push_back(nullptr);
+    a_.params = params_.empty() ? nullptr : param_ptrs_.data();
+    return a_;
+  }
+
+ private:
+  attr &text(std::optional<std::string> &keep, std::string v, const char **field) {
+    keep = std::move(v);
+    *field = keep->c_str();
+    return *this;
+  }
+  naa_attr_t a_ = NAA_ATTR_INIT;
+  std::optional<std::string> naa_, transport_, progress_, auth_key_, local_ip_, device_;
+  std::vector<std::string> params_;
+  std::vector<const char *> param_ptrs_;
 };
 
 }  // namespace naa

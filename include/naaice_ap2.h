@@ -125,6 +125,16 @@ enum naaice_libnaa_error {
  * handle, so threads working on different handles do not disturb each other. */
 NAAICE_API int naaice_last_error(const naa_handle *handle, const char **message);
 
+/* The profiling interface (pnaa(3)): naaice_NAME is a weak alias of pnaaice_NAME. */
+NAAICE_API int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_params,
+                              unsigned int input_amount, naa_param_t *output_params,
+                              unsigned int output_amount, naa_handle *handle);
+NAAICE_API int pnaaice_invoke(naa_handle *handle);
+NAAICE_API int pnaaice_test(naa_handle *handle, bool *flag, naa_status *status);
+NAAICE_API int pnaaice_wait(naa_handle *handle, naa_status *status);
+NAAICE_API int pnaaice_finalize(naa_handle *handle);
+NAAICE_API int pnaaice_last_error(const naa_handle *handle, const char **message);
+
 #ifndef NAAICE_NO_REFERENCE_NAMES
 #define naa_create naaice_create
 #define naa_invoke naaice_invoke

@@ -16,9 +16,11 @@
 
 #include "config.h"
 #include "entry.hpp"
+#include "error_text.hpp"
 #include "mrsp.hpp"
 #include "naa.h"
 #include "open_session.hpp"
+#include "profiling.hpp"
 #include "regions.hpp"
 #include "session.hpp"
 
@@ -91,7 +93,7 @@ int ap2_call(const char *function, ref::naa_handle *handle, Body body) {
   const int code = naa::guarded(function, body, &cause);
   if (code == NAA_SUCCESS) return 0;
   if (handle != nullptr) {
-    if (cause.empty()) cause = std::string(function) + ": " + naa_strerror(code);
+    if (cause.empty()) cause = std::string(function) + ": " + naa::error_text(code);
     std::lock_guard<std::mutex> lock(last_errors_mu);
     last_errors()[handle] = LastError{code, std::move(cause)};
   }
@@ -145,7 +147,7 @@ int completion(Ap2Session &s, bool *flag, ref::naa_status *status, Poll poll) {
 namespace ref {
 extern "C" {
 
-int naaice_create(const naa_function_code_t function_code, naa_param_t *input_params,
+int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_params,
                   unsigned int input_amount, naa_param_t *output_params,
                   unsigned int output_amount, naa_handle *handle) {
   if (handle != nullptr) forget_error(handle);  // a new life for this storage
@@ -169,7 +171,7 @@ int naaice_create(const naa_function_code_t function_code, naa_param_t *input_pa
   });
 }
 
-int naaice_invoke(naa_handle *handle) {
+int pnaaice_invoke(naa_handle *handle) {
   return ap2_call("naa_invoke", handle, [&] {
     auto s = lookup(handle);
     std::lock_guard<std::mutex> lock(s->mu);
@@ -179,7 +181,7 @@ int naaice_invoke(naa_handle *handle) {
   });
 }
 
-int naaice_test(naa_handle *handle, bool *flag, naa_status *status) {
+int pnaaice_test(naa_handle *handle, bool *flag, naa_status *status) {
   return ap2_call("naa_test", handle, [&] {
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
@@ -189,7 +191,7 @@ int naaice_test(naa_handle *handle, bool *flag, naa_status *status) {
   });
 }
 
-int naaice_wait(naa_handle *handle, naa_status *status) {
+int pnaaice_wait(naa_handle *handle, naa_status *status) {
   return ap2_call("naa_wait", handle, [&] {
     auto s = lookup(handle);
     bool finished;
@@ -201,7 +203,7 @@ int naaice_wait(naa_handle *handle, naa_status *status) {
   });
 }
 
-int naaice_finalize(naa_handle *handle) {
+int pnaaice_finalize(naa_handle *handle) {
   const int rc = ap2_call("naa_finalize", handle, [&] {
     lookup(handle);
     // A concurrent call on the same handle may hold the last reference; the session then
@@ -214,7 +216,7 @@ int naaice_finalize(naa_handle *handle) {
   return rc;
 }
 
-int naaice_last_error(const naa_handle *handle, const char **message) {
+int pnaaice_last_error(const naa_handle *handle, const char **message) {
   static const char kNullHandle[] = "handle is NULL";
   if (handle == nullptr) {
     if (message != nullptr) *message = kNullHandle;
@@ -223,12 +225,20 @@ int naaice_last_error(const naa_handle *handle, const char **message) {
   std::lock_guard<std::mutex> lock(last_errors_mu);
   auto it = last_errors().find(handle);
   if (it == last_errors().end()) {
-    if (message != nullptr) *message = naa_strerror(NAA_SUCCESS);
+    if (message != nullptr) *message = naa::error_text(NAA_SUCCESS);
     return NAA_SUCCESS;
   }
   if (message != nullptr) *message = it->second.cause.c_str();
   return it->second.code;
 }
+
+// The public names: weak aliases of the above (pnaa(3)).
+NAA_PROFILED(naaice_create);
+NAA_PROFILED(naaice_invoke);
+NAA_PROFILED(naaice_test);
+NAA_PROFILED(naaice_wait);
+NAA_PROFILED(naaice_finalize);
+NAA_PROFILED(naaice_last_error);
 
 }  // extern "C"
 }  // namespace ref

@@ -17,7 +17,8 @@
 namespace naa {
 
 // Runs body, which returns a naa_error_t; a thrown Error becomes its code. The cause of a
-// failure is logged and, if cause is not null, stored there too.
+// failure is logged at info (the caller sees the code; naa_last_error(3) gives the cause) and,
+// if cause is not null, stored there too.
 template <class Body>
 int guarded(const char *function, Body body, std::string *cause = nullptr) {
   std::string why;
@@ -37,7 +38,7 @@ int guarded(const char *function, Body body, std::string *cause = nullptr) {
     why = "internal error";
     code = NAA_ERR_INTERNAL;
   }
-  NAA_LOG_ERROR("%s: %s", function, why.c_str());
+  NAA_LOG_INFO("%s: %s", function, why.c_str());
   if (cause != nullptr) *cause = std::string(function) + ": " + why;
   return code;
 }

@@ -7,8 +7,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "params.hpp"
+#include "rank.hpp"
 
 namespace naa::log {
 namespace {
@@ -67,10 +69,30 @@ void set_default_threshold(Level l) {
 
 void set_program(const char *name) { program = name; }
 
+namespace {
+
+// The program's own logger (naa_set_log_handler), or none: stderr.
+std::mutex handler_mu;
+Handler handler = nullptr;
+void *handler_arg = nullptr;
+
+}  // namespace
+
+void set_handler(Handler h, void *arg) {
+  std::lock_guard<std::mutex> lock(handler_mu);
+  handler = h;
+  handler_arg = arg;
+}
+
 void write(Level level, const char *fmt, ...) {
   char line[1024];
-  int n = std::snprintf(line, sizeof line, "%s[%d]: %s: ", program, static_cast<int>(getpid()),
-                        level_name(level));
+  const int r = rank();
+  char who[48];
+  if (r >= 0)
+    std::snprintf(who, sizeof who, "%d, rank %d", static_cast<int>(getpid()), r);
+  else
+    std::snprintf(who, sizeof who, "%d", static_cast<int>(getpid()));
+  int n = std::snprintf(line, sizeof line, "%s[%s]: %s: ", program, who, level_name(level));
   if (n < 0) return;
   va_list args;
   va_start(args, fmt);
@@ -78,6 +100,18 @@ void write(Level level, const char *fmt, ...) {
   va_end(args);
   size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
   if (len > sizeof line - 2) len = sizeof line - 2;  // truncated: keep the newline
+  Handler h;
+  void *arg;
+  {
+    std::lock_guard<std::mutex> lock(handler_mu);
+    h = handler;
+    arg = handler_arg;
+  }
+  if (h != nullptr) {  // called unlocked: the program's logger may call into libnaa again
+    line[len] = '\0';
+    h(static_cast<int>(level), line, arg);
+    return;
+  }
   line[len++] = '\n';
   // One write(2) so that lines of concurrent threads and processes never interleave.
   ssize_t ignored = ::write(STDERR_FILENO, line, len);

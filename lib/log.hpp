@@ -13,8 +13,13 @@ Level threshold();
 void set_default_threshold(Level level);
 inline bool enabled(Level level) { return level <= threshold(); }
 
-// Writes one line "libnaa[PID]: LEVEL: message". Thread-safe (one write(2) per line).
+// Writes one line "libnaa[PID]: LEVEL: message" ("libnaa[PID, rank R]: ..." in a ranked
+// task) to stderr or to the handler. Thread-safe (one write(2) per line).
 void write(Level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Lines go to handler(level, line without newline, arg) instead of stderr; nullptr: stderr.
+using Handler = void (*)(int level, const char *line, void *arg);
+void set_handler(Handler handler, void *arg);
 
 // Sets the prefix printed instead of "libnaa" (the server calls itself naa-server).
 void set_program(const char *name);

@@ -49,14 +49,29 @@ unsigned parse_reconnect(const std::string &text, const std::string &source) {
   return static_cast<unsigned>(v);
 }
 
+namespace {
+const struct {
+  const char *name;
+  Progress::Mode mode;
+} kProgressModes[] = {{"spin", Progress::Mode::Spin},
+                      {"block", Progress::Mode::Block},
+                      {"spin-then-block", Progress::Mode::SpinThenBlock},
+                      {"thread", Progress::Mode::Thread},
+                      {"provider", Progress::Mode::Provider}};
+}  // namespace
+
 Progress::Mode parse_progress_mode(const std::string &m, const std::string &source) {
-  if (m == "spin") return Progress::Mode::Spin;
-  if (m == "block") return Progress::Mode::Block;
-  if (m.empty() || m == "spin-then-block") return Progress::Mode::SpinThenBlock;
-  if (m == "thread") return Progress::Mode::Thread;
-  if (m == "provider") return Progress::Mode::Provider;
+  if (m.empty()) return Progress::Mode::SpinThenBlock;
+  for (const auto &p : kProgressModes)
+    if (m == p.name) return p.mode;
   throw Error(NAA_ERR_CONFIG, source + " '" + m + "' is not spin, block, "
                               "spin-then-block, thread or provider");
+}
+
+const char *progress_name(Progress::Mode mode) {
+  for (const auto &p : kProgressModes)
+    if (mode == p.mode) return p.name;
+  return "?";
 }
 
 int parse_cpu(const std::string &text, const std::string &source) {

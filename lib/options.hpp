@@ -32,6 +32,8 @@ struct Progress {
 };
 // One NAA_PROGRESS name ("" is the default).
 Progress::Mode parse_progress_mode(const std::string &mode, const std::string &source);
+// Its NAA_PROGRESS name.
+const char *progress_name(Progress::Mode mode);
 // NAA_PROGRESS_CPU: a CPU number ("" leaves it to the scheduler: -1).
 int parse_cpu(const std::string &text, const std::string &source);
 

@@ -68,6 +68,11 @@ const std::vector<Param> &registry() {
        "split libfabric writes into pieces of this size (default: no split)", check_write_chunk},
       {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
        "which diagnostics go to stderr (read once per process)", nullptr},
+      {"NAA_STATS", "0|1", "0",
+       "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
+      {"NAA_TRACE", "directory", "",
+       "write a timeline of the calls and invocations to DIR/naa-trace.RANK.json at exit",
+       nullptr},
   };
   return params;
 }

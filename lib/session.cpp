@@ -3,7 +3,9 @@
 
 #include "auth.hpp"
 #include "error.hpp"
+#include "error_text.hpp"
 #include "immediate.hpp"
+#include "last_error.hpp"
 #include "log.hpp"
 #include "progress_until.hpp"
 
@@ -49,6 +51,7 @@ void Session::connect(Deadline deadline) {
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
                             key.empty() ? std::string() : auth::encode(key));
   peer_ = ep_->peer();
+  transport_name_ = transport_->name();
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
@@ -227,18 +230,31 @@ void Session::build_chains() {
 int Session::fail(const Error &e) {
   const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
   if (lost && settings_.reconnect > 0) {
-    NAA_LOG_ERROR("function code %u at %s: %s; the invocation is lost, the handle will "
-                  "reconnect on the next naa_invoke (NAA_RECONNECT)",
-                  static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
+    NAA_LOG_WARN("function code %u at %s: %s; the invocation is lost, the handle will "
+                 "reconnect on the next naa_invoke (NAA_RECONNECT)",
+                 static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
     disconnect();
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
-    return NAA_ERR_CONNECTION;
+    return last_error::returned(NAA_ERR_CONNECTION,
+                                "function code " + std::to_string(function_code_) + " at " +
+                                    peer_ + ": " + e.what() + "; the handle will reconnect");
   }
   state_ = State::Failed;
   failed_code_ = e.code();
-  NAA_LOG_ERROR("function code %u at %s: %s", static_cast<unsigned>(function_code_),
-                peer_.c_str(), e.what());
-  return failed_code_;
+  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
+                                            " at " + peer_ + ": " + e.what());
+}
+
+void Session::describe(naa_handle_info_t *info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *info = naa_handle_info_t{};
+  snprintf(info->naa, sizeof info->naa, "%s", peer_.c_str());
+  snprintf(info->transport, sizeof info->transport, "%s", transport_name_.c_str());
+  info->function_code = function_code_;
+  info->regions = static_cast<uint32_t>(regions_.size());
+  info->pacing_us = pacing_.enabled() ? pacing_.guard().count() : 0;
+  info->timeout_ms = timeout_.count();
+  snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
 }
 
 // The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
@@ -273,8 +289,8 @@ int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
-    NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
+                                               "(naa_wait it first)");
   }
   if (state_ == State::Disconnected) {
     const int rc = reconnect();
@@ -365,9 +381,10 @@ int Session::complete(naa_status *status) {
     status->error = rc != NAA_RC_SUCCESS ? NAA_ERR_NAA : NAA_SUCCESS;
   }
   if (rc != NAA_RC_SUCCESS) {
-    NAA_LOG_INFO("NAA at %s returned code 0x%02x for function code %u", ep_->peer().c_str(), rc,
-                 static_cast<unsigned>(function_code_));
-    return NAA_ERR_NAA;
+    char why[160];
+    snprintf(why, sizeof why, "NAA at %s returned code 0x%02x, %s, for function code %u",
+             ep_->peer().c_str(), rc, rc_text(rc), static_cast<unsigned>(function_code_));
+    return last_error::returned(NAA_ERR_NAA, why);
   }
   return NAA_SUCCESS;
 }
@@ -382,8 +399,7 @@ int Session::test_locked(bool *flag, naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
-    NAA_LOG_ERROR("naa_test: no invocation in flight on this handle");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
     if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
@@ -409,8 +425,7 @@ int Session::wait_locked(naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
-    NAA_LOG_ERROR("naa_wait: no invocation in flight on this handle");
-    return NAA_ERR_STATE;
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   if (!engine_) return wait_on_endpoint(status);
   // naa_wait takes the invocation back from the engine and ends it on this thread as the other
@@ -537,10 +552,9 @@ int Session::unanswered() {
 // Our own writes are not through: the invocation stays in flight, the caller may wait again
 // or finalize.
 int Session::writes_timed_out() const {
-  NAA_LOG_ERROR("naa_wait: the writes to NAA at %s did not complete within NAA_TIMEOUT (%ld ms); "
-                "the invocation is still in flight", peer_.c_str(),
-                static_cast<long>(timeout_.count()));
-  return NAA_ERR_TIMEOUT;
+  return last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + peer_ +
+                                                 " did not complete within NAA_TIMEOUT (" +
+                                                 std::to_string(timeout_.count()) + " ms); the invocation is still in flight");
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between

@@ -63,6 +63,8 @@ class Session : private ProgressEngine::Client {
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
+  const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
+  void describe(naa_handle_info_t *info);  // naa_handle_info(3)
 
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
@@ -106,6 +108,7 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<rm::Target> target_;
   const std::chrono::milliseconds timeout_;
   const Progress progress_;
+  std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
   State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
   std::string peer_;  // the NAA's address, also while disconnected

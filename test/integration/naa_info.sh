@@ -16,7 +16,13 @@ grep -q "function code  10  $NAA_TEST_HOST:$NAA_TEST_PORT  2 input(s)  (NAA_SPEC
 grep -q "function code   3  $NAA_TEST_HOST:$dead  1 input(s)  (NAA_SPEC entry 2)" "$naa_test_dir/plain"
 
 "$info" --ping --function 10 | tee "$naa_test_dir/ping10"
-grep -q "reachable, connect + MRSP" "$naa_test_dir/ping10"
+grep -q "reachable, connect + MRSP [0-9.]* ms, transport .*, pacing 0 us" "$naa_test_dir/ping10"
+
+# A function code NAA_SPEC has no entry for: said, and a failure.
+if "$info" --ping --function 99 > "$naa_test_dir/ping99"; then
+  echo "naa-info --ping --function 99 exited 0 with no entry for 99" >&2; exit 1
+fi
+grep -q "none: NAA_SPEC has no entry for function code 99" "$naa_test_dir/ping99"
 
 if "$info" --ping > "$naa_test_dir/pingall" 2>&1; then
   echo "naa-info --ping succeeded although an NAA is unreachable" >&2; exit 1

@@ -134,18 +134,20 @@ void test_attr(void **) {
   naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT,
                               [&] { naa::handle h(FN_ADD1, std::vector<naa::buffer>{buf},
                                                   std::vector<naa::buffer>{buf}, attr); });
-  assert_string_equal(e.what(), (std::string("naa_create_attr: ") +
-                                 naa_strerror(NAA_ERR_INVALID_ARGUMENT)).c_str());
+  // what() carries the cause (naa_last_error(3)), naming the field.
+  assert_string_equal(e.what(), "naa_create_attr: naa_attr_t.timeout_ms -5 is not in 1..31536000000");
 }
 
-/* Failures are naa::error with the library's code and naa_strerror's text; nothing is created. */
+/* Failures are naa::error with the library's code and the cause's text; nothing is created. */
 void test_errors(void **) {
   std::vector<double> a(16), b(16), out(16);
   const std::vector<double> const_out(16);
   test_server_use(&server, FN_VECADD, 2);
 
   naa::error e = expect_error(NAA_ERR_NO_NAA, [&] { naa::handle h(FN_UNSERVED, {a, b}, {out}); });
-  assert_string_equal(e.what(), (std::string("naa_create: ") + naa_strerror(NAA_ERR_NO_NAA)).c_str());
+  assert_string_equal(e.what(), (std::string("naa_create: no NAA for function code ") +
+                                 std::to_string(FN_UNSERVED) + " in NAA_SPEC (it lists codes " +
+                                 std::to_string(FN_VECADD) + ")").c_str());
 
   expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(0, {a, b}, {out}); });
   expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_VECADD, {a, b}, {}); });
@@ -172,6 +174,7 @@ void test_naa_return_code(void **) {
   h.invoke();
   naa::error e = expect_error(NAA_ERR_NAA, [&] { h.wait(); });
   assert_int_equal(e.status().naa_return_code, 0x7f);
+  assert_true(std::string(e.what()).find("0x7f, unknown function code") != std::string::npos);
   assert_int_equal(e.status().function_code, FN_NOT_A_KERNEL);
   h.invoke();  // the handle stays usable, and test() reports the same way
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -188,6 +191,32 @@ void test_naa_return_code(void **) {
 }
 
 /* Moving transfers ownership; the destructor of the last owner finalizes the C handle. */
+/* naa::wait_all / wait_any over handles, built with naa::attr. */
+void test_many_and_attr_builder(void **) {
+  std::vector<std::uint8_t> x(64, 1), y(64, 5);
+  const std::string where = std::string(test_host()) + ":" + std::to_string(server.port);
+  naa::attr a;
+  a.naa(where).timeout_ms(10000).param("NAA_SPIN_US=20");
+  naa::handle hx(FN_ADD1, {x}, {x}, a), hy(FN_ADD1, {y}, {y}, a);
+  hx.invoke();
+  hy.invoke();
+  const auto statuses = naa::wait_all({hx, hy});
+  assert_int_equal(statuses.size(), 2);
+  assert_int_equal(statuses[1].function_code, FN_ADD1);
+  assert_int_equal(x[0], 2);
+  assert_int_equal(y[63], 6);
+  hy.invoke();
+  const auto done = naa::wait_any({hx, hy});
+  assert_true(done.has_value());
+  assert_int_equal(done->first, 1);
+  assert_int_equal(y[0], 7);
+  assert_false(naa::wait_any({hx, hy}).has_value());  // none active
+  naa::attr bad;
+  bad.naa(where).param("NAA_NO_SUCH_THING=1");
+  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, bad); });
+  assert_true(std::string(e.what()).find("NAA_NO_SUCH_THING=1") != std::string::npos);
+}
+
 void test_move_and_destructor(void **) {
   std::array<std::uint8_t, 32> buf{};
   test_server_use(&server, FN_ADD1, 1);
@@ -222,6 +251,7 @@ int main() {
       cmocka_unit_test(test_attr),
       cmocka_unit_test(test_naa_return_code),
       cmocka_unit_test(test_move_and_destructor),
+      cmocka_unit_test(test_many_and_attr_builder),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }

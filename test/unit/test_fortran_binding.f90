@@ -74,6 +74,7 @@ program test_fortran_binding
   real(c_double), target :: a(16), b(16), c(16)
   integer(c_size_t) :: c_layout(N_LAYOUT), f_layout(N_LAYOUT)
   integer(c_int) :: c_constants(N_CONSTANTS), major, minor, patch, port
+  character(len=:), allocatable :: cause
   logical(c_bool) :: flag
   character(len=32) :: expected, spec
   integer :: i, failures
@@ -139,6 +140,14 @@ program test_fortran_binding
   h%id = 42
   call expect(naa_create(10_c_int32_t, inputs, 0_c_size_t, outputs, 1_c_size_t, h) == NAA_ERR_INVALID_ARGUMENT &
               .and. h%id == 0, 'naa_create(n_inputs = 0) is refused')
+  ! ...and the cause is readable: the thread's last failure.
+  cause = naa_last_error_f(code=major)
+  call expect(len(cause) > 12, 'naa_last_error_f() = "' // cause // '"')
+  call expect(cause(1:min(12, len(cause))) == 'naa_create: ', 'naa_last_error_f() = "' // cause // '"')
+  call expect(major == NAA_ERR_INVALID_ARGUMENT, 'naa_last_error_f(code=) is the call''s code')
+  cause = naa_rc_string_f(127_c_int)
+  call expect(cause(1:min(21, len(cause))) == 'unknown function code', &
+              'naa_rc_string_f(0x7f) = "' // cause // '"')
   ! Only code 11 is served: code 10 with valid buffers passes every argument check and then
   ! finds no NAA.
   call expect(set_env('NAA_SPEC', '127.0.0.1:1:11:2') == 0, 'setenv NAA_SPEC')

@@ -18,11 +18,20 @@
 
 namespace naa::bench {
 
-// A failed libnaa call: the benchmark stops with the call's name and naa_strerror text.
+// A failed libnaa call: the benchmark stops with the call's name, naa_strerror text and the
+// cause (naa_last_error: this thread's failure is the call's).
 class CallFailed : public std::runtime_error {
  public:
   CallFailed(const char *call, int rc)
-      : std::runtime_error(std::string(call) + ": " + naa_strerror(rc) + " (" + std::to_string(rc) + ")") {}
+      : std::runtime_error(std::string(call) + ": " + naa_strerror(rc) + " (" + std::to_string(rc) +
+                           "): " + cause()) {}
+
+ private:
+  static std::string cause() {
+    char text[512];
+    (void)naa_last_error(nullptr, text, sizeof text);
+    return text;
+  }
 };
 
 inline void check_call(const char *call, int rc) {

@@ -173,8 +173,9 @@ void show_roce_v2_gids() {
   }
 }
 
-// Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect.
-double ping(const naa::rm::NaaEntry &e) {
+// Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect;
+// *info tells what the session chose, as naa_handle_info(3) would.
+double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   std::vector<uint8_t> bytes(e.n_inputs);
   std::vector<naa::Region> regions;
   for (unsigned i = 0; i < e.n_inputs; ++i)
@@ -185,7 +186,9 @@ double ping(const naa::rm::NaaEntry &e) {
   naa::Session session(std::move(transport), e.function_code, std::move(regions),
                        std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings,
                        naa::Deadline::after(settings.connect_timeout));
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  session.describe(info);
+  return ms;
 }
 
 }  // namespace
@@ -254,21 +257,31 @@ int main(int argc, char **argv) {
     return 1;
   }
   int unreachable = 0;
+  size_t shown = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const auto &e = entries[i];
     if (only >= 0 && e.function_code != only) continue;
+    ++shown;
     std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)  via %s", e.function_code,
                 e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1,
                 transport_for(e, values).c_str());
     if (do_ping) {
       try {
-        std::printf("  reachable, connect + MRSP %.2f ms", ping(e));
+        naa_handle_info_t info;
+        const double ms = ping(e, &info);
+        std::printf("  reachable, connect + MRSP %.2f ms, transport %s, pacing %lld us", ms,
+                    info.transport, static_cast<long long>(info.pacing_us));
       } catch (const naa::Error &err) {
         std::printf("  UNREACHABLE: %s", err.what());
         ++unreachable;
       }
     }
     std::printf("\n");
+  }
+  if (only >= 0 && shown == 0) {
+    // Asked about one function code: no NAA for it is an answer the caller must not miss.
+    std::printf("  none: NAA_SPEC has no entry for function code %ld\n", only);
+    return 1;
   }
   return unreachable > 0 ? 1 : 0;
 }

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Errors a program can read (naa_last_error(3)) against a real naa-server: the cause of a failed
+ * naa_create per thread, of a failed call per handle, NAA return codes by name, the log lines in
+ * the program's own handler, at info, with the rank. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "naa.h"
+#include "server.h"
+
+enum { FN_ADD1 = 1, FN_NONE = 99 };
+
+static test_server server;
+static char server_naa[96];
+
+/* What the log handler saw. */
+static pthread_mutex_t lines_mu = PTHREAD_MUTEX_INITIALIZER;
+static char lines[8192];
+static int last_level = -1;
+
+static void collect(int level, const char *line, void *arg) {
+  pthread_mutex_lock(&lines_mu);
+  strncat(lines, line, sizeof lines - strlen(lines) - 2);
+  strcat(lines, "\n");
+  last_level = level;
+  *(int *)arg += 1;
+  pthread_mutex_unlock(&lines_mu);
+}
+
+static void assert_contains(const char *text, const char *part) {
+  if (strstr(text, part) == NULL) fail_msg("\"%s\" does not contain \"%s\"", text, part);
+}
+
+static void test_failed_create_explained(void **state) {
+  (void)state;
+  char cause[256];
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  /* Nothing failed yet on this thread. */
+  assert_int_equal(naa_last_error(NULL, cause, sizeof cause), NAA_SUCCESS);
+  /* NAA_SPEC has no entry for this function code. */
+  assert_int_equal(naa_create(FN_NONE, &p, 1, &p, 1, &h), NAA_ERR_NO_NAA);
+  assert_int_equal(naa_last_error(NULL, cause, sizeof cause), NAA_ERR_NO_NAA);
+  assert_contains(cause, "naa_create: ");
+  assert_contains(cause, "99");
+  /* Nobody listens: the cause names the address. */
+  char nobody[96];
+  snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_unused_port());
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = nobody;
+  attr.timeout_ms = 2000;
+  assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &h), NAA_ERR_CONNECTION);
+  assert_int_equal(naa_last_error(NULL, cause, sizeof cause), NAA_ERR_CONNECTION);
+  assert_contains(cause, "naa_create_attr: ");
+  assert_contains(cause, strchr(nobody, ':') + 1);
+  /* A short buffer gets a NUL-terminated prefix; NULL gets nothing but the code. */
+  char small[8];
+  assert_int_equal(naa_last_error(NULL, small, sizeof small), NAA_ERR_CONNECTION);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_int_equal(naa_last_error(NULL, NULL, 0), NAA_ERR_CONNECTION);
+}
+
+static void test_per_handle(void **state) {
+  (void)state;
+  char cause[256];
+  uint8_t a = 0, b = 0;
+  naa_param_t pa = {&a, 1, false}, pb = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL, other = NAA_HANDLE_NULL;
+  assert_int_equal(naa_create(FN_ADD1, &pa, 1, &pa, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_create(FN_ADD1, &pb, 1, &pb, 1, &other), NAA_SUCCESS);
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_SUCCESS);
+  bool flag;
+  assert_int_equal(naa_test(&h, &flag, NULL), NAA_ERR_STATE);
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_STATE);
+  assert_contains(cause, "naa_test: no invocation in flight");
+  assert_int_equal(naa_last_error(&other, cause, sizeof cause), NAA_SUCCESS);
+  /* A later success on the handle does not erase its last failure. */
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+  assert_int_equal(naa_last_error(&h, NULL, 0), NAA_ERR_STATE);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&other), NAA_SUCCESS);
+}
+
+/* naa-server answers 0x7f for a function code it has no kernel for: named, not a bare code. */
+static void test_unknown_function_named(void **state) {
+  (void)state;
+  char cause[256];
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = server_naa;
+  assert_int_equal(naa_create_attr(FN_NONE, &p, 1, &p, 1, &attr, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  naa_status st;
+  assert_int_equal(naa_wait(&h, &st), NAA_ERR_NAA);
+  assert_int_equal(st.naa_return_code, NAA_RC_UNKNOWN_FUNCTION);
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_NAA);
+  assert_contains(cause, "0x7f");
+  assert_contains(cause, "unknown function code");
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+}
+
+static void test_rc_string(void **state) {
+  (void)state;
+  assert_string_equal(naa_rc_string(0), "success");
+  assert_contains(naa_rc_string(NAA_RC_SOCKET_NOT_AVAILABLE), "socket not available");
+  assert_contains(naa_rc_string(NAA_RC_KERNEL_TIMEOUT), "kernel timeout");
+  assert_contains(naa_rc_string(NAA_RC_KERNEL_CRASHED), "crashed");
+  assert_contains(naa_rc_string(NAA_RC_UNKNOWN_FUNCTION), "unknown function code");
+  assert_contains(naa_rc_string(0x10), "application error");
+  assert_contains(naa_rc_string(0x7d), "application error");
+  assert_string_equal(naa_rc_string(0x05), "unknown NAA return code");
+  assert_string_equal(naa_rc_string(0x80), "unknown NAA return code");
+}
+
+/* main sets NAA_LOG_LEVEL=info and SLURM_PROCID=7 before the first call. */
+static void test_log_handler(void **state) {
+  (void)state;
+  int calls = 0;
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_set_log_handler(collect, &calls), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE);
+  pthread_mutex_lock(&lines_mu);
+  assert_true(calls >= 1);
+  assert_contains(lines, "no invocation in flight");
+  assert_contains(lines, ", rank 7]: info: ");
+  /* Returned to the caller: info, not error. */
+  assert_int_equal(last_level, NAA_LOG_LEVEL_INFO);
+  pthread_mutex_unlock(&lines_mu);
+  /* NULL gives the lines back to stderr. */
+  assert_int_equal(naa_set_log_handler(NULL, NULL), NAA_SUCCESS);
+  const int before = calls;
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE);
+  assert_int_equal(calls, before);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+}
+
+int main(void) {
+  setenv("NAA_LOG_LEVEL", "info", 1);
+  setenv("SLURM_PROCID", "7", 1);
+  if (test_server_start_shared(&server) != 0) return 99;
+  test_server_use(&server, FN_ADD1, 1);
+  snprintf(server_naa, sizeof server_naa, "%s:%d", test_host(), server.port);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_failed_create_explained), cmocka_unit_test(test_per_handle),
+      cmocka_unit_test(test_unknown_function_named),  cmocka_unit_test(test_rc_string),
+      cmocka_unit_test(test_log_handler),
+  };
+  const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+  test_server_stop(&server);
+  return failed;
+}

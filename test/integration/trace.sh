@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# NAA_TRACE=DIR: two ranks of examples/vecadd (2 invocations each) write naa-trace.0.json and
+# naa-trace.1.json; each is valid JSON (python3 -m json.tool), in time order, with one
+# invocation span per invocation that begins with its naa_invoke and holds the calls that
+# completed it; naa-trace merges them and summarises both ranks. Without NAA_TRACE, no file.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "trace: SKIP: python3 is not installed"; exit 77; }
+start_server
+mkdir "$naa_test_dir/trace"
+for rank in 0 1; do
+  NAA_TRACE="$naa_test_dir/trace" SLURM_PROCID=$rank NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" \
+    NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>&1 ||
+    { cat "$naa_test_dir/out"; exit 1; }
+done
+for rank in 0 1; do
+  f=$naa_test_dir/trace/naa-trace.$rank.json
+  python3 -m json.tool "$f" >/dev/null || { echo "trace: FAIL: $f is not valid JSON" >&2; exit 1; }
+  python3 - "$f" <<'PY'
+import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+ts = [e["ts"] for e in events]
+assert ts == sorted(ts), "events not in time order"
+begins = [e for e in events if e["ph"] == "b"]
+ends = [e for e in events if e["ph"] == "e"]
+invokes = [e for e in events if e["name"] == "naa_invoke"]
+assert len(begins) == len(ends) == len(invokes) == 2, "not one span per invocation: %d %d %d" % (len(begins), len(ends), len(invokes))
+for b, e, i in zip(begins, ends, invokes):
+    assert b["ts"] == i["ts"], "span does not begin with its naa_invoke"
+    assert b["args"]["function_code"] == 10 and b["args"]["handle"] == i["args"]["handle"]
+    assert e["ts"] >= i["ts"] + i["dur"], "span ends before its naa_invoke"
+    inside = [c for c in events if c["ph"] == "X" and b["ts"] <= c["ts"] < e["ts"]]
+    assert {c["name"] for c in inside} >= {"naa_invoke"}
+    for c in inside:
+        assert c["ts"] + c["dur"] <= e["ts"] + 0.001, "%s sticks out of its span" % c["name"]
+assert [b["args"]["bytes_out"] for b in begins] == [16000, 8000], "bytes"
+names = [e["name"] for e in events if e["ph"] == "X"]
+assert names[0] == "naa_create" and names[-1] == "naa_finalize", names
+PY
+done
+python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check -o "$naa_test_dir/merged.json" "$naa_test_dir/trace" \
+  >"$naa_test_dir/summary"
+cat "$naa_test_dir/summary"
+python3 -m json.tool "$naa_test_dir/merged.json" >/dev/null
+for rank in 0 1; do
+  grep -q "^pid $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* 24000 bytes out, 16000 back" \
+    "$naa_test_dir/summary" || { echo "trace: FAIL: no summary line for rank $rank" >&2; exit 1; }
+done
+mkdir "$naa_test_dir/none"
+(cd "$naa_test_dir/none" && NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 >/dev/null)
+[ -z "$(ls "$naa_test_dir/none")" ] || { echo "trace: FAIL: a file without NAA_TRACE" >&2; exit 1; }
+echo "trace: two ranks traced, checked and merged"
