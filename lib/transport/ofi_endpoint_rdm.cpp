@@ -85,7 +85,8 @@ std::string OfiEndpoint::own_name() const {
 // second half of the same registered buffer.
 void OfiEndpoint::open_control() {
   control_buf_.resize(2 * kControlSlots * control::kMaxMessage);
-  control_mr_ = register_raw(control_buf_.data(), control_buf_.size(), FI_SEND | FI_RECV);
+  control_mr_ = context_->register_raw(control_buf_.data(), control_buf_.size(),
+                                       FI_SEND | FI_RECV, ep_);
   for (size_t i = 0; i < kControlSlots; ++i) post_control_recv(control_slot(i));
 }
 
