@@ -108,7 +108,18 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   size_t len = control::encode(m, slot, control::kMaxMessage);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
   // shm maps the peer's region at the first send to it, which takes a descriptor: see
-  // descriptor_gate.hpp.
+  // descriptor_gate.hpp. FI_COMPLETION: the endpoint's sends complete selectively, and
+  // flush_control waits for this one's completion (without it, every goodbye waited out
+  // kControlFlush: naa_finalize over shm took 200 ms).
+  iovec iov{slot, len};
+  void *desc = fi_mr_desc(control_mr_);
+  fi_msg_tagged msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = to;
+  msg.tag = control::kControlTag;
+  msg.context = slot;
   bool starved = false;
   try {
     retry_post("fi_tsend", [&]() -> ssize_t {
@@ -118,7 +129,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
         starved = !descriptors_spare(kSpareDescriptors);
         if (starved) return -FI_EAGAIN;
       }
-      return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
+      return fi_tsendmsg(ep_, &msg, FI_COMPLETION);
     }, deadline);
   } catch (const Error &) {
     if (!starved) throw;
