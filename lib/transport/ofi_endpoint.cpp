@@ -39,6 +39,12 @@ OfiEndpoint::~OfiEndpoint() {
   close();
 }
 
+void OfiEndpoint::limit_writes(size_t chunk) {
+  if (chunk >= max_msg_) return;
+  max_msg_ = chunk;
+  NAA_LOG_INFO("writes to %s split at %zu bytes (NAA_OFI_WRITE_CHUNK)", peer_.c_str(), chunk);
+}
+
 void OfiEndpoint::post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) {
   void *desc = static_cast<const OfiMemoryRegion &>(mr).desc;
   retry_post("fi_recv", [&] {

@@ -52,7 +52,7 @@ class OfiEndpoint : public Endpoint {
   void set_peer_label(std::string label) { peer_ = std::move(label); }
   // Splits writes longer than `chunk` (NAA_OFI_WRITE_CHUNK; over ofi+tcp on loopback no split
   // size beat unsplit writes: doc/performance.md).
-  void limit_writes(size_t chunk) { max_msg_ = std::min(max_msg_, chunk); }
+  void limit_writes(size_t chunk);
 
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid);
