@@ -37,9 +37,11 @@ void OfiEndpoint::accept_by_message(const std::string &private_data) {
 
 void OfiEndpoint::reject_by_message(const char *reason) {
   try {
+    const Deadline deadline = Deadline::after(kControlFlush);
     send_control(peer_addr_, control::Type::Reject,
-                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string());
-    flush_control(Deadline::after(kControlFlush));
+                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string(),
+                 &deadline);
+    flush_control(deadline);
   } catch (const Error &e) {
     NAA_LOG_INFO("rejecting %s: %s", peer_.c_str(), e.what());
   }
@@ -151,8 +153,11 @@ void OfiEndpoint::flush_control(Deadline deadline) {
 // deadline tells it later.
 void OfiEndpoint::say_goodbye() noexcept {
   try {
-    send_control(peer_addr_, control::Type::Goodbye, {});
-    flush_control(Deadline::after(kControlFlush));
+    // One bound for posting and completing: a dead peer's full queue (rxm) must not hold a
+    // server's shutdown for kPostRetryLimit per connection.
+    const Deadline deadline = Deadline::after(kControlFlush);
+    send_control(peer_addr_, control::Type::Goodbye, {}, &deadline);
+    flush_control(deadline);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("goodbye to %s not sent: %s", peer_.c_str(), e.what());
   }
