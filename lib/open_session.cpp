@@ -9,9 +9,7 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
                                       size_t n_inputs, const Settings &settings) {
   // One deadline for everything naa_create waits for: opening the transport counts too.
   const Deadline deadline = Deadline::after(settings.connect_timeout);
-  params::Scope scope(settings.params);  // what the transport reads (NAA_OFI_WRITE_CHUNK)
-  auto transport = transport::open_transport(
-      settings.transport, settings.progress.mode == Progress::Mode::Provider, settings.device);
+  auto transport = transport::open_transport(settings.transport, settings.transport_options());
   auto target = settings.target(function_code, n_inputs);
   return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
                                    std::move(target), settings, deadline);

@@ -20,8 +20,6 @@ void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
 
-thread_local const Values *in_scope = nullptr;
-
 }  // namespace
 
 const std::vector<Param> &registry() {
@@ -193,16 +191,19 @@ size_t Values::write_chunk() const {
   return parse_write_chunk(entries_[i].text, source_text(i));
 }
 
+transport::TransportOptions Values::transport_options() const {
+  transport::TransportOptions options;
+  options.provider_progress = progress().mode == Progress::Mode::Provider;
+  options.device = text("NAA_RDMA_DEVICE");
+  options.write_chunk = write_chunk();
+  return options;
+}
+
 std::string Values::auth_key() const {
   const size_t i = index("NAA_AUTH_KEY");
   if (!entries_[i].text.empty()) return auth::checked_key(entries_[i].text, source_text(i));
   const std::string &path = text("NAA_AUTH_KEY_FILE");
   return path.empty() ? "" : auth::key_from_file(path);
 }
-
-Values current() { return in_scope != nullptr ? *in_scope : Values::read(); }
-
-Scope::Scope(const Values &values) : previous_(in_scope) { in_scope = &values; }
-Scope::~Scope() { in_scope = previous_; }
 
 }  // namespace naa::params

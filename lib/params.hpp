@@ -3,7 +3,8 @@
 // RUNTIME PARAMETERS documents them, `naa-info --params` lists them with their values, and
 // test/params-agree.sh keeps the two in agreement. Each naa_create reads them once into Values
 // (from the environment, with naa_attr_t.params on top), which its Session, transport and
-// resolver then use: no other code reads an NAA_* variable.
+// resolver then use (the transport through TransportOptions): no other code reads an NAA_*
+// variable.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "naa.h"
 #include "options.hpp"
+#include "transport/transport.hpp"
 
 namespace naa::params {
 
@@ -62,6 +64,10 @@ class Values {
   bool pacing_adaptive() const;
   size_t write_chunk() const;
   std::string auth_key() const;  // NAA_AUTH_KEY, else NAA_AUTH_KEY_FILE's first line, else ""
+  // What a transport takes from these values (NAA_PROGRESS=provider, NAA_RDMA_DEVICE,
+  // NAA_OFI_WRITE_CHUNK): Settings::transport_options, and programs that open a transport
+  // without a handle (naa-server, naa-bench --raw).
+  transport::TransportOptions transport_options() const;
 
  private:
   struct Entry {
@@ -73,18 +79,5 @@ class Values {
   std::vector<Entry> entries_;  // in registry() order
 };
 
-// The values of the naa_create running on this thread (inside a Scope), else the environment's
-// now: for the transports, which see the settings through the session they connect for.
-Values current();
-class Scope {
- public:
-  explicit Scope(const Values &values);
-  ~Scope();
-  Scope(const Scope &) = delete;
-  Scope &operator=(const Scope &) = delete;
-
- private:
-  const Values *previous_;
-};
 
 }  // namespace naa::params

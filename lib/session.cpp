@@ -47,7 +47,6 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
 // write chains, pacing. Throws Error, leaving what it built for disconnect().
 void Session::connect(Deadline deadline) {
   const std::string &key = settings_.auth_key;
-  params::Scope scope(settings_.params);  // what the transport reads (NAA_OFI_WRITE_CHUNK)
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
                             key.empty() ? std::string() : auth::encode(key));
   peer_ = ep_->peer();

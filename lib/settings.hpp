@@ -31,12 +31,15 @@ struct Settings {
   std::string local_ip;
   std::string device;  // NAA_RDMA_DEVICE
   params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
-                          // the transport's (params::Scope) source
+                          // the transport's source
 
   // `attr` may be null (everything from the environment). A field wins over attr->params, which
   // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
   // field, header or params entry, NAA_ERR_CONFIG for a malformed variable.
   static Settings resolve(const naa_attr_t *attr);
+
+  // What the transport of this handle takes from these settings.
+  transport::TransportOptions transport_options() const { return params.transport_options(); }
 
   // The NAA for function_code: attr->naa, else NAA_SPEC or Slurm (rm::resolve).
   std::unique_ptr<rm::Target> target(uint8_t function_code, size_t n_inputs) const;

@@ -56,8 +56,9 @@ void keep_open(std::unique_ptr<OfiEndpoint> ep) {
 
 class OfiTransport : public Transport {
  public:
-  OfiTransport(std::string provider, bool auto_progress)
-      : provider_(std::move(provider)), auto_progress_(auto_progress),
+  OfiTransport(std::string provider, const TransportOptions &options)
+      : provider_(std::move(provider)), auto_progress_(options.provider_progress),
+        write_chunk_(options.write_chunk),
         name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
 
   const char *name() const override { return name_.c_str(); }
@@ -105,8 +106,9 @@ class OfiTransport : public Transport {
                  type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG", chosen->fabric_attr->name,
                  chosen->domain_attr->name,
                  chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
-    auto fabric = std::make_shared<OfiFabric>(chosen.get());
-    auto ep = std::make_unique<OfiEndpoint>(std::move(fabric), std::move(chosen), nullptr);
+    auto context = OfiContext::acquire(chosen.get());
+    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr);
+    ep->limit_writes(write_chunk_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     try {
       ep->connect(deadline, private_data);
@@ -118,8 +120,9 @@ class OfiTransport : public Transport {
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
-    if (endpoint_type() == FI_EP_RDM) return std::make_unique<OfiRdmListener>(provider_, host, port);
-    return std::make_unique<OfiListener>(provider_, host, port);
+    if (endpoint_type() == FI_EP_RDM)
+      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_);
+    return std::make_unique<OfiListener>(provider_, host, port, write_chunk_);
   }
 
  private:
@@ -149,6 +152,7 @@ class OfiTransport : public Transport {
 
   std::string provider_;
   const bool auto_progress_;
+  const size_t write_chunk_;
   std::string name_;
   std::optional<fi_ep_type> type_;
   InfoPtr rdm_probe_;  // what the provider offers for RDM, when it offers no MSG
@@ -156,8 +160,9 @@ class OfiTransport : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool auto_progress) {
-  return std::make_unique<OfiTransport>(provider, auto_progress);
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
+                                              const TransportOptions &options) {
+  return std::make_unique<OfiTransport>(provider, options);
 }
 
 std::vector<std::string> list_ofi_providers() {

@@ -8,8 +8,9 @@
 
 namespace naa::transport {
 
-// `auto_progress`: only providers that move data without our calls (FI_PROGRESS_AUTO).
-std::unique_ptr<Transport> open_ofi_transport(const std::string &provider, bool auto_progress);
+// `options.provider_progress`: only providers that move data without our calls (FI_PROGRESS_AUTO).
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
+                                              const TransportOptions &options);
 
 // The libfabric providers that offer what libnaa needs (FI_EP_MSG or FI_EP_RDM, RMA, remote CQ
 // data), one line each: "tcp  msg  fabric 127.0.0.1/32  domain lo"; empty if none.

@@ -9,20 +9,12 @@
 #include <cstring>
 
 #include "log.hpp"
-#include "params.hpp"
 
 namespace naa::transport::ofi_detail {
-namespace {
 
-// Segments larger than this are split into writes of this size. Over ofi+tcp on loopback
-// no split size beat unsplit writes (doc/performance.md; NAA_OFI_WRITE_CHUNK to measure).
-size_t write_chunk_from_environment() { return params::current().write_chunk(); }
-
-}  // namespace
-
-OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep,
+OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
                          std::string request_data)
-    : fabric_(std::move(fabric)), info_(std::move(info)), pep_(pep),
+    : context_(std::move(context)), info_(std::move(info)), pep_(pep),
       peer_data_(std::move(request_data)) {
   rdm_ = info_->ep_attr->type == FI_EP_RDM;
   // Only shm guarantees a peer on this host, whose process can be watched.
@@ -32,8 +24,9 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pe
   imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
   const uint64_t mr_mode = info_->domain_attr->mr_mode;
   virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-  prov_key_ = (mr_mode & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
-  max_msg_ = std::min<size_t>(info_->ep_attr->max_msg_size, write_chunk_from_environment());
+  ordered_writes_ = (info_->tx_attr->msg_order & FI_ORDER_WAW) &&
+                    (info_->tx_attr->comp_order & FI_ORDER_STRICT);
+  max_msg_ = info_->ep_attr->max_msg_size;
   // A request a server may still refuse gets no domain, queues or endpoint until it is
   // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
   if (pep_ == nullptr) open_once();
@@ -44,6 +37,12 @@ OfiEndpoint::~OfiEndpoint() {
   if (connected_ && rdm_ && !peer_left_) say_goodbye();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
   close();
+}
+
+void OfiEndpoint::limit_writes(size_t chunk) {
+  if (chunk >= max_msg_) return;
+  max_msg_ = chunk;
+  NAA_LOG_INFO("writes to %s split at %zu bytes (NAA_OFI_WRITE_CHUNK)", peer_.c_str(), chunk);
 }
 
 void OfiEndpoint::post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) {
@@ -92,7 +91,7 @@ bool OfiEndpoint::arm_wait() {
   check_events();
   if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
   fid_t cq = &cq_->fid;
-  return fi_trywait(fabric_->fabric, &cq, 1) == FI_SUCCESS;
+  return fi_trywait(context_->fabric, &cq, 1) == FI_SUCCESS;
 }
 
 void OfiEndpoint::open_once() {
@@ -106,28 +105,27 @@ void OfiEndpoint::open_once() {
 }
 
 void OfiEndpoint::open() {
-  check(fi_domain(fabric_->fabric, info_.get(), &domain_, nullptr), "fi_domain");
   if (!rdm_) {
     fi_eq_attr eq_attr{};
     eq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
+    check(fi_eq_open(context_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
   }
   // An fd wait object where the provider has one: the progress thread sleeps on many
   // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
   cq_attr.wait_obj = FI_WAIT_FD;
-  if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
+  if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
     if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
   } else {
     cq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    check(fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr), "fi_cq_open");
   }
-  check(fi_endpoint(domain_, info_.get(), &ep_, nullptr), "fi_endpoint");
+  check(fi_endpoint(context_->domain, info_.get(), &ep_, nullptr), "fi_endpoint");
   if (rdm_) {
     fi_av_attr av_attr{};
     av_attr.type = info_->domain_attr->av_type;
-    check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open");
+    check(fi_av_open(context_->domain, &av_attr, &av_, nullptr), "fi_av_open");
     check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
   } else {
     check(fi_ep_bind(ep_, &eq_->fid, 0), "fi_ep_bind(eq)");
@@ -146,13 +144,11 @@ void OfiEndpoint::close() {
   if (av_ != nullptr) close_fid(&av_->fid);
   if (cq_ != nullptr) close_fid(&cq_->fid);
   if (eq_ != nullptr) close_fid(&eq_->fid);
-  if (domain_ != nullptr) close_fid(&domain_->fid);
   ep_ = nullptr;
   control_mr_ = nullptr;
   av_ = nullptr;
   cq_ = nullptr;
   eq_ = nullptr;
-  domain_ = nullptr;
 }
 
 // Throws for a failed operation of ours; a failed control message (a goodbye to a peer that

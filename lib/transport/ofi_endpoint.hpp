@@ -25,6 +25,7 @@
 #include "error.hpp"
 #include "transport/event_check.hpp"
 #include "transport/nap.hpp"
+#include "transport/ofi_context.hpp"
 #include "transport/ofi_control.hpp"
 #include "transport/ofi_fabric.hpp"
 #include "transport/transport.hpp"
@@ -36,10 +37,7 @@ inline constexpr auto kPostRetryLimit = std::chrono::seconds(10);
 
 class OfiMemoryRegion : public MemoryRegion {
  public:
-  ~OfiMemoryRegion() override {
-    if (mr != nullptr) fi_close(&mr->fid);
-  }
-  fid_mr *mr = nullptr;
+  std::shared_ptr<OfiRegistration> registration;  // perhaps shared with other handles
   void *desc = nullptr;
 };
 
@@ -47,11 +45,14 @@ class OfiEndpoint : public Endpoint {
  public:
   // A MSG endpoint on the server side comes from `pep` (for fi_reject). An RDM endpoint is a
   // listener's until attach() or connect() gives it its one peer.
-  OfiEndpoint(std::shared_ptr<OfiFabric> fabric, InfoPtr info, fid_pep *pep,
+  OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
               std::string request_data = {});
   ~OfiEndpoint() override;
 
   void set_peer_label(std::string label) { peer_ = std::move(label); }
+  // Splits writes longer than `chunk` (NAA_OFI_WRITE_CHUNK; over ofi+tcp on loopback no split
+  // size beat unsplit writes: doc/performance.md).
+  void limit_writes(size_t chunk);
 
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid);
@@ -109,7 +110,6 @@ class OfiEndpoint : public Endpoint {
   size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out);
 
   // ofi_endpoint_rma.cpp
-  fid_mr *register_raw(void *addr, size_t length, uint64_t access);
   void wait_fence();
 
   // ofi_endpoint_msg.cpp
@@ -166,7 +166,7 @@ class OfiEndpoint : public Endpoint {
     }
   }
 
-  std::shared_ptr<OfiFabric> fabric_;
+  std::shared_ptr<OfiContext> context_;
   InfoPtr info_;
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
   std::string peer_data_;
@@ -177,13 +177,10 @@ class OfiEndpoint : public Endpoint {
   Nap nap_{kNapMin, kNapMax};  // sleep_on_cq's, where the CQ does not wake
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
-  bool prov_key_ = false;
   size_t max_msg_ = SIZE_MAX;
-  uint64_t next_key_ = 1;
   EventCheckPacer event_checks_;
   int wait_fd_ = -1;
   bool connected_ = false;
-  fid_domain *domain_ = nullptr;
   fid_eq *eq_ = nullptr;  // MSG: connection events
   fid_cq *cq_ = nullptr;
   fid_ep *ep_ = nullptr;
@@ -201,7 +198,10 @@ class OfiEndpoint : public Endpoint {
   pid_t peer_pid_ = 0;
   std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;
-  char fence_context_ = 0;  // its address marks the data writes of an RDM chain
+  // Whether the provider keeps a chain's writes in order and completes them in order (MSG
+  // asks for it); where not, the final write waits for the data writes (post_writes).
+  bool ordered_writes_ = false;
+  char fence_context_ = 0;  // its address marks the data writes of a fenced chain
   size_t fence_pending_ = 0;
 };
 

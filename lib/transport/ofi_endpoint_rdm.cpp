@@ -41,8 +41,10 @@ void OfiEndpoint::accept_by_message(const std::string &private_data) {
 void OfiEndpoint::reject_by_message(const char *reason) {
   const Deadline deadline = Deadline::after(kControlFlush);
   try {
+    const Deadline deadline = Deadline::after(kControlFlush);
     send_control(peer_addr_, control::Type::Reject,
-                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string(), &deadline);
+                 reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string(),
+                 &deadline);
     flush_control(deadline);
   } catch (const Error &e) {
     NAA_LOG_INFO("rejecting %s: %s", peer_.c_str(), e.what());
@@ -89,7 +91,8 @@ std::string OfiEndpoint::own_name() const {
 // second half of the same registered buffer.
 void OfiEndpoint::open_control() {
   control_buf_.resize(2 * kControlSlots * control::kMaxMessage);
-  control_mr_ = register_raw(control_buf_.data(), control_buf_.size(), FI_SEND | FI_RECV);
+  control_mr_ = context_->register_raw(control_buf_.data(), control_buf_.size(),
+                                       FI_SEND | FI_RECV, ep_);
   for (size_t i = 0; i < kControlSlots; ++i) post_control_recv(control_slot(i));
 }
 
@@ -111,7 +114,18 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   size_t len = control::encode(m, slot, control::kMaxMessage);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
   // shm maps the peer's region at the first send to it, which takes a descriptor: see
-  // descriptor_gate.hpp.
+  // descriptor_gate.hpp. FI_COMPLETION: the endpoint's sends complete selectively, and
+  // flush_control waits for this one's completion (without it, every goodbye waited out
+  // kControlFlush: naa_finalize over shm took 200 ms).
+  iovec iov{slot, len};
+  void *desc = fi_mr_desc(control_mr_);
+  fi_msg_tagged msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = to;
+  msg.tag = control::kControlTag;
+  msg.context = slot;
   bool starved = false;
   try {
     retry_post("fi_tsend", [&]() -> ssize_t {
@@ -121,7 +135,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
         starved = !descriptors_spare(kSpareDescriptors);
         if (starved) return -FI_EAGAIN;
       }
-      return fi_tsend(ep_, slot, len, fi_mr_desc(control_mr_), to, control::kControlTag, slot);
+      return fi_tsendmsg(ep_, &msg, FI_COMPLETION);
     }, deadline);
   } catch (const Error &) {
     if (!starved) throw;
@@ -143,8 +157,11 @@ void OfiEndpoint::flush_control(Deadline deadline) {
 // deadline tells it later.
 void OfiEndpoint::say_goodbye() noexcept {
   try {
-    send_control(peer_addr_, control::Type::Goodbye, {});
-    flush_control(Deadline::after(kControlFlush));
+    // One bound for posting and completing: a dead peer's full queue (rxm) must not hold a
+    // server's shutdown for kPostRetryLimit per connection.
+    const Deadline deadline = Deadline::after(kControlFlush);
+    send_control(peer_addr_, control::Type::Goodbye, {}, &deadline);
+    flush_control(deadline);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("goodbye to %s not sent: %s", peer_.c_str(), e.what());
   }

@@ -29,8 +29,9 @@ std::unique_ptr<MemoryRegion> OfiEndpoint::register_memory(void *addr, size_t le
   open_once();
   auto region = std::make_unique<OfiMemoryRegion>();
   uint64_t access = FI_SEND | FI_RECV | FI_WRITE | (remote_write ? FI_REMOTE_WRITE : 0);
-  region->mr = register_raw(addr, length, access);
-  uint64_t granted = fi_mr_key(region->mr);
+  region->registration = context_->register_memory(addr, length, access, ep_);
+  fid_mr *mr = region->registration->mr;
+  uint64_t granted = fi_mr_key(mr);
   if (granted > UINT32_MAX)
     throw Error(NAA_ERR_UNSUPPORTED, "provider " + std::string(info_->fabric_attr->prov_name) +
                                          " hands out memory keys wider than MRSP's 32 bits");
@@ -38,7 +39,7 @@ std::unique_ptr<MemoryRegion> OfiEndpoint::register_memory(void *addr, size_t le
   region->length = length;
   region->rkey = static_cast<uint32_t>(granted);
   region->remote_addr = virt_addr_ ? reinterpret_cast<uint64_t>(addr) : 0;
-  region->desc = fi_mr_desc(region->mr);
+  region->desc = fi_mr_desc(mr);
   return region;
 }
 
@@ -60,50 +61,33 @@ std::unique_ptr<WriteChain> OfiEndpoint::prepare_writes(const std::vector<WriteS
     op.msg.addr = peer_addr_;
     op.msg.rma_iov = &op.rma;
     op.msg.rma_iov_count = 1;
-    // On RDM the data writes complete on their own (see post_writes).
-    op.msg.context = rdm_ ? &fence_context_ : reinterpret_cast<void *>(context);
+    // In a fenced chain the data writes complete on their own (see post_writes).
+    op.msg.context = !ordered_writes_ ? &fence_context_ : reinterpret_cast<void *>(context);
   }
   chain->ops.back().msg.context = reinterpret_cast<void *>(context);
   return chain;
 }
 
-// MSG: only the last write asks for a completion: the provider completes a MSG endpoint's
-// operations in order (comp_order strict), so it stands for the whole chain. RDM providers
-// promise neither write-after-write order (shm: msg_order SAS only) nor completion order, so
-// the final write, whose immediate tells the peer the data is there, waits until the data
-// writes have completed. A chain of one write (one region) waits for nothing.
+// Where the provider keeps writes in order and completes them in order (every MSG endpoint: we
+// ask for FI_ORDER_WAW and FI_ORDER_STRICT), only the last write asks for a completion, which
+// stands for the whole chain. Where it promises neither (shm: msg_order SAS only, comp_order
+// none) the final write, whose immediate tells the peer the data is there, waits until the
+// data writes have completed: a fence. A chain of one write (one region) waits for nothing.
 void OfiEndpoint::post_writes(WriteChain &chain, uint32_t imm,
                               Deadline::Clock::time_point final_not_before) {
   auto &ops = static_cast<OfiWriteChain &>(chain).ops;
   const size_t last = ops.size() - 1;
-  const uint64_t flags = rdm_ ? FI_COMPLETION : 0;
+  const uint64_t flags = ordered_writes_ ? 0 : FI_COMPLETION;
   for (size_t i = 0; i < last; ++i) {
     retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
-    if (rdm_) ++fence_pending_;
+    if (!ordered_writes_) ++fence_pending_;
   }
-  if (rdm_) wait_fence();
+  if (!ordered_writes_) wait_fence();
   if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
   ops[last].msg.data = imm;
   retry_post("fi_writemsg", [&] {
     return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
   });
-}
-
-fid_mr *OfiEndpoint::register_raw(void *addr, size_t length, uint64_t access) {
-  fid_mr *mr = nullptr;
-  uint64_t key = prov_key_ ? 0 : next_key_++;
-  int rc = fi_mr_reg(domain_, addr, length, access, 0, key, 0, &mr, nullptr);
-  if (rc < 0)
-    fail(NAA_ERR_NO_RESOURCES, "registering " + std::to_string(length) + " bytes failed", rc);
-  if (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-    int bind = fi_mr_bind(mr, &ep_->fid, 0);
-    if (bind == 0) bind = fi_mr_enable(mr);
-    if (bind < 0) {
-      close_fid(&mr->fid);
-      fail(NAA_ERR_TRANSPORT, "binding a memory region to its endpoint", bind);
-    }
-  }
-  return mr;
 }
 
 void OfiEndpoint::wait_fence() {

@@ -50,7 +50,11 @@ InfoPtr make_hints(const std::string &provider, bool auto_progress, fi_ep_type t
   hints->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | (type == FI_EP_RDM ? FI_TAGGED : 0);
   hints->mode = FI_RX_CQ_DATA;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-  hints->domain_attr->threading = FI_THREAD_DOMAIN;  // one domain per endpoint, used under a lock
+  hints->domain_attr->threading = FI_THREAD_SAFE;
+  if (type == FI_EP_MSG) {
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_WAW;
+    hints->tx_attr->comp_order = FI_ORDER_STRICT;
+  }
   if (auto_progress) hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
   if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
   return hints;

@@ -52,7 +52,12 @@ std::string address_text(uint32_t format, const std::string &name);
 std::string provider_phrase(const std::string &provider);
 
 // What both sides ask of a provider. The mr_mode bits are the ones we can honour (verbs needs
-// them); providers drop the bits they do not need, and we adapt to what remains.
+// them); providers drop the bits they do not need, and we adapt to what remains. A domain is
+// shared by every endpoint of the process on it (ofi_context.hpp), from any thread: hence
+// FI_THREAD_SAFE. MSG endpoints must keep a chain's writes in order and complete them in order
+// (a write-with-immediate tells the peer that the writes before it have landed, and its
+// completion stands for the chain's): msg_order FI_ORDER_WAW, comp_order FI_ORDER_STRICT. RDM
+// providers that do not promise them (shm) get the final write fenced instead (post_writes).
 // RDM endpoints also need tagged messages: the connection's control messages travel apart
 // from MRSP's (ofi_control.hpp).
 InfoPtr make_hints(const std::string &provider, bool auto_progress = false,
@@ -61,16 +66,5 @@ InfoPtr make_hints(const std::string &provider, bool auto_progress = false,
 // fi_getinfo with our hints for `type`; nullptr when no provider matches.
 InfoPtr find_info(const std::string &provider, bool auto_progress, fi_ep_type type,
                   const char *node, const char *service, uint64_t flags, int *rc_out = nullptr);
-
-class OfiFabric {
- public:
-  explicit OfiFabric(fi_info *info) {
-    check(fi_fabric(info->fabric_attr, &fabric, nullptr), "fi_fabric");
-  }
-  ~OfiFabric() { close_fid(&fabric->fid); }
-  OfiFabric(const OfiFabric &) = delete;
-  OfiFabric &operator=(const OfiFabric &) = delete;
-  fid_fabric *fabric = nullptr;
-};
 
 }  // namespace naa::transport::ofi_detail

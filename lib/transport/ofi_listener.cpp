@@ -16,7 +16,9 @@
 
 namespace naa::transport::ofi_detail {
 
-OfiListener::OfiListener(const std::string &provider, const std::string &host, uint16_t port) {
+OfiListener::OfiListener(const std::string &provider, const std::string &host, uint16_t port,
+                         size_t write_chunk)
+    : write_chunk_(write_chunk) {
   InfoPtr hints = make_hints(provider);
   fi_info *info = nullptr;
   std::string service = std::to_string(port);
@@ -26,7 +28,7 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
     fail(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
                                   " can listen on " + host + ":" + service, rc);
   info_.reset(info);
-  fabric_ = std::make_shared<OfiFabric>(info_.get());
+  fabric_ = OfiContext::acquire(info_.get());
   // A descriptor to sleep on outside the descriptor gate, where the provider offers one.
   fi_eq_attr eq_attr{};
   eq_attr.wait_obj = FI_WAIT_FD;
@@ -66,8 +68,10 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     }
     if (rc >= 0 && event == FI_CONNREQ) {
       size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
-      return std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
-                                           std::string(buf + sizeof entry, data_len));
+      auto ep = std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
+                                              std::string(buf + sizeof entry, data_len));
+      ep->limit_writes(write_chunk_);
+      return ep;
     }
     if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
     if (rc == -FI_EAVAIL) {

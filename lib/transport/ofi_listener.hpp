@@ -11,14 +11,16 @@
 #include <memory>
 #include <string>
 
-#include "transport/ofi_fabric.hpp"
+#include "transport/ofi_context.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
 
 class OfiListener : public Listener {
  public:
-  OfiListener(const std::string &provider, const std::string &host, uint16_t port);
+  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  OfiListener(const std::string &provider, const std::string &host, uint16_t port,
+              size_t write_chunk);
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
@@ -29,11 +31,12 @@ class OfiListener : public Listener {
   void sleep_until_event(Deadline deadline);
 
   InfoPtr info_;
-  std::shared_ptr<OfiFabric> fabric_;
+  std::shared_ptr<OfiContext> fabric_;
   FidPtr<fid_eq> eq_;
   FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
   int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
+  size_t write_chunk_;
 };
 
 }  // namespace naa::transport::ofi_detail

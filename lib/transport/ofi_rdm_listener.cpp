@@ -42,7 +42,8 @@ int reserve_port(uint16_t *port) {
 }  // namespace
 
 OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host,
-                               uint16_t port) {
+                               uint16_t port, size_t write_chunk)
+    : write_chunk_(write_chunk) {
   InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
   if (!probe)
     throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
@@ -61,7 +62,7 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
                                   ":" + std::to_string(port), rc);
   }
   try {
-    fabric_ = std::make_shared<OfiFabric>(info.get());
+    fabric_ = OfiContext::acquire(info.get());
     ep_ = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr);
   } catch (...) {
     release_port();
@@ -112,6 +113,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
           if (named_) give_unique_shm_source(info.get());
           auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+          ep->limit_writes(write_chunk_);
           ep->attach(request->name, request->pid);
           return ep;
         }

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "transport/ofi_endpoint.hpp"
-#include "transport/ofi_fabric.hpp"
+#include "transport/ofi_context.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -19,7 +19,9 @@ namespace naa::transport::ofi_detail {
 // connection requests; each one gets a fresh endpoint of its own (see the top of ofi.cpp).
 class OfiRdmListener : public Listener {
  public:
-  OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port);
+  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port,
+                 size_t write_chunk);
   ~OfiRdmListener() override;
 
   uint16_t port() const override { return port_; }
@@ -32,11 +34,12 @@ class OfiRdmListener : public Listener {
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
 
+  size_t write_chunk_;
   bool named_ = false;
   std::string prov_name_;
   int reserved_fd_ = -1;
   int name_fd_ = -1;
-  std::shared_ptr<OfiFabric> fabric_;
+  std::shared_ptr<OfiContext> fabric_;
   std::unique_ptr<OfiEndpoint> ep_;
   InfoPtr fresh_info_;
   uint16_t port_ = 0;

@@ -28,14 +28,14 @@ namespace naa::transport {
 namespace {
 
 std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider,
-                                    bool provider_progress) {
+                                    const TransportOptions &options) {
 #ifdef NAA_HAVE_LIBFABRIC
   NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
                 provider.empty() ? "(any)" : provider.c_str());
-  return open_ofi_transport(provider, provider_progress);
+  return open_ofi_transport(provider, options);
 #else
   (void)provider;
-  (void)provider_progress;
+  (void)options;
   throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without libfabric");
 #endif
 }
@@ -55,14 +55,13 @@ std::unique_ptr<Transport> open_verbs(const std::string &name, const std::string
 // on the RDMA fabric and another over plain TCP.
 class AutoTransport : public Transport {
  public:
-  AutoTransport(bool provider_progress, std::string device)
-      : provider_progress_(provider_progress), device_(std::move(device)) {}
+  explicit AutoTransport(TransportOptions options) : options_(std::move(options)) {}
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data) override {
-    std::string choice = auto_transport_for(host, port, local_ip, device_, deadline);
+    std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     if (choice == "ofi+shm") {
       const auto limit = shm_connect_limit(deadline);
@@ -71,7 +70,7 @@ class AutoTransport : public Transport {
       } catch (const Refused &) {
         throw;
       } catch (const Error &e) {
-        choice = network_transport_for(host, local_ip, device_, deadline);
+        choice = network_transport_for(host, local_ip, options_.device, deadline);
         NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "
                      "connecting with %s instead",
                      host.c_str(), port, std::chrono::duration<double>(limit).count(), e.what(),
@@ -88,7 +87,7 @@ class AutoTransport : public Transport {
 #endif
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
     name_ = "auto: " + choice;
-    return open_transport(choice, provider_progress_, device_)->listen(host, port);
+    return open_transport(choice, options_)->listen(host, port);
   }
 
  private:
@@ -104,12 +103,11 @@ class AutoTransport : public Transport {
                                          uint16_t port, const std::string &local_ip,
                                          Deadline deadline, const std::string &private_data) {
     name_ = "auto: " + choice;
-    return open_transport(choice, provider_progress_, device_)->connect(host, port, local_ip,
+    return open_transport(choice, options_)->connect(host, port, local_ip,
                                                                         deadline, private_data);
   }
 
-  const bool provider_progress_;
-  const std::string device_;
+  const TransportOptions options_;
   std::string name_ = "auto";
 };
 
@@ -133,7 +131,7 @@ void pace_until(Deadline::Clock::time_point t) {
   if (t > Deadline::Clock::now()) std::this_thread::sleep_until(t);
 }
 
-std::string transport_from_environment() { return params::current().text("NAA_TRANSPORT"); }
+std::string transport_from_environment() { return params::Values::read().text("NAA_TRANSPORT"); }
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {
   if (name != "auto") return {name};
@@ -182,13 +180,12 @@ std::string network_transport_for(const std::string &host, const std::string &lo
   return "ofi+tcp";
 }
 
-std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress,
-                                          const std::string &device) {
-  if (name == "auto") return std::make_unique<AutoTransport>(provider_progress, device);
-  if (name == "verbs") return open_verbs(name, device);
-  if (name == "ofi") return open_ofi(name, "", provider_progress);
-  if (name.rfind("ofi+", 0) == 0 && name.size() > 4)
-    return open_ofi(name, name.substr(4), provider_progress);
+std::unique_ptr<Transport> open_transport(const std::string &name,
+                                          const TransportOptions &options) {
+  if (name == "auto") return std::make_unique<AutoTransport>(options);
+  if (name == "verbs") return open_verbs(name, options.device);
+  if (name == "ofi") return open_ofi(name, "", options);
+  if (name.rfind("ofi+", 0) == 0 && name.size() > 4) return open_ofi(name, name.substr(4), options);
   throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
                                   "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
 }

@@ -154,15 +154,26 @@ bool is_libnaa_server(const std::string &peer_data);
 // Sleeps until `t` (no-op when it has passed): what pacing costs, and all it costs.
 void pace_until(Deadline::Clock::time_point t);
 
+// What a transport takes from the settings of the handle it serves (Settings::transport_options,
+// or transport_options(params::Values) for a program without one), passed by value: nothing in
+// lib/transport reads the environment or a thread's state, so an endpoint built on any thread
+// honours naa_attr_t.params.
+struct TransportOptions {
+  // NAA_PROGRESS=provider: asks libfabric for FI_PROGRESS_AUTO data progress; a provider that
+  // cannot give it is not chosen. Verbs devices progress by themselves (Soft-RoCE on the
+  // posting thread and in the kernel) and ignore it.
+  bool provider_progress = false;
+  // NAA_RDMA_DEVICE: the RDMA device verbs connects from when a connection names no local_ip;
+  // empty: rdma_cm's choice.
+  std::string device;
+  // NAA_OFI_WRITE_CHUNK: libfabric writes longer than this are split (SIZE_MAX: never).
+  size_t write_chunk = SIZE_MAX;
+};
+
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
 // it. Throws NAA_ERR_CONFIG for an unknown name, NAA_ERR_UNSUPPORTED when not compiled in.
-// `provider_progress` (NAA_PROGRESS=provider) asks libfabric for FI_PROGRESS_AUTO data
-// progress: a provider that cannot give it is not chosen. Verbs devices progress by
-// themselves (Soft-RoCE on the posting thread and in the kernel) and ignore it. `device`
-// (NAA_RDMA_DEVICE) is the RDMA device verbs connects from when a connection names no
-// local_ip; empty: rdma_cm's choice.
-std::unique_ptr<Transport> open_transport(const std::string &name, bool provider_progress = false,
-                                          const std::string &device = {});
+std::unique_ptr<Transport> open_transport(const std::string &name,
+                                          const TransportOptions &options = {});
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, ofi+shm where libfabric has it, and verbs where an RDMA device
@@ -170,7 +181,7 @@ std::unique_ptr<Transport> open_transport(const std::string &name, bool provider
 // first and names the shm listener too; any other name itself.
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host);
 
-// The name in force: NAA_TRANSPORT, or "auto".
+// The name the environment gives: NAA_TRANSPORT, or "auto".
 std::string transport_from_environment();
 
 // What NAA_TRANSPORT=auto uses to reach `host`:`port`: "ofi+shm" when `host` is this host and a

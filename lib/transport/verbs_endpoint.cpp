@@ -28,7 +28,8 @@ VerbsEndpoint::VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string
   open();
 }
 
-// The members then release the queue pair, CQ, channel, PD, id and event channel, in that order.
+// The members then release the queue pair, CQ, channel, the Context (the PD, when this was its
+// last user), id and event channel, in that order.
 VerbsEndpoint::~VerbsEndpoint() {
   if (connected_ && !disconnected_) rdma_disconnect(id_.get());
 }
@@ -44,8 +45,7 @@ void VerbsEndpoint::open() {
   send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
   int cqe = std::min<int>(static_cast<int>(send_depth_ + kRecvDepth + 4), dev.max_cqe);
 
-  pd_.reset(ibv_alloc_pd(verbs));
-  if (!pd_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_alloc_pd");
+  context_ = VerbsContext::acquire(verbs);
   comp_ch_.reset(ibv_create_comp_channel(verbs));
   if (!comp_ch_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_comp_channel");
   set_nonblocking(comp_ch_->fd, "completion channel");
@@ -62,9 +62,9 @@ void VerbsEndpoint::open() {
   qa.cap.max_send_sge = 1;
   qa.cap.max_recv_sge = 1;
   qa.cap.max_inline_data = kMaxInline;
-  if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) {
+  if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) {
     qa.cap.max_inline_data = 0;  // a device without inline sends still serves
-    if (rdma_create_qp(id_.get(), pd_.get(), &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
+    if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
   }
   qp_.reset(id_.get());
   max_inline_ = qa.cap.max_inline_data;

@@ -17,6 +17,7 @@
 #include "transport/event_check.hpp"
 #include "transport/transport.hpp"
 #include "transport/verbs_cm.hpp"
+#include "transport/verbs_context.hpp"
 
 namespace naa::transport::verbs_detail {
 
@@ -25,10 +26,7 @@ inline constexpr uint32_t kSendDepth = 1024;
 
 class VerbsMemoryRegion : public MemoryRegion {
  public:
-  ~VerbsMemoryRegion() override {
-    if (mr != nullptr) ibv_dereg_mr(mr);
-  }
-  ibv_mr *mr = nullptr;
+  std::shared_ptr<VerbsRegistration> registration;  // perhaps shared with other handles
   uint32_t lkey = 0;
 };
 
@@ -36,7 +34,7 @@ class VerbsEndpoint : public Endpoint {
  public:
   // verbs_endpoint.cpp
   // Takes `id` (already resolved, or a connection request migrated to `ch`) and builds the
-  // protection domain, completion queue and RC queue pair on its device.
+  // completion queue and RC queue pair on its device, in the device's Context.
   VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string request_data = {});
   ~VerbsEndpoint() override;
 
@@ -79,7 +77,7 @@ class VerbsEndpoint : public Endpoint {
   CmId id_;
   std::string peer_data_;
   std::string peer_;
-  Owned<ibv_pd, ibv_dealloc_pd> pd_;
+  std::shared_ptr<VerbsContext> context_;  // the protection domain
   Owned<ibv_comp_channel, ibv_destroy_comp_channel> comp_ch_;
   Owned<ibv_cq, ibv_destroy_cq> cq_;
   // The id again, not owned: what it destroys is the queue pair rdma_create_qp made on it.

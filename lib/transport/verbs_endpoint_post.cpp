@@ -58,10 +58,10 @@ std::unique_ptr<MemoryRegion> VerbsEndpoint::register_memory(void *addr, size_t 
   region->remote_addr = reinterpret_cast<uint64_t>(addr);
   if (length == 0) return region;  // a zero-length write names no memory
   int access = IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
-  region->mr = ibv_reg_mr(pd_.get(), addr, length, access);
-  if (region->mr == nullptr) registration_failed(length, errno);
-  region->rkey = region->mr->rkey;
-  region->lkey = region->mr->lkey;
+  region->registration = context_->register_memory(addr, length, access);
+  if (!region->registration) registration_failed(length, errno);
+  region->rkey = region->registration->mr->rkey;
+  region->lkey = region->registration->mr->lkey;
   return region;
 }
 

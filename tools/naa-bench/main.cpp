@@ -313,8 +313,8 @@ int main(int argc, char **argv) {
     naa::bench::RawTarget raw;
     if (s.raw) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
-      transport = naa::transport::open_transport(values.text("NAA_TRANSPORT"), false,
-                                                 values.text("NAA_RDMA_DEVICE"));
+      transport = naa::transport::open_transport(values.text("NAA_TRANSPORT"),
+                                                 values.transport_options());
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;

@@ -198,8 +198,8 @@ int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds id
   signal(SIGPIPE, SIG_IGN);
   try {
     const params::Values values = params::Values::read();
-    auto transport = transport::open_transport(values.text("NAA_TRANSPORT"), false,
-                                               values.text("NAA_RDMA_DEVICE"));
+    auto transport =
+        transport::open_transport(values.text("NAA_TRANSPORT"), values.transport_options());
     auto listener = transport->listen(host, port);
     std::printf("port %u\n", static_cast<unsigned>(listener->port()));
     std::fflush(stdout);

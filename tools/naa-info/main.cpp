@@ -181,7 +181,7 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   for (unsigned i = 0; i < e.n_inputs; ++i)
     regions.push_back({&bytes[i], 1, static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
   const auto settings = naa::Settings::resolve(nullptr);
-  auto transport = naa::transport::open_transport(settings.transport, false, settings.device);
+  auto transport = naa::transport::open_transport(settings.transport, settings.transport_options());
   auto start = std::chrono::steady_clock::now();
   naa::Session session(std::move(transport), e.function_code, std::move(regions),
                        std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings,

@@ -10,6 +10,7 @@
 #include "connection.hpp"
 #include "error.hpp"
 #include "log.hpp"
+#include "params.hpp"
 #include "transport/ofi_shm_request.hpp"
 
 namespace naa::server {
@@ -75,7 +76,8 @@ Server::~Server() { reap(true); }
 
 void Server::listen(const std::string &transport_name, uint16_t port) {
   Listening l;
-  l.transport = transport::open_transport(transport_name);
+  // NAA_OFI_WRITE_CHUNK and NAA_RDMA_DEVICE from naa-server's environment.
+  l.transport = transport::open_transport(transport_name, params::Values::read().transport_options());
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
   if (transport_name == "ofi+tcp")

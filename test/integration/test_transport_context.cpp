@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The transport layer's process-wide parts over real ofi+tcp on loopback, without naa-server:
+// - TransportOptions: a handle's settings (naa_attr_t.params) reach an endpoint built on
+//   another thread than the one that resolved them (the thread-local scope they replaced did
+//   not: such an endpoint saw the environment's values). The endpoint's log line tells where
+//   it splits its writes (a peer cannot see it: tcp reports no length with remote CQ data);
+// - the Context's registration cache: live endpoints share a buffer's registration, and it is
+//   dropped with its last user.
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+// cmocka 1.1.5 does not declare its functions extern "C" itself.
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "settings.hpp"
+#include "transport/transport.hpp"
+
+using naa::Deadline;
+using namespace naa::transport;
+
+namespace {
+
+constexpr size_t kSize = 65536;
+constexpr size_t kChunk = 4096;
+
+Deadline soon() { return Deadline::after(std::chrono::seconds(30)); }
+
+struct Target {
+  uint64_t addr;
+  uint32_t rkey;
+};
+
+// A client endpoint built, connected and used on its own thread with `options`: it writes
+// kSize bytes to the server's buffer in one segment, ending with an immediate.
+void client(TransportOptions options, uint16_t port, std::future<Target> target,
+            std::future<void> done) {
+  auto transport = open_transport("ofi+tcp", options);
+  auto ep = transport->connect("127.0.0.1", port, "", soon());
+  std::vector<uint8_t> data(kSize, 7);
+  auto mr = ep->register_memory(data.data(), data.size(), false);
+  Target t = target.get();
+  auto chain = ep->prepare_writes({{mr.get(), 0, kSize, t.addr, t.rkey}}, 1);
+  ep->post_writes(*chain, 42);
+  Completion c[4];
+  while (ep->wait(c, 4, soon()) == 0) {
+  }
+  done.wait();  // the endpoint stays until the server has the immediate
+}
+
+// One exchange with a client that uses `options`; the lines logged meanwhile.
+std::string log_of_exchange_with(const TransportOptions &options) {
+  char path[] = "/tmp/naa-test-log-XXXXXX";
+  int log_fd = mkstemp(path);
+  assert_true(log_fd >= 0);
+  unlink(path);
+  int saved = dup(2);
+  dup2(log_fd, 2);
+  auto transport = open_transport("ofi+tcp");
+  auto listener = transport->listen("127.0.0.1", 0);
+  std::promise<Target> target;
+  std::promise<void> done;
+  std::thread peer(client, options, listener->port(), target.get_future(), done.get_future());
+  auto ep = listener->next_request(soon());
+  assert_non_null(ep.get());
+  std::vector<uint8_t> buf(kSize), slot(64);
+  auto mr = ep->register_memory(buf.data(), buf.size(), true);
+  auto slot_mr = ep->register_memory(slot.data(), slot.size(), true);
+  if (ep->immediate_consumes_recv()) ep->post_recv(slot.data(), slot.size(), *slot_mr, 9);
+  ep->accept(soon());
+  target.set_value({mr->remote_addr, mr->rkey});
+  for (bool seen = false; !seen;) {
+    Completion c[4];
+    size_t n = ep->wait(c, 4, soon());
+    assert_true(n > 0);
+    for (size_t i = 0; i < n; ++i) seen = seen || c[i].kind == CompletionKind::RemoteImm;
+  }
+  done.set_value();
+  peer.join();
+  assert_int_equal(buf[0], 7);
+  assert_int_equal(buf[kSize - 1], 7);
+  dup2(saved, 2);
+  close(saved);
+  std::string text(1 << 16, '\0');
+  ssize_t n = pread(log_fd, text.data(), text.size(), 0);
+  close(log_fd);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  fputs(text.c_str(), stderr);
+  return text;
+}
+
+bool split_at_chunk(const std::string &log) {
+  return log.find("split at " + std::to_string(kChunk) + " bytes") != std::string::npos;
+}
+
+void test_options_reach_another_thread(void **) {
+  const char *const params[] = {"NAA_OFI_WRITE_CHUNK=4096", nullptr};
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.params = params;
+  const naa::Settings settings = naa::Settings::resolve(&attr);
+  assert_true(split_at_chunk(log_of_exchange_with(settings.transport_options())));
+  // Without the parameter the writes go unsplit: the check above can tell the two apart.
+  assert_false(split_at_chunk(log_of_exchange_with(naa::Settings::resolve(nullptr).transport_options())));
+}
+
+void test_live_endpoints_share_registrations(void **) {
+  auto transport = open_transport("ofi+tcp");
+  auto listener = transport->listen("127.0.0.1", 0);
+  std::vector<uint8_t> buf(kSize);
+  // Two requests the server never accepts: enough to register memory on.
+  std::vector<std::unique_ptr<Endpoint>> eps(2);
+  for (auto &ep : eps) {
+    std::thread t([&] {
+      try {
+        open_transport("ofi+tcp")->connect("127.0.0.1", listener->port(), "",
+                                           Deadline::after(std::chrono::milliseconds(300)));
+      } catch (const std::exception &) {  // the request times out, as it should
+      }
+    });
+    ep = listener->next_request(soon());
+    assert_non_null(ep.get());
+    t.join();
+  }
+  auto a = eps[0]->register_memory(buf.data(), buf.size(), true);
+  auto b = eps[1]->register_memory(buf.data(), buf.size(), true);
+  assert_int_equal(a->rkey, b->rkey);  // one registration
+  auto other = eps[1]->register_memory(buf.data(), buf.size(), false);
+  assert_int_not_equal(other->rkey, a->rkey);  // other access: its own
+  a.reset();
+  auto c = eps[1]->register_memory(buf.data(), buf.size(), true);
+  assert_int_equal(c->rkey, b->rkey);  // still live through b
+  b.reset();
+  c.reset();
+  auto d = eps[0]->register_memory(buf.data(), buf.size(), true);
+  assert_int_not_equal(d->rkey, other->rkey);
+  assert_true(d->rkey > other->rkey);  // registered anew once its last user let go
+}
+
+}  // namespace
+
+int main() {
+  setenv("NAA_LOG_LEVEL", "info", 1);  // the endpoint says where it splits its writes
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_options_reach_another_thread),
+      cmocka_unit_test(test_live_endpoints_share_registrations),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
