@@ -41,7 +41,6 @@ void OfiEndpoint::accept_by_message(const std::string &private_data) {
 void OfiEndpoint::reject_by_message(const char *reason) {
   const Deadline deadline = Deadline::after(kControlFlush);
   try {
-    const Deadline deadline = Deadline::after(kControlFlush);
     send_control(peer_addr_, control::Type::Reject,
                  reason != nullptr ? std::string(reason, strlen(reason) + 1) : std::string(),
                  &deadline);
