@@ -160,6 +160,7 @@ int Session::invoke() {
     NAA_LOG_ERROR("naa_invoke: an invocation is still in flight on this handle (naa_wait it first)");
     return NAA_ERR_STATE;
   }
+  invoked_at_ = Deadline::Clock::now();
   if (engine_) {
     if (engine_->orphaned())
       return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
@@ -223,6 +224,7 @@ size_t Session::poll_once() {
 
 int Session::complete(naa_status *status) {
   state_ = State::Ready;
+  round_trip_.observe(Deadline::Clock::now() - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
   if (imm::reply_low_byte(reply_.imm) != 0)
     NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
@@ -351,6 +353,11 @@ int Session::arm(bool *ready) {
   return fd;
 }
 
+std::chrono::microseconds Session::poll_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return progress::wait_plan(round_trip_.value(), progress_.spin).poll;
+}
+
 int Session::expire(naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
   take_back_locked();
@@ -372,7 +379,8 @@ int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(un
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
-    if (!progress_until(*ep_, progress_, Deadline::after(timeout_), [this] { return finished(); },
+    if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
+                        [this] { return finished(); },
                         [this](const transport::Completion &c) { absorb(c); }))
       return timed_out();
   } catch (const Error &e) {

@@ -19,6 +19,7 @@
 #include "mrsp.hpp"
 #include "options.hpp"
 #include "naa.h"
+#include "progress/wait_plan.hpp"
 #include "progress_engine.hpp"
 #include "regions.hpp"
 #include "rm/resolver.hpp"
@@ -55,6 +56,8 @@ class Session : private ProgressEngine::Client {
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
+  // How long a caller polls for this handle before it sleeps (spin-then-block).
+  std::chrono::microseconds poll_window();
 
  private:
   enum class State { Ready, Running, Failed };
@@ -100,6 +103,10 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
   bool first_invoked_ = false;
   uint32_t request_imm_;
+
+  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
+  progress::Expected round_trip_;
+  Deadline::Clock::time_point invoked_at_{};
 
   std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
   bool reply_pending_ = false;
