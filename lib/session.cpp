@@ -186,13 +186,36 @@ int Session::invoke() {
   return NAA_SUCCESS;
 }
 
+// Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
+// and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
+// (naa_wait, naa_test, naa_waitany, the progress thread): post_final_if_due().
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-  ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
-                   pacing_.count() > 0 ? naa_message_polled_ + pacing_
-                                       : Deadline::Clock::time_point{});
+  transport::WriteChain &chain = first_invoked_ ? *steady_chain_ : *first_chain_;
   first_invoked_ = true;
+  if (pacing_.count() == 0 || Deadline::Clock::now() >= final_not_before()) {
+    ep_->post_writes(chain, request_imm_);
+    return;
+  }
+  ep_->post_data_writes(chain);
+  paced_chain_ = &chain;
+}
+
+// Pacing (doc/protocol.md §4.4): the final write-with-immediate goes no earlier than `pacing_`
+// after the NAA's last message was polled.
+Deadline::Clock::time_point Session::final_not_before() const {
+  return naa_message_polled_ + pacing_;
+}
+
+// Returns whether the final write still waits for its guard.
+bool Session::post_final_if_due() {
+  if (paced_chain_ == nullptr) return false;
+  if (Deadline::Clock::now() < final_not_before()) return true;
+  transport::WriteChain *chain = paced_chain_;
+  paced_chain_ = nullptr;
+  ep_->post_final_write(*chain, request_imm_);
+  return false;
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -216,6 +239,7 @@ void Session::absorb(const transport::Completion &c) {
 }
 
 size_t Session::poll_once() {
+  post_final_if_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
   for (size_t i = 0; i < n; ++i) absorb(c[i]);
@@ -345,6 +369,7 @@ int Session::arm(bool *ready) {
     return -1;
   const int fd = ep_->wait_fd();
   try {
+    if (post_final_if_due()) return -1;  // the guard is a timer of the caller's loop
     if (fd >= 0 && !ep_->arm_wait()) return fd;
     *ready = poll_once() > 0;
   } catch (const Error &e) {
@@ -379,6 +404,11 @@ int Session::timed_out() { return writes_pending_ ? writes_timed_out() : fail(un
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
+    // Drives the endpoint until the paced final write is due, then posts it.
+    if (paced_chain_ != nullptr)
+      progress_until(*ep_, progress_, round_trip_.value(), Deadline::at(final_not_before()),
+                     [] { return false; }, [this](const transport::Completion &c) { absorb(c); });
+    post_final_if_due();
     if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
                         [this] { return finished(); },
                         [this](const transport::Completion &c) { absorb(c); }))
@@ -408,9 +438,9 @@ int Session::writes_timed_out() const {
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between
-// the two is then either polled here or signalled on wait_fd(). Pacing sleeps inside
-// post_writes, holding up the engine's other handles for at most NAA_PACING_US, and only
-// for NAAs that need pacing at all.
+// the two is then either polled here or signalled on wait_fd(). While a paced final write
+// waits for its guard (at most NAA_PACING_US, and only for NAAs that need pacing at all) the
+// client is never idle: the thread steps it, and every other handle, until the guard passes.
 ProgressEngine::Client::Step Session::step() {
   try {
     if (!posted_) {
@@ -419,6 +449,7 @@ ProgressEngine::Client::Step Session::step() {
       return Step::Moved;
     }
     if (poll_once() == 0) {
+      if (paced_chain_ != nullptr) return Step::Moved;
       if (!ep_->arm_wait()) return Step::Moved;  // something is there: poll, do not sleep
       if (poll_once() == 0) return Step::Idle;
     }

@@ -65,6 +65,8 @@ class Session : private ProgressEngine::Client {
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
   void post_invocation();
+  Deadline::Clock::time_point final_not_before() const;
+  bool post_final_if_due();
   void absorb(const transport::Completion &c);
   size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
@@ -116,6 +118,7 @@ class Session : private ProgressEngine::Client {
   // `pacing_` after the NAA's last message was polled. Zero for a libnaa server.
   std::chrono::microseconds pacing_{0};
   Deadline::Clock::time_point naa_message_polled_{};
+  transport::WriteChain *paced_chain_ = nullptr;  // its final write waits for the guard
 
   // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
   // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
