@@ -277,7 +277,7 @@ void ProgressEngine::run(int cpu, microseconds spin) {
     }
     // Nothing happened: poll, doze or sleep (the wait plan).
     const auto idle = Clock::now() - last_moved;
-    const progress::WaitPlan plan = progress::wait_plan(busy_for.value(), spin);
+    const progress::WaitPlan plan = progress::wait_plan(busy_for.value(), spin, all_have_fds);
     if (!active_.empty() && idle < plan.poll) {
       sched_yield();  // a peer on this core (a software NAA on loopback) moves the data meanwhile
       continue;

@@ -26,7 +26,9 @@ bool progress_until(transport::Endpoint &ep, const Progress &progress,
   if (progress.mode != Progress::Mode::Block) {
     const Deadline spin_until = progress.mode == Progress::Mode::Spin
                                     ? deadline
-                                    : Deadline::after(progress::wait_plan(expected, progress.spin).poll);
+                                    : Deadline::after(progress::wait_plan(expected, progress.spin,
+                                                                          ep.wait_fd() >= 0)
+                                                          .poll);
     // Checked by time only every 64 polls: reading the clock costs as much as a poll.
     for (unsigned i = 1; !done(); ++i) {
       const size_t n = ep.poll(c, 4);

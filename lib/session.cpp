@@ -380,7 +380,7 @@ int Session::arm(bool *ready) {
 
 std::chrono::microseconds Session::poll_window() {
   std::lock_guard<std::mutex> lock(mu_);
-  return progress::wait_plan(round_trip_.value(), progress_.spin).poll;
+  return progress::wait_plan(round_trip_.value(), progress_.spin, ep_->wait_fd() >= 0).poll;
 }
 
 int Session::expire(naa_status *status) {

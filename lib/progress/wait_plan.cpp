@@ -21,9 +21,9 @@ constexpr microseconds kMaxSlice{1000000};
 
 }  // namespace
 
-WaitPlan wait_plan(nanoseconds expected, microseconds spin) {
+WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
   const auto e = std::min(std::chrono::duration_cast<microseconds>(expected), kMaxExpected);
-  return {std::max(spin, std::min(2 * e, kMaxPoll)),
+  return {std::max(spin, woken ? std::min(2 * e, kMaxPoll) : 2 * e),
           std::clamp(e / kShare, kMinDozePeriod, kMaxDozePeriod), std::max(spin, 8 * e)};
 }
 

@@ -5,7 +5,10 @@
 // 30-47 us on a virtual machine whose vCPU halted, more than a whole small round trip; polling
 // for ever costs a core. So, from how long the awaited thing took last time (`expected`):
 // - poll while it is due: twice `expected`, at least the caller's spin (NAA_SPIN_US, naa-server
-//   --spin-us), at most kMaxPoll beyond it (past that a wake-up is a small share of the wait);
+//   --spin-us), at most 5 ms beyond it where a descriptor wakes the waiter (past that a wake-up
+//   is a small share of the wait); where none does (shm), for the whole due time, since there
+//   large transfers move only while both sides poll (segmented copies through the peer's
+//   region);
 // - then doze: sleeps of 1/32 of `expected` that nobody has to wake, up to 8 times it;
 // - then sleep until woken, where something can wake the thread (a descriptor), and otherwise
 //   (libfabric 1.17's shm signals no wait object when a peer writes) in naps of 1/16 of the
@@ -30,7 +33,8 @@ struct WaitPlan {
   microseconds length;  // until this long without news, then sleep
 };
 
-WaitPlan wait_plan(nanoseconds expected, microseconds spin);
+// `woken`: a descriptor wakes the waiter when something comes.
+WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken = true);
 
 // How long to nap, where nothing can wake the thread, after `idle` without news.
 microseconds idle_nap(nanoseconds idle);

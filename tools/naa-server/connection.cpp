@@ -90,7 +90,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max) {
   size_t n = ep_->poll(c, max);
   if (n == 0) {
     const auto idle = progress::Clock::now() - last_news_;
-    if (idle < progress::wait_plan(next_invocation_.value(), spin_).poll) {
+    if (idle < progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll) {
       sched_yield();  // the client may share this core (loopback, shm): it moves meanwhile
       return 0;
     }
