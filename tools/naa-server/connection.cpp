@@ -57,7 +57,7 @@ void Connection::run() {
         return;
       }
       transport::Completion c[8];
-      size_t n = next_completions(c, 8);
+      size_t n = next_completions(c, 8, idle);
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           idle = Deadline::after(idle_timeout_);
@@ -86,7 +86,7 @@ void Connection::run() {
 // twice as long as it took to come after our recent replies, --spin-us at least), then sleeps
 // in the transport: a blocked thread's wake-up is most of a small round trip, and a client
 // that stopped invoking costs nothing after a few of its round trips.
-size_t Connection::next_completions(transport::Completion *c, size_t max) {
+size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline idle_until) {
   size_t n = ep_->poll(c, max);
   if (n == 0) {
     const auto idle = progress::Clock::now() - last_news_;
@@ -94,9 +94,12 @@ size_t Connection::next_completions(transport::Completion *c, size_t max) {
       sched_yield();  // the client may share this core (loopback, shm): it moves meanwhile
       return 0;
     }
-    // The stop flag is looked at as rarely as the transport wakes for a long-idle client.
-    n = ep_->wait(c, max, Deadline::after(std::max<progress::Clock::duration>(
-                              std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle))));
+    // The stop flag is looked at as rarely as the transport wakes for a long-idle client, the
+    // idle timeout (idle_until, when set) on time.
+    Deadline until = Deadline::after(std::max<progress::Clock::duration>(
+        std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle)));
+    if (idle_timeout_.count() != 0 && idle_until.remaining() < until.remaining()) until = idle_until;
+    n = ep_->wait(c, max, until);
   }
   if (n > 0) last_news_ = progress::Clock::now();
   return n;

@@ -35,7 +35,7 @@ class Connection {
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
-  size_t next_completions(transport::Completion *c, size_t max);
+  size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;

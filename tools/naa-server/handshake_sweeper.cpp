@@ -44,10 +44,8 @@ std::string peer_name(const std::string &hex, bool v6) {
 HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout)
     : port_(port),
       timeout_(timeout),
-      // Four sweeps per deadline: a silent connection outlives it by a quarter at most. (A
-      // sweep reads a link per descriptor: every 0.5 s, with 64 idle clients served, that was
-      // most of what the idle server cost.)
-      period_(timeout / 4),
+      // Four sweeps per deadline: a silent connection outlives it by a quarter at most.
+      period_(std::min<Clock::duration>(timeout / 4, std::chrono::milliseconds(500))),
       fd_dir_(opendir("/proc/self/fd")),
       tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
       tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
