@@ -93,9 +93,10 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
   // closed the silent connections that held them. The count, the read and the mapping of the
   // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
-  // Between looks it naps, growing with the time since the last request to kListenerNapLimit: a connection request is rare and its
+  // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
   // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
   // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
+  Nap nap(kListenerNapLimit);
   for (;;) {
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
@@ -106,13 +107,12 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
           if (named_) give_unique_shm_source(info.get());
           auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
           ep->attach(request->name, request->pid);
-          nap_.reset();
           return ep;
         }
       }
     }
     if (deadline.expired()) return nullptr;
-    nap_.take(deadline.remaining());
+    nap.take(deadline.remaining());
   }
 }
 

@@ -11,7 +11,6 @@
 
 #include "transport/ofi_endpoint.hpp"
 #include "transport/ofi_fabric.hpp"
-#include "transport/nap.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -31,7 +30,6 @@ class OfiRdmListener : public Listener {
   void release_port();
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
-  Nap nap_{kListenerNapLimit};  // kept across calls: its naps grow with the server's idle time
 
   bool named_ = false;
   std::string prov_name_;
