@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "deadline.hpp"
+#include "progress/wait_plan.hpp"
 
 namespace naa {
 namespace {
@@ -32,9 +33,8 @@ int end_now(Session &s, naa_status *status) {
 
 // As the progress engine: a dead peer shows in connection events that no wait descriptor
 // signals, so a sleep ends at least this often to look; an endpoint without a descriptor is
-// only seen by polling, so its sleeps are short.
+// only seen by polling, so its sleeps are naps of the wait plan.
 constexpr std::chrono::milliseconds kSlice{100};
-constexpr std::chrono::milliseconds kNoDescriptorSleep{1};
 
 // The in-flight handles of one blocking call, each with its own deadline (its NAA_TIMEOUT
 // from the call), driven by the calling thread: handles of NAA_PROGRESS=thread are taken
@@ -51,9 +51,11 @@ class Waiter {
       sessions[i]->take_back();
       const Progress &p = sessions[i]->progress();
       if (p.mode == Progress::Mode::Spin) spin_end = std::max(spin_end, deadline_.back());
-      else if (p.mode != Progress::Mode::Block) spin_end = std::max(spin_end, now + p.spin);
+      else if (p.mode != Progress::Mode::Block)
+        spin_end = std::max(spin_end, now + sessions[i]->poll_window());
     }
     spin_end_ = spin_end;
+    started_ = now;
   }
   ~Waiter() {
     for (const auto &s : sessions_)
@@ -105,16 +107,21 @@ class Waiter {
       if (fd >= 0) fds_.push_back(pollfd{fd, POLLIN, 0});
       else every_fd = false;
     }
-    auto slice = every_fd ? std::chrono::milliseconds(kSlice) : kNoDescriptorSleep;
+    const Clock::duration slice =
+        every_fd ? Clock::duration(kSlice) : Clock::duration(progress::idle_nap(now - started_));
     auto until = std::min(*std::min_element(deadline_.begin(), deadline_.end()), now + slice);
-    auto ms = std::chrono::ceil<std::chrono::milliseconds>(until - now).count();
-    ::poll(fds_.data(), fds_.size(), static_cast<int>(std::max<long>(ms, 0)));
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::max<Clock::duration>(until - now, Clock::duration::zero()))
+                          .count();
+    const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+    ::ppoll(fds_.data(), fds_.size(), &timeout, nullptr);
   }
 
   const Sessions &sessions_;
   std::vector<size_t> pending_;
   std::vector<Clock::time_point> deadline_;
   Clock::time_point spin_end_;
+  Clock::time_point started_;
   std::vector<pollfd> fds_;
 };
 

@@ -16,6 +16,7 @@ class Deadline {
     return Deadline(Clock::now() + std::chrono::duration_cast<Clock::duration>(span));
   }
   static Deadline now() { return Deadline(Clock::now()); }
+  static Deadline at(Clock::time_point t) { return Deadline(t); }
 
   bool expired() const { return Clock::now() >= at_; }
 

@@ -44,8 +44,8 @@ const std::vector<Param> &registry() {
       {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
        "who moves the data and how naa_wait waits", check_progress},
       {"NAA_SPIN_US", "microseconds", "100",
-       "how long spin-then-block polls before it sleeps; the least the progress thread of "
-       "thread polls with work in flight",
+       "the least spin-then-block polls before it sleeps (longer while a reply is due); the "
+       "least the progress thread of thread polls with work in flight",
        check_microseconds},
       {"NAA_PROGRESS_CPU", "CPU number", "",
        "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},

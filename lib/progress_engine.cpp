@@ -16,43 +16,25 @@
 
 #include "error.hpp"
 #include "log.hpp"
+#include "progress/wait_plan.hpp"
 
 namespace naa {
 namespace {
 
-// The longest the thread sleeps while work is in flight before stepping every client again:
-// a dead peer shows in the transport's connection events, which no wait descriptor signals.
-constexpr int kSliceMs = 100;
-// The sleep between rounds when some endpoint has no wait descriptor: short, since its
-// completions are only seen by polling, yet long enough not to take a shared core.
-constexpr int kNoDescriptorSleepMs = 1;
-
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-// How the thread spends a spell without news, set by how long it was busy last (some client
-// active, submit to settle: about one round trip). Waking a thread asleep in poll(2) costs the
-// waker a CPU wake-up, which on a virtual machine whose vCPU halted is 30-47 us: for naa_invoke
-// that is the whole hand-over, for a completion a delay. So:
-// - with work in flight it polls while the completion is due (as long as it was busy last
-//   time, NAA_SPIN_US at least);
-// - then it dozes: poll(2) with a timeout of 1/32 of the busy time, while sleeping_ stays
-//   false, so that a submit makes no system call and waits about 1/64 of a round trip (plus
-//   the CPU's wake-up) for the timer; at most 8 busy times, 256 timer wake-ups, long;
-// - then it sleeps until woken. An application that computes for longer than 8 round trips
-//   between invocations pays that wake-up in naa_invoke, small beside its computation.
-struct DozePlan {
-  microseconds poll, period, length;
-};
-constexpr microseconds kMinDozePeriod{20};  // the wake-ups alone would take a core
-constexpr microseconds kMaxDozePeriod{2000};
-constexpr microseconds kMaxBusy{200000};  // for the plan: a long kernel polls no longer
+// The longest the thread sleeps while work is in flight before stepping every client again:
+// a dead peer shows in the transport's connection events, which no wait descriptor signals.
+constexpr microseconds kSlice{100000};
 
-DozePlan doze_plan(nanoseconds busy_for, microseconds spin) {
-  const auto busy = std::min(std::chrono::duration_cast<microseconds>(busy_for), kMaxBusy);
-  return {std::max(spin, busy), std::clamp(busy / 32, kMinDozePeriod, kMaxDozePeriod),
-          std::max(spin, busy * 8)};
-}
+// How the thread spends a spell without news is the wait plan (progress/wait_plan.hpp), from
+// how long it was busy last (some client active, submit to settle: about one round trip). Its
+// doze matters most here: the thread polls with a timeout while sleeping_ stays false, so that
+// a submit makes no system call and waits a share of a round trip for the timer instead of a
+// CPU's wake-up, which on a virtual machine whose vCPU halted is 30-47 us: for naa_invoke the
+// whole hand-over. An application that computes for longer than 8 round trips between
+// invocations pays that wake-up in naa_invoke, small beside its computation.
 
 // The engine in use, replaced wholesale in a forked child: the parent's lock may have been
 // held at the fork and its thread does not exist there.
@@ -208,24 +190,26 @@ void ProgressEngine::take_requests() {
 bool ProgressEngine::withdrawn_since_taken() const { return withdrawals_.load() != withdrawals_taken_; }
 
 // Sleeps in poll(2) unless a request came; submit() wakes it through the eventfd.
-void ProgressEngine::sleep(const std::vector<pollfd> &fds, int timeout_ms) {
+void ProgressEngine::sleep(const std::vector<pollfd> &fds, std::optional<microseconds> timeout) {
   sleeping_.store(true);
   if (requests_.load() || stop_.load()) {
     sleeping_.store(false);
     return;
   }
-  if (timeout_ms < 0) {
+  if (!timeout) {
     wait_on(fds, nullptr);
   } else {
-    const timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
-    wait_on(fds, &timeout);
+    const timespec ts{static_cast<time_t>(timeout->count() / 1000000),
+                      static_cast<long>(timeout->count() % 1000000) * 1000L};
+    wait_on(fds, &ts);
   }
   sleeping_.store(false);
 }
 
 // sleeping_ stays false: a submit meanwhile waits for the timer instead of waking the thread.
 void ProgressEngine::doze(const std::vector<pollfd> &fds, microseconds period) {
-  const timespec timeout{0, static_cast<long>(period.count()) * 1000L};
+  const timespec timeout{static_cast<time_t>(period.count() / 1000000),
+                         static_cast<long>(period.count() % 1000000) * 1000L};
   wait_on(fds, &timeout);
 }
 
@@ -246,15 +230,14 @@ void ProgressEngine::run(int cpu, microseconds spin) {
   using Clock = std::chrono::steady_clock;
   std::vector<pollfd> fds;
   Clock::time_point last_moved = Clock::now(), busy_since = last_moved;
-  // The latest busy period, or three quarters of the estimate before if that was longer: an
-  // invocation that naa_wait took back at once lowers it only gradually.
-  nanoseconds busy_for{0};
+  // An invocation that naa_wait took back at once lowers the estimate only gradually.
+  progress::Expected busy_for;
   bool busy = false;
   auto track_busy = [&] {
     if (active_.empty() != busy) return;
     busy = !busy;
     if (busy) busy_since = Clock::now();
-    else busy_for = std::max<nanoseconds>(Clock::now() - busy_since, busy_for * 3 / 4);
+    else busy_for.observe(Clock::now() - busy_since);
   };
   while (!stop_.load()) {
     if (requests_.load()) last_moved = Clock::now();
@@ -292,9 +275,9 @@ void ProgressEngine::run(int cpu, microseconds spin) {
       last_moved = Clock::now();
       continue;
     }
-    // Nothing happened: poll, doze or sleep (doze_plan).
+    // Nothing happened: poll, doze or sleep (the wait plan).
     const auto idle = Clock::now() - last_moved;
-    const DozePlan plan = doze_plan(busy_for, spin);
+    const progress::WaitPlan plan = progress::wait_plan(busy_for.value(), spin, all_have_fds);
     if (!active_.empty() && idle < plan.poll) {
       sched_yield();  // a peer on this core (a software NAA on loopback) moves the data meanwhile
       continue;
@@ -303,7 +286,8 @@ void ProgressEngine::run(int cpu, microseconds spin) {
       doze(fds, plan.period);
       continue;
     }
-    sleep(fds, active_.empty() ? -1 : all_have_fds ? kSliceMs : kNoDescriptorSleepMs);
+    if (active_.empty()) sleep(fds, std::nullopt);
+    else sleep(fds, all_have_fds ? kSlice : progress::idle_nap(idle));
   }
 }
 

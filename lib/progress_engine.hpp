@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -70,7 +71,7 @@ class ProgressEngine {
   bool withdrawn_since_taken() const;
   void leave_current();
   void doze(const std::vector<pollfd> &fds, std::chrono::microseconds period);
-  void sleep(const std::vector<pollfd> &fds, int timeout_ms);
+  void sleep(const std::vector<pollfd> &fds, std::optional<std::chrono::microseconds> timeout);
   void wait_on(const std::vector<pollfd> &fds, const timespec *timeout);
   void wake();
 

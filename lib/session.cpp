@@ -83,6 +83,7 @@ void Session::disconnect() {
   posted_ = false;
   settled_.store(false);
   engine_error_.reset();
+  paced_chain_ = nullptr;
   first_chain_.reset();
   steady_chain_.reset();
   region_mrs_.clear();
@@ -295,6 +296,7 @@ int Session::invoke() {
     const int rc = reconnect();
     if (rc != NAA_SUCCESS) return rc;
   }
+  invoked_at_ = Deadline::Clock::now();
   if (engine_) {
     if (engine_->orphaned())
       return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
@@ -320,20 +322,39 @@ int Session::invoke() {
   return NAA_SUCCESS;
 }
 
+// Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
+// and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
+// (naa_wait, naa_test, naa_waitany, the progress thread): post_final_if_due().
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-  ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
-                   final_write_not_before());
-  final_write_posted_ = Deadline::Clock::now();
+  transport::WriteChain &chain = first_invoked_ ? *steady_chain_ : *first_chain_;
   first_invoked_ = true;
   unanswered_after_timeout_ = false;
+  if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
+    ep_->post_writes(chain, request_imm_);
+    final_write_posted_ = Deadline::Clock::now();
+    return;
+  }
+  ep_->post_data_writes(chain);
+  paced_chain_ = &chain;
 }
 
 // The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
 // (no wait) for an NAA that needs none.
 Deadline::Clock::time_point Session::final_write_not_before() const {
   return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
+}
+
+// Returns whether the final write still waits for its guard.
+bool Session::post_final_if_due() {
+  if (paced_chain_ == nullptr) return false;
+  if (Deadline::Clock::now() < final_write_not_before()) return true;
+  transport::WriteChain *chain = paced_chain_;
+  paced_chain_ = nullptr;
+  ep_->post_final_write(*chain, request_imm_);
+  final_write_posted_ = Deadline::Clock::now();
+  return false;
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -360,6 +381,7 @@ void Session::absorb(const transport::Completion &c) {
 }
 
 size_t Session::poll_once() {
+  post_final_if_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
   for (size_t i = 0; i < n; ++i) absorb(c[i]);
@@ -368,6 +390,7 @@ size_t Session::poll_once() {
 
 int Session::complete(naa_status *status) {
   state_ = State::Ready;
+  round_trip_.observe(Deadline::Clock::now() - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
   if (imm::reply_low_byte(reply_.imm) != 0)
     NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
@@ -498,12 +521,18 @@ int Session::arm(bool *ready) {
     return -1;
   const int fd = ep_->wait_fd();
   try {
+    if (post_final_if_due()) return -1;  // the guard is a timer of the caller's loop
     if (fd >= 0 && !ep_->arm_wait()) return fd;
     *ready = poll_once() > 0;
   } catch (const Error &e) {
     fail(e);
   }
   return fd;
+}
+
+std::chrono::microseconds Session::poll_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return progress::wait_plan(round_trip_.value(), progress_.spin, ep_->wait_fd() >= 0).poll;
 }
 
 int Session::expire(naa_status *status) {
@@ -528,7 +557,13 @@ int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswe
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
-    if (!progress_until(*ep_, progress_, Deadline::after(timeout_), [this] { return finished(); },
+    // Drives the endpoint until the paced final write is due, then posts it.
+    if (paced_chain_ != nullptr)
+      progress_until(*ep_, progress_, round_trip_.value(), Deadline::at(final_write_not_before()),
+                     [] { return false; }, [this](const transport::Completion &c) { absorb(c); });
+    post_final_if_due();
+    if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
+                        [this] { return finished(); },
                         [this](const transport::Completion &c) { absorb(c); }))
       return timed_out();
   } catch (const Error &e) {
@@ -557,9 +592,9 @@ int Session::writes_timed_out() const {
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between
-// the two is then either polled here or signalled on wait_fd(). Pacing sleeps inside
-// post_writes, holding up the engine's other handles for at most NAA_PACING_US, and only
-// for NAAs that need pacing at all.
+// the two is then either polled here or signalled on wait_fd(). While a paced final write
+// waits for its guard (at most NAA_PACING_US, and only for NAAs that need pacing at all) the
+// client is never idle: the thread steps it, and every other handle, until the guard passes.
 ProgressEngine::Client::Step Session::step() {
   try {
     if (!posted_) {
@@ -568,6 +603,7 @@ ProgressEngine::Client::Step Session::step() {
       return Step::Moved;
     }
     if (poll_once() == 0) {
+      if (paced_chain_ != nullptr) return Step::Moved;
       if (!ep_->arm_wait()) return Step::Moved;  // something is there: poll, do not sleep
       if (poll_once() == 0) return Step::Idle;
     }

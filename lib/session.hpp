@@ -24,6 +24,7 @@
 #include "options.hpp"
 #include "pacing.hpp"
 #include "naa.h"
+#include "progress/wait_plan.hpp"
 #include "progress_engine.hpp"
 #include "regions.hpp"
 #include "rm/resolver.hpp"
@@ -65,6 +66,8 @@ class Session : private ProgressEngine::Client {
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);  // naa_handle_info(3)
+  // How long a caller polls for this handle before it sleeps (spin-then-block).
+  std::chrono::microseconds poll_window();
 
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
@@ -80,6 +83,7 @@ class Session : private ProgressEngine::Client {
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
   void post_invocation();
+  bool post_final_if_due();
   void absorb(const transport::Completion &c);
   size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
@@ -125,6 +129,10 @@ class Session : private ProgressEngine::Client {
   bool first_invoked_ = false;
   uint32_t request_imm_;
 
+  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
+  progress::Expected round_trip_;
+  Deadline::Clock::time_point invoked_at_{};
+
   std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
   bool reply_pending_ = false;
   transport::Completion reply_{};
@@ -135,6 +143,7 @@ class Session : private ProgressEngine::Client {
   Deadline::Clock::time_point naa_message_polled_{};
   Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
   bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
+  transport::WriteChain *paced_chain_ = nullptr;  // its final write waits for the guard
 
   // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
   // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A sleep that doubles each time nothing came, up to a limit, and starts over short when
-// something did: for the waits that have no descriptor to sleep on (an shm CQ, a send queue
-// that stays full, the shm listener's queue), which must neither cost a core while nothing
-// comes nor keep a message waiting long after a pause.
+// A sleep as long as a share of the time nothing came (progress::idle_nap), for the waits that
+// have no descriptor to sleep on (an shm CQ, a send queue that stays full, the shm listener's
+// queue): they must neither cost a core while nothing comes nor keep a message waiting long
+// after a pause. A waiter that naps from a fixed length upwards instead puts a cliff in the
+// round trip wherever a reply comes just after its polling ended.
 #pragma once
 
 #include <algorithm>
@@ -10,24 +11,29 @@
 #include <thread>
 
 #include "deadline.hpp"
+#include "progress/wait_plan.hpp"
 
 namespace naa::transport {
 
 class Nap {
  public:
-  constexpr Nap(std::chrono::microseconds first, std::chrono::microseconds limit)
-      : first_(first), limit_(limit), next_(first) {}
+  // `limit` caps the nap below idle_nap's own limit.
+  explicit Nap(std::chrono::microseconds limit = std::chrono::microseconds::max())
+      : limit_(limit), since_(Deadline::Clock::now()) {}
 
-  // Sleeps for the next nap, but no longer than `at_most`, and doubles the one after.
+  // Sleeps for the nap the time since reset() earns, but no longer than `at_most`.
   void take(Deadline::Clock::duration at_most = Deadline::Clock::duration::max()) {
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(next_, at_most));
-    next_ = std::min(next_ * 2, limit_);
+    const auto nap = std::min(progress::idle_nap(Deadline::Clock::now() - since_), limit_);
+    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap, at_most));
   }
   // Something came: the next nap is short again.
-  void reset() { next_ = first_; }
+  void reset() { since_ = Deadline::Clock::now(); }
+  // How long since something came.
+  Deadline::Clock::duration idle() const { return Deadline::Clock::now() - since_; }
 
  private:
-  std::chrono::microseconds first_, limit_, next_;
+  std::chrono::microseconds limit_;
+  Deadline::Clock::time_point since_;
 };
 
 }  // namespace naa::transport

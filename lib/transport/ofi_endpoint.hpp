@@ -72,8 +72,9 @@ class OfiEndpoint : public Endpoint {
   bool immediate_consumes_recv() const override { return imm_consumes_recv_; }
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override;
-  void post_writes(WriteChain &chain, uint32_t imm,
-                   Deadline::Clock::time_point final_not_before) override;
+  void post_writes(WriteChain &chain, uint32_t imm) override;
+  void post_data_writes(WriteChain &chain) override;
+  void post_final_write(WriteChain &chain, uint32_t imm) override;
 
   size_t poll(Completion *out, size_t max) override;
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
@@ -95,7 +96,7 @@ class OfiEndpoint : public Endpoint {
 
  private:
   static constexpr size_t kControlSlots = 4;  // receives posted for control messages
-  static constexpr std::chrono::microseconds kNapMin{20}, kNapMax{1000};
+  static constexpr std::chrono::microseconds kPostNapLimit{1000};
   // How long a reject or goodbye may take to leave before the endpoint closes.
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
 
@@ -140,7 +141,7 @@ class OfiEndpoint : public Endpoint {
   bool peer_process_gone() const;
 
   // Posting fails with -FI_EAGAIN while a queue is full; completions read meanwhile are
-  // stashed for the next poll, never dropped. Between tries it naps (growing to kNapMax)
+  // stashed for the next poll, never dropped. Between tries it naps (growing to kPostNapLimit)
   // while nothing completes: a queue that a stopped or dead peer never drains (shm) must not
   // cost a core. It gives up after kPostRetryLimit, or at `deadline` when that comes first.
   template <class Post>
@@ -148,7 +149,7 @@ class OfiEndpoint : public Endpoint {
     ssize_t rc = post();
     if (rc == 0) return;  // the usual case reads no clock
     auto give_up = Deadline::after(kPostRetryLimit);
-    Nap nap(kNapMin, kNapMax);
+    Nap nap(kPostNapLimit);
     for (;; rc = post()) {
       if (rc == 0) return;
       if (rc != -FI_EAGAIN) {
@@ -174,7 +175,7 @@ class OfiEndpoint : public Endpoint {
   bool rdm_ = false;
   bool same_host_ = false;
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
-  Nap nap_{kNapMin, kNapMax};  // sleep_on_cq's, where the CQ does not wake
+  Nap nap_;  // sleep_on_cq's, where the CQ does not wake
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   size_t max_msg_ = SIZE_MAX;

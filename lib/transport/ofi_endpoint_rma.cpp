@@ -73,17 +73,24 @@ std::unique_ptr<WriteChain> OfiEndpoint::prepare_writes(const std::vector<WriteS
 // stands for the whole chain. Where it promises neither (shm: msg_order SAS only, comp_order
 // none) the final write, whose immediate tells the peer the data is there, waits until the
 // data writes have completed: a fence. A chain of one write (one region) waits for nothing.
-void OfiEndpoint::post_writes(WriteChain &chain, uint32_t imm,
-                              Deadline::Clock::time_point final_not_before) {
+void OfiEndpoint::post_writes(WriteChain &chain, uint32_t imm) {
+  post_data_writes(chain);
+  post_final_write(chain, imm);
+}
+
+void OfiEndpoint::post_data_writes(WriteChain &chain) {
   auto &ops = static_cast<OfiWriteChain &>(chain).ops;
-  const size_t last = ops.size() - 1;
   const uint64_t flags = ordered_writes_ ? 0 : FI_COMPLETION;
-  for (size_t i = 0; i < last; ++i) {
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
     retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
     if (!ordered_writes_) ++fence_pending_;
   }
+}
+
+void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
+  auto &ops = static_cast<OfiWriteChain &>(chain).ops;
+  const size_t last = ops.size() - 1;
   if (!ordered_writes_) wait_fence();
-  if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
   ops[last].msg.data = imm;
   retry_post("fi_writemsg", [&] {
     return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);

@@ -98,7 +98,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
   // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
   // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
-  Nap nap(std::chrono::microseconds(20), kListenerNapLimit);
+  Nap nap(kListenerNapLimit);
   for (;;) {
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());

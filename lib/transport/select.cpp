@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "config.h"
 #include "error.hpp"
@@ -124,11 +123,6 @@ std::string private_data_text(const void *data, size_t length) {
 
 bool is_libnaa_server(const std::string &peer_data) {
   return private_data_text(peer_data.data(), peer_data.size()) == kServerIdentity;
-}
-
-void pace_until(Deadline::Clock::time_point t) {
-  // sleep_until rather than a spin: pacing must not take the core from the application.
-  if (t > Deadline::Clock::now()) std::this_thread::sleep_until(t);
 }
 
 std::string transport_from_environment() { return params::Values::read().text("NAA_TRANSPORT"); }

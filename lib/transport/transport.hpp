@@ -88,10 +88,12 @@ class Endpoint {
   virtual std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                                      uint64_t context) = 0;
   // Posts the chain; its completion is one CompletionKind::Writes with the chain's context.
-  // When `final_not_before` lies in the future, the data writes go at once and the final
-  // write-with-immediate waits (sleeping) until then: the pacing of doc/protocol.md §4.4.
-  virtual void post_writes(WriteChain &chain, uint32_t imm,
-                           Deadline::Clock::time_point final_not_before = {}) = 0;
+  virtual void post_writes(WriteChain &chain, uint32_t imm) = 0;
+  // The same in two steps, for pacing (doc/protocol.md §4.4): the data writes now, the final
+  // write-with-immediate once the guard has passed, posted by whoever drives progress then.
+  // post_final_write follows post_data_writes of the same chain, nothing posted between.
+  virtual void post_data_writes(WriteChain &chain) = 0;
+  virtual void post_final_write(WriteChain &chain, uint32_t imm) = 0;
 
   // Non-blocking: up to `max` completions, 0 if none. Throws when the peer is gone.
   virtual size_t poll(Completion *out, size_t max) = 0;
@@ -150,9 +152,6 @@ std::string private_data_text(const void *data, size_t length);
 // it needs no pacing (doc/protocol.md §4.4). Reference NAAs send no private data.
 inline constexpr char kServerIdentity[] = "libnaa-server/1";
 bool is_libnaa_server(const std::string &peer_data);
-
-// Sleeps until `t` (no-op when it has passed): what pacing costs, and all it costs.
-void pace_until(Deadline::Clock::time_point t);
 
 // What a transport takes from the settings of the handle it serves (Settings::transport_options,
 // or transport_options(params::Values) for a program without one), passed by value: nothing in

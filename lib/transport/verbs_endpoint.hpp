@@ -59,8 +59,9 @@ class VerbsEndpoint : public Endpoint {
   bool immediate_consumes_recv() const override { return true; }
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override;
-  void post_writes(WriteChain &chain, uint32_t imm,
-                   Deadline::Clock::time_point final_not_before) override;
+  void post_writes(WriteChain &chain, uint32_t imm) override;
+  void post_data_writes(WriteChain &chain) override;
+  void post_final_write(WriteChain &chain, uint32_t imm) override;
 
  private:
   // verbs_endpoint.cpp

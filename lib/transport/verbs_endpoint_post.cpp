@@ -115,23 +115,32 @@ std::unique_ptr<WriteChain> VerbsEndpoint::prepare_writes(
   return chain;
 }
 
-void VerbsEndpoint::post_writes(WriteChain &chain, uint32_t imm,
-                                Deadline::Clock::time_point final_not_before) {
+// One ibv_post_send for the whole chain.
+void VerbsEndpoint::post_writes(WriteChain &chain, uint32_t imm) {
   auto &wrs = static_cast<VerbsWriteChain &>(chain).wrs;
   wrs.back().imm_data = htonl(imm);  // the spec's immediate is big-endian on the wire
-  ibv_send_wr *first = wrs.data();
   ibv_send_wr *bad = nullptr;
-  if (final_not_before != Deadline::Clock::time_point{} && wrs.size() > 1) {
-    // Paced: the data writes leave now, the write-with-immediate when the guard has passed.
-    ibv_send_wr &last_data = wrs[wrs.size() - 2];
-    last_data.next = nullptr;
-    int rc = ibv_post_send(id_->qp, first, &bad);
-    last_data.next = &wrs.back();
-    if (rc != 0) post_failed("ibv_post_send", rc);
-    first = &wrs.back();
-  }
-  if (final_not_before != Deadline::Clock::time_point{}) pace_until(final_not_before);
-  if (int rc = ibv_post_send(id_->qp, first, &bad); rc != 0) post_failed("ibv_post_send", rc);
+  if (int rc = ibv_post_send(id_->qp, wrs.data(), &bad); rc != 0) post_failed("ibv_post_send", rc);
+}
+
+// Paced: the data writes leave now (the list cut before the write-with-immediate)...
+void VerbsEndpoint::post_data_writes(WriteChain &chain) {
+  auto &wrs = static_cast<VerbsWriteChain &>(chain).wrs;
+  if (wrs.size() < 2) return;
+  ibv_send_wr &last_data = wrs[wrs.size() - 2];
+  last_data.next = nullptr;
+  ibv_send_wr *bad = nullptr;
+  int rc = ibv_post_send(id_->qp, wrs.data(), &bad);
+  last_data.next = &wrs.back();
+  if (rc != 0) post_failed("ibv_post_send", rc);
+}
+
+// ...and the write-with-immediate when the guard has passed.
+void VerbsEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
+  auto &wrs = static_cast<VerbsWriteChain &>(chain).wrs;
+  wrs.back().imm_data = htonl(imm);
+  ibv_send_wr *bad = nullptr;
+  if (int rc = ibv_post_send(id_->qp, &wrs.back(), &bad); rc != 0) post_failed("ibv_post_send", rc);
 }
 
 void VerbsEndpoint::post_failed(const char *what, int rc) {

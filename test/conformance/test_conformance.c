@@ -14,6 +14,7 @@
  * and 16 MiB; default the same) set the loop lengths. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "naa.h"
 #include "server.h"
@@ -235,6 +237,42 @@ static void slow_naa_adaptive_guard(void **state) {
   assert_int_equal(slow_loop("1", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)), 0);
 }
 
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Pacing is a timer, never a sleep in naa_invoke: with a guard of 3 s from the handle's MRSP
+ * reply, the invocation right after naa_create returns at once (it posted the data writes,
+ * not the final write), naa_test finds it still running, and naa_wait completes it once the
+ * guard has passed. A naa_invoke that slept out the guard would take 3 s. */
+static void invoke_does_not_wait_for_the_guard(void **state) {
+  (void)state;
+  test_server s;
+  setenv("NAA_PACING_US", "3000000", 1);
+  uint8_t b = 0;
+  naa_handle h;
+  one_byte_handle(&s, FN_ADD1, &b, &h);
+  const double created = seconds_now();
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  const double invoked = seconds_now();
+  bool flag = true;
+  naa_status st;
+  assert_int_equal(naa_test(&h, &flag, &st), NAA_SUCCESS);
+  const double tested = seconds_now();
+  assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS);
+  const double done = seconds_now();
+  printf("pacing guard 3 s: naa_invoke took %.6f s, naa_wait returned %.3f s after naa_create\n",
+         invoked - created, done - created);
+  assert_true(invoked - created < 1.5);
+  if (tested - created < 3.0) assert_false(flag); /* its final write is not out yet */
+  assert_true(done - created >= 2.9);             /* nor before the guard */
+  assert_int_equal(b, 1);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
 /* The reference answers an unknown function code with nothing at all. */
 static void unknown_code_is_never_answered(void **state) {
   (void)state;
@@ -292,6 +330,7 @@ int main(void) {
       cmocka_unit_test_setup(pacing_off_is_stranded, setup),
       cmocka_unit_test_setup(slow_naa_strands_fixed_guard, setup),
       cmocka_unit_test_setup(slow_naa_adaptive_guard, setup),
+      cmocka_unit_test_setup(invoke_does_not_wait_for_the_guard, setup),
       cmocka_unit_test_setup(unknown_code_is_never_answered, setup),
       cmocka_unit_test_setup(mrsp_error_answer, setup),
       cmocka_unit_test_setup(full_naa_rejects, setup),

@@ -171,9 +171,11 @@ RawClient::~RawClient() = default;
 
 void RawClient::round_trip() {
   if (ep_->immediate_consumes_recv()) ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kImmRecv);
+  const auto start = progress::Clock::now();
   ep_->post_writes(*chain_, request_imm_);
   writes_pending_ = reply_pending_ = true;
   wait_done();
+  round_trip_.observe(progress::Clock::now() - start);
 }
 
 void RawClient::absorb(const transport::Completion &c) {
@@ -183,7 +185,7 @@ void RawClient::absorb(const transport::Completion &c) {
 
 // The same loop as naa_wait's, so that the comparison isolates the session's own cost.
 void RawClient::wait_done() {
-  if (!progress_until(*ep_, progress_, Deadline::after(timeout_),
+  if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
                       [this] { return !writes_pending_ && !reply_pending_; },
                       [this](const transport::Completion &c) { absorb(c); }))
     throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");

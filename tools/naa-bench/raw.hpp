@@ -17,6 +17,7 @@
 #include "buffer.hpp"
 #include "mrsp.hpp"
 #include "options.hpp"  // libnaa's Progress (NAA_PROGRESS)
+#include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::bench {
@@ -44,6 +45,7 @@ class RawClient {
 
   const Progress progress_;
   const std::chrono::milliseconds timeout_;
+  progress::Expected round_trip_;  // as a Session learns its round trips, for the wait plan
   Buffer input_, output_;
   std::unique_ptr<transport::Endpoint> ep_;  // before everything registered with it
   const uint32_t request_imm_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "connection.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <string>
@@ -47,7 +49,6 @@ void Connection::run() {
                 std::string(transport::kServerIdentity, sizeof transport::kServerIdentity));
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
-    Deadline spin_until = Deadline::after(spin_);
     Deadline idle = Deadline::after(idle_timeout_);
     while (!stop_.load()) {
       if (idle_timeout_.count() != 0 && idle.expired()) {
@@ -56,10 +57,11 @@ void Connection::run() {
         return;
       }
       transport::Completion c[8];
-      size_t n = next_completions(c, 8, spin_until);
+      size_t n = next_completions(c, 8, idle);
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           idle = Deadline::after(idle_timeout_);
+          if (invocations_ > 0) next_invocation_.observe(last_news_ - replied_);
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
@@ -80,13 +82,26 @@ void Connection::run() {
   }
 }
 
-// Polls while the spin window after the last invocation lasts, then sleeps in the transport:
-// a blocked thread's wake-up is most of a small round trip (--spin-us trades a core for it).
-size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline &spin_until) {
+// Polls while the client's next invocation is due by the wait plan (progress/wait_plan.hpp:
+// twice as long as it took to come after our recent replies, --spin-us at least), then sleeps
+// in the transport: a blocked thread's wake-up is most of a small round trip, and a client
+// that stopped invoking costs nothing after a few of its round trips.
+size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline idle_until) {
   size_t n = ep_->poll(c, max);
-  if (n == 0 && spin_until.expired())
-    n = ep_->wait(c, max, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
-  if (n > 0) spin_until = Deadline::after(spin_);
+  if (n == 0) {
+    const auto idle = progress::Clock::now() - last_news_;
+    if (idle < progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll) {
+      sched_yield();  // the client may share this core (loopback, shm): it moves meanwhile
+      return 0;
+    }
+    // The stop flag is looked at as rarely as the transport wakes for a long-idle client, the
+    // idle timeout (idle_until, when set) on time.
+    Deadline until = Deadline::after(std::max<progress::Clock::duration>(
+        std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle)));
+    if (idle_timeout_.count() != 0 && idle_until.remaining() < until.remaining()) until = idle_until;
+    n = ep_->wait(c, max, until);
+  }
+  if (n > 0) last_news_ = progress::Clock::now();
   return n;
 }
 
@@ -198,6 +213,7 @@ void Connection::invoke(uint32_t v) {
   if (!rc) return;
   ++invocations_;
   ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));
+  replied_ = progress::Clock::now();
 }
 
 }  // namespace naa::server

@@ -14,6 +14,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "mrsp.hpp"
+#include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -34,12 +35,15 @@ class Connection {
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
-  size_t next_completions(transport::Completion *c, size_t max, Deadline &spin_until);
+  size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;
   const std::chrono::milliseconds idle_timeout_;
-  const std::chrono::microseconds spin_;  // polling after each invocation before blocking
+  const std::chrono::microseconds spin_;  // the least it polls after each invocation (--spin-us)
+  progress::Expected next_invocation_;     // how long after a reply the next invocation comes
+  progress::Clock::time_point replied_{};  // when the last reply was posted
+  progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
   const std::atomic<bool> &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   uint64_t invocations_ = 0;

@@ -45,7 +45,7 @@ struct ServerOptions {
   std::chrono::milliseconds mrsp_timeout{10000};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
-  std::chrono::microseconds spin{0};  // poll this long after each invocation before blocking
+  std::chrono::microseconds spin{100};  // the least it polls after each invocation (wait plan)
   KernelPolicy kernel_policy;
   ShmPeers shm = ShmPeers::OwnUser;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "progress/wait_plan.hpp"
+
+#include <algorithm>
+
+namespace naa::progress {
+namespace {
+
+constexpr microseconds kMaxPoll{5000};
+constexpr microseconds kMinDozePeriod{20};  // the wake-ups alone would take a core
+constexpr microseconds kMaxDozePeriod{2000};
+constexpr microseconds kMaxExpected{200000};  // for the plan: a long kernel dozes no longer
+constexpr int kShare = 32;
+// The nap grows by 1/16 of the idle time: slower, and 64 idle clients of naa-server, one
+// thread each, woke 1500 times a second (3 % of a core) a few seconds into their pause.
+constexpr int kNapShare = 16;
+constexpr microseconds kMinNap{20};
+constexpr microseconds kMaxNap{500000};
+constexpr microseconds kMinSlice{100000};
+constexpr microseconds kMaxSlice{1000000};
+
+}  // namespace
+
+WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
+  const auto e = std::min(std::chrono::duration_cast<microseconds>(expected), kMaxExpected);
+  return {std::max(spin, woken ? std::min(2 * e, kMaxPoll) : 2 * e),
+          std::clamp(e / kShare, kMinDozePeriod, kMaxDozePeriod), std::max(spin, 8 * e)};
+}
+
+microseconds idle_nap(nanoseconds idle) {
+  return std::clamp(std::chrono::duration_cast<microseconds>(idle) / kNapShare, kMinNap, kMaxNap);
+}
+
+microseconds idle_slice(nanoseconds idle) {
+  // Half the idle time: this sleep ends early for any news, so its length costs no latency.
+  return std::clamp(std::chrono::duration_cast<microseconds>(idle) / 2, kMinSlice, kMaxSlice);
+}
+
+}  // namespace naa::progress

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The one wait policy of libnaa and naa-server: how a thread that waits for something (a
+// reply in naa_wait and naa_waitany, a client's next invocation in naa-server, a completion in
+// the progress thread) spends a spell without news. Waking a thread asleep in the kernel costs
+// 30-47 us on a virtual machine whose vCPU halted, more than a whole small round trip; polling
+// for ever costs a core. So, from how long the awaited thing took last time (`expected`):
+// - poll while it is due: twice `expected`, at least the caller's spin (NAA_SPIN_US, naa-server
+//   --spin-us), at most 5 ms beyond it where a descriptor wakes the waiter (past that a wake-up
+//   is a small share of the wait); where none does (shm), for the whole due time, since there
+//   large transfers move only while both sides poll (segmented copies through the peer's
+//   region);
+// - then doze: sleeps of 1/32 of `expected` that nobody has to wake, up to 8 times it;
+// - then sleep until woken, where something can wake the thread (a descriptor), and otherwise
+//   (libfabric 1.17's shm signals no wait object when a peer writes) in naps of 1/16 of the
+//   time nothing came (idle_nap): a message after a pause waits at most about 6 % of the pause
+//   on top, and an idle waiter wakes ever more rarely, at least every 0.5 s. A sleep on a
+//   descriptor that must end now and then to look at what no descriptor signals (a peer gone,
+//   naa-server's stop) grows the same way from 0.1 to 1 s (idle_slice).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+
+namespace naa::progress {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+
+struct WaitPlan {
+  microseconds poll;    // poll until this long without news
+  microseconds period;  // then doze in sleeps this long
+  microseconds length;  // until this long without news, then sleep
+};
+
+// `woken`: a descriptor wakes the waiter when something comes.
+WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken = true);
+
+// How long to nap, where nothing can wake the thread, after `idle` without news.
+microseconds idle_nap(nanoseconds idle);
+// How long a sleep on a descriptor may last before it looks around, after `idle`.
+microseconds idle_slice(nanoseconds idle);
+
+// How long the awaited thing takes: the latest, or three quarters of the estimate before if
+// that was longer, so that one quick answer lowers it only gradually.
+class Expected {
+ public:
+  void observe(nanoseconds took) { value_ = std::max(took, value_ * 3 / 4); }
+  nanoseconds value() const { return value_; }
+
+ private:
+  nanoseconds value_{0};
+};
+
+}  // namespace naa::progress
