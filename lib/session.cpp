@@ -323,9 +323,11 @@ int Session::invoke() {
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-  ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_,
-                   final_write_not_before());
-  final_write_posted_ = Deadline::Clock::now();
+  // Stamped before the post, not after: a thread descheduled between posting and stamping
+  // would make the round trip look shorter than it is, and the guard learnt from it too short.
+  const Deadline::Clock::time_point not_before = final_write_not_before();
+  final_write_posted_ = std::max(Deadline::Clock::now(), not_before);
+  ep_->post_writes(first_invoked_ ? *steady_chain_ : *first_chain_, request_imm_, not_before);
   first_invoked_ = true;
   unanswered_after_timeout_ = false;
 }
