@@ -229,14 +229,14 @@ void Session::build_chains() {
 int Session::fail(const Error &e) {
   const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
   if (lost && settings_.reconnect > 0) {
-    NAA_LOG_WARN("function code %u at %s: %s; the invocation is lost, the handle will "
-                 "reconnect on the next naa_invoke (NAA_RECONNECT)",
-                 static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
+    // e may be the progress engine's error, which disconnect() clears: the cause goes first.
+    const std::string cause = "function code " + std::to_string(function_code_) + " at " +
+                              peer_ + ": " + e.what();
+    NAA_LOG_WARN("%s; the invocation is lost, the handle will reconnect on the next naa_invoke "
+                 "(NAA_RECONNECT)", cause.c_str());
     disconnect();
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
-    return last_error::returned(NAA_ERR_CONNECTION,
-                                "function code " + std::to_string(function_code_) + " at " +
-                                    peer_ + ": " + e.what() + "; the handle will reconnect");
+    return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
   }
   state_ = State::Failed;
   failed_code_ = e.code();
