@@ -230,14 +230,14 @@ void Session::build_chains() {
 int Session::fail(const Error &e) {
   const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
   if (lost && settings_.reconnect > 0) {
-    NAA_LOG_WARN("function code %u at %s: %s; the invocation is lost, the handle will "
-                 "reconnect on the next naa_invoke (NAA_RECONNECT)",
-                 static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
+    // e may be the progress engine's error, which disconnect() clears: the cause goes first.
+    const std::string cause = "function code " + std::to_string(function_code_) + " at " +
+                              peer_ + ": " + e.what();
+    NAA_LOG_WARN("%s; the invocation is lost, the handle will reconnect on the next naa_invoke "
+                 "(NAA_RECONNECT)", cause.c_str());
     disconnect();
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
-    return last_error::returned(NAA_ERR_CONNECTION,
-                                "function code " + std::to_string(function_code_) + " at " +
-                                    peer_ + ": " + e.what() + "; the handle will reconnect");
+    return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
   }
   state_ = State::Failed;
   failed_code_ = e.code();
@@ -332,8 +332,10 @@ void Session::post_invocation() {
   first_invoked_ = true;
   unanswered_after_timeout_ = false;
   if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
-    ep_->post_writes(chain, request_imm_);
+    // Stamped before the post, not after: a thread descheduled between posting and stamping
+    // would make the round trip look shorter than it is, and the guard learnt from it too short.
     final_write_posted_ = Deadline::Clock::now();
+    ep_->post_writes(chain, request_imm_);
     return;
   }
   ep_->post_data_writes(chain);
@@ -352,8 +354,8 @@ bool Session::post_final_if_due() {
   if (Deadline::Clock::now() < final_write_not_before()) return true;
   transport::WriteChain *chain = paced_chain_;
   paced_chain_ = nullptr;
+  final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
   ep_->post_final_write(*chain, request_imm_);
-  final_write_posted_ = Deadline::Clock::now();
   return false;
 }
 

@@ -229,7 +229,11 @@ static long slow_loop(const char *adaptive, long rounds) {
 
 static void slow_naa_strands_fixed_guard(void **state) {
   (void)state;
-  assert_true(slow_loop("0", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)) > 0);
+  const long stranded_at = slow_loop("0", env_long("NAA_CONFORMANCE_ITERATIONS", 1000));
+  /* As in test_progress's pacing: a sanitized poll at the window's end takes longer than the
+   * conformance NAA's 10 us check, so nothing counts as stranded there. */
+  if (test_time_scale() > 1) return;
+  assert_true(stranded_at > 0);
 }
 
 static void slow_naa_adaptive_guard(void **state) {

@@ -216,7 +216,10 @@ else
 fi
 
 # The Python package: where the README says, `import naa` finds the staged one and offloads.
-if [ "$(makevar have_python)" = yes ]; then
+# Not under ASan: the interpreter does not load the sanitizer's runtime first.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  echo "consumer: the installed Python package is not imported under ASan (the interpreter does not load its runtime first)"
+elif [ "$(makevar have_python)" = yes ]; then
   python=$(makevar PYTHON)
   init=$(find "$root" -path '*/site-packages/naa/__init__.py' -o -path '*/dist-packages/naa/__init__.py')
   [ -n "$init" ] || fail "make install installed no Python package naa"

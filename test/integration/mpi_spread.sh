@@ -6,6 +6,8 @@ set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 [ -x "$NAA_EXAMPLES/mpi_offload" ] || { echo "SKIP: examples/mpi_offload not built (configure found no mpicc)"; exit 77; }
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
+# 16 sanitized ranks on 2 cores overrun the time limit; make check runs it unsanitized.
+[ -z "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ] || { echo "SKIP: 16 MPI ranks under a sanitizer (scripts/sanitize.sh) overrun the time limit on 2 cores"; exit 77; }
 start_server --verbose 2>"$naa_test_dir/server1.log"; port1=$NAA_TEST_PORT
 start_server --verbose 2>"$naa_test_dir/server2.log"; port2=$NAA_TEST_PORT
 # Outside any Slurm job, whatever the caller's environment; mpirun refuses root without these.

@@ -410,7 +410,7 @@ void shm_requests_amid_connection_churn(void **) {
     for (int fd : open) close(fd);
   });
   const std::string command = "NAA_TRANSPORT=ofi+shm NAA_TIMEOUT=" + scaled_seconds(10) +
-                              " NAA_SPEC=" + test_host() + ":" + std::to_string(t.server.port) +
+                              " NAA_CONNECT_TIMEOUT=" + scaled_seconds(10) + " NAA_SPEC=" + test_host() + ":" + std::to_string(t.server.port) +
                               ":10:2 timeout " + scaled_seconds(30) + " " + examples +
                               "/vecadd 1000 2>&1";
   // A client may be refused (the server short of descriptors for its regions answers MRSP

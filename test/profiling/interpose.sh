@@ -23,4 +23,9 @@ check() {  # how, then the command
   echo "interpose ($how): $got"
 }
 check linked "$NAA_BUILDDIR/test/profiling/vecadd_counted"
-LD_PRELOAD=$preload check LD_PRELOAD "$NAA_EXAMPLES/vecadd"
+# Under ASan the sanitizer's runtime must be the first library loaded, before any LD_PRELOAD.
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  echo "interpose (LD_PRELOAD): not run under ASan (its runtime must come first in the library list)"
+else
+  LD_PRELOAD=$preload check LD_PRELOAD "$NAA_EXAMPLES/vecadd"
+fi

@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c0099d69e4d804f5929233fba2465f229383cab5c2d7d06f5fbaa2831ad1a038")
+    version("0.1.0", sha256="6692cb288cbc37f873be5dee0b5129bfd14eed05d6661e0bc67e24b8ce2aff86")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
