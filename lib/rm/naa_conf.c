@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "rm/naa_conf.h"
 
-#include "number.h"
+#include "config/number.h"
 
 #include <errno.h>
 #include <stdarg.h>

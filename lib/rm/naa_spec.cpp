@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "../mrsp.hpp"
-#include "../number.h"
+#include "protocol/mrsp.hpp"
+#include "config/number.h"
 
 namespace naa::rm {
 namespace {

@@ -2,7 +2,7 @@
 #include "rm/pmix_share.hpp"
 #include "config.h"
 
-#include "log.hpp"
+#include "diag/log.hpp"
 
 #ifdef NAA_HAVE_PMIX
 #include <dlfcn.h>

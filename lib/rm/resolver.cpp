@@ -6,8 +6,8 @@
 #include <mutex>
 #include <vector>
 
-#include "error.hpp"
-#include "log.hpp"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/slurm.hpp"
 #include "rm/spread.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "params.hpp"
+#include "config/params.hpp"
 
 namespace naa::rm {
 

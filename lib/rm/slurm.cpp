@@ -13,9 +13,9 @@
 #include <sstream>
 #include <vector>
 
-#include "error.hpp"
-#include "log.hpp"
-#include "number.h"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "config/number.h"
 #include "rm/naa_conf.h"
 #include "rm/pmix_share.hpp"
 

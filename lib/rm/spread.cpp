@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "error.hpp"
-#include "number.h"
+#include "diag/error.hpp"
+#include "config/number.h"
 
 namespace naa::rm {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "error.hpp"
+#include "diag/error.hpp"
 
 namespace naa::transport {
 namespace {

@@ -11,16 +11,16 @@
 #include <cstring>
 
 #include "config.h"
-#include "error.hpp"
-#include "log.hpp"
-#include "params.hpp"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "config/params.hpp"
 #include "transport/host.hpp"
 #include "transport/transport.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi.hpp"
+#include "transport/ofi/ofi.hpp"
 #endif
 #ifdef NAA_HAVE_VERBS
-#include "transport/verbs.hpp"
+#include "transport/verbs/verbs.hpp"
 #endif
 
 namespace naa::transport {

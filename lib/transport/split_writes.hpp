@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "error.hpp"
+#include "diag/error.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "deadline.hpp"
-#include "error.hpp"
+#include "diag/error.hpp"
 
 namespace naa::transport {
 

@@ -23,7 +23,7 @@
 //    strands and one that grows with the round trips it sees does not (issue 25).
 // Not reproduced: the reference arms its CQ solicited-only until its first event. The
 // transport interface has no solicited-only wait; the SE bit on every MRSP send and final
-// write is set by the transports themselves (lib/transport/verbs_endpoint_post.cpp).
+// write is set by the transports themselves (lib/transport/verbs/verbs_endpoint_post.cpp).
 // The mirror race of §4.4 (a request seen before the NAA's own write completion) makes the
 // reference drop the connection; here it is logged and served, because it depends on this
 // process's scheduling, not on anything the host controls.
@@ -50,11 +50,11 @@
 #include <thread>
 #include <vector>
 
-#include "count.hpp"
-#include "error.hpp"
-#include "immediate.hpp"
-#include "log.hpp"
-#include "mrsp.hpp"
+#include "config/count.hpp"
+#include "diag/error.hpp"
+#include "protocol/immediate.hpp"
+#include "diag/log.hpp"
+#include "protocol/mrsp.hpp"
 #include "transport/transport.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "handler.hpp"
-#include "immediate.hpp"
+#include "protocol/immediate.hpp"
 
 using namespace naa;
 

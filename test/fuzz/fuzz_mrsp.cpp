@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "mrsp.hpp"
+#include "protocol/mrsp.hpp"
 
 using namespace naa::mrsp;
 

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "transport/ofi_control.hpp"
-#include "transport/ofi_shm_request.hpp"
+#include "transport/ofi/ofi_control.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 
 using namespace naa::transport::control;
 namespace shm = naa::transport::ofi_detail;

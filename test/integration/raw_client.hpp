@@ -16,9 +16,9 @@ extern "C" {
 #include "server.h"
 }
 
-#include "error.hpp"
-#include "immediate.hpp"
-#include "mrsp.hpp"
+#include "diag/error.hpp"
+#include "protocol/immediate.hpp"
+#include "protocol/mrsp.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::test {
@@ -33,7 +33,7 @@ class RawClient {
 
   // `local_ip` (may be empty) is the source address: another loopback address (127.0.0.2)
   // makes the client another peer host for the server's per-peer limits.
-  // `private_data` travels with the connection request (an encoded key, see lib/auth.hpp).
+  // `private_data` travels with the connection request (an encoded key, see lib/config/auth.hpp).
   explicit RawClient(int port, const std::string &local_ip = "", const std::string &private_data = "")
       : transport_(transport::open_transport(transport::transport_from_environment())) {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,

@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-#include "transport/ofi_control.hpp"
+#include "transport/ofi/ofi_control.hpp"
 
 using namespace naa::transport;
 

@@ -35,7 +35,7 @@ extern "C" {
 #include "server.h"
 }
 
-#include "auth.hpp"
+#include "config/auth.hpp"
 #include "naa_kernel.h"
 #include "raw_client.hpp"
 

@@ -24,9 +24,9 @@ extern "C" {
 #include "server.h"
 }
 
-#include "error.hpp"
-#include "immediate.hpp"
-#include "mrsp.hpp"
+#include "diag/error.hpp"
+#include "protocol/immediate.hpp"
+#include "protocol/mrsp.hpp"
 #include "naa_kernel.h"
 #include "raw_client.hpp"
 #include "transport/transport.hpp"

@@ -25,7 +25,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "settings.hpp"
+#include "config/settings.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The authentication key's private-data encoding and the key sources (lib/auth.cpp).
+// The authentication key's private-data encoding and the key sources (lib/config/auth.cpp).
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -11,9 +11,9 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "auth.hpp"
-#include "params.hpp"
-#include "error.hpp"
+#include "config/auth.hpp"
+#include "config/params.hpp"
+#include "diag/error.hpp"
 
 using naa::auth::encode;
 using naa::auth::matches;

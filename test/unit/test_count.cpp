@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The tools' count parser (lib/count.cpp): what naa-server and naa-bench accept as numbers.
+// The tools' count parser (lib/config/count.cpp): what naa-server and naa-bench accept as numbers.
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +10,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
-#include "count.hpp"
+#include "config/count.hpp"
 
 using naa::parse_count;
 

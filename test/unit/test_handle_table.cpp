@@ -19,7 +19,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "handle_table.hpp"
+#include "api/handle_table.hpp"
 
 using Table = naa::HandleTable<int>;
 

@@ -15,8 +15,8 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "immediate.hpp"
-#include "mrsp.hpp"
+#include "protocol/immediate.hpp"
+#include "protocol/mrsp.hpp"
 
 using namespace naa;
 

@@ -15,9 +15,9 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "error.hpp"
-#include "mrsp.hpp"
-#include "regions.hpp"
+#include "diag/error.hpp"
+#include "protocol/mrsp.hpp"
+#include "protocol/regions.hpp"
 
 using naa::Region;
 using naa::layout_regions;

@@ -18,8 +18,8 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "error.hpp"
-#include "params.hpp"
+#include "diag/error.hpp"
+#include "config/params.hpp"
 #include "rm/resolver.hpp"
 #include "rm/spread.hpp"
 

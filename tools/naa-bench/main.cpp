@@ -17,11 +17,11 @@
 #include <string>
 
 #include "config.h"
-#include "count.hpp"
-#include "error.hpp"
+#include "config/count.hpp"
+#include "diag/error.hpp"
 #include "handle.hpp"
 #include "raw.hpp"
-#include "params.hpp"
+#include "config/params.hpp"
 #include "rm/resolver.hpp"
 #include "settings.hpp"
 #include "suite.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The CPU time of libnaa's progress thread (NAA_PROGRESS=thread, named "naa-progress"), for the
 // overlap table: the share of a core that asynchronous progress took, polling while work is in
-// flight and dozing between invocations (lib/progress_engine.cpp).
+// flight and dozing between invocations (lib/progress/progress_engine.cpp).
 #pragma once
 
 #include <cstdint>

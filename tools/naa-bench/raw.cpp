@@ -9,11 +9,11 @@
 #include <cstring>
 #include <vector>
 
-#include "error.hpp"
-#include "immediate.hpp"
-#include "log.hpp"
-#include "params.hpp"
-#include "progress_until.hpp"
+#include "diag/error.hpp"
+#include "protocol/immediate.hpp"
+#include "diag/log.hpp"
+#include "config/params.hpp"
+#include "progress/progress_until.hpp"
 
 namespace naa::bench {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "buffer.hpp"
-#include "mrsp.hpp"
-#include "options.hpp"  // libnaa's Progress (NAA_PROGRESS)
+#include "protocol/mrsp.hpp"
+#include "config/options.hpp"  // libnaa's Progress (NAA_PROGRESS)
 #include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
 

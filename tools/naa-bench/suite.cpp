@@ -10,7 +10,7 @@
 #include "buffer.hpp"
 #include "clock.hpp"
 #include "handle.hpp"
-#include "params.hpp"
+#include "config/params.hpp"
 #include "progress_cpu.hpp"
 #include "raw.hpp"
 #include "wake_probe.hpp"

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "count.hpp"
-#include "error.hpp"
-#include "params.hpp"
+#include "config/count.hpp"
+#include "diag/error.hpp"
+#include "config/params.hpp"
 #include "rm/naa_conf.h"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"

@@ -18,16 +18,16 @@
 
 #include "config.h"
 #include "job.hpp"
-#include "error.hpp"
-#include "log.hpp"
-#include "count.hpp"
-#include "params.hpp"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "config/count.hpp"
+#include "config/params.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
-#include "session.hpp"
+#include "session/session.hpp"
 #include "transport/transport.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi.hpp"
+#include "transport/ofi/ofi.hpp"
 #endif
 #ifdef NAA_HAVE_VERBS
 #include <infiniband/verbs.h>

@@ -7,10 +7,10 @@
 #include <cinttypes>
 #include <string>
 
-#include "error.hpp"
-#include "immediate.hpp"
+#include "diag/error.hpp"
+#include "protocol/immediate.hpp"
 #include "key_check.hpp"
-#include "log.hpp"
+#include "diag/log.hpp"
 
 namespace naa::server {
 namespace {

@@ -13,7 +13,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
-#include "mrsp.hpp"
+#include "protocol/mrsp.hpp"
 #include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "immediate.hpp"
-#include "log.hpp"
+#include "protocol/immediate.hpp"
+#include "diag/log.hpp"
 
 namespace naa::server {
 

@@ -14,7 +14,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
-#include "mrsp.hpp"
+#include "protocol/mrsp.hpp"
 #include "naa_kernel.h"
 
 namespace naa::server {

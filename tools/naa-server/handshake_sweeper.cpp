@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "log.hpp"
+#include "diag/log.hpp"
 
 namespace naa::server {
 namespace {

@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "deadline.hpp"
-#include "log.hpp"
+#include "diag/log.hpp"
 
 namespace naa::server {
 namespace {

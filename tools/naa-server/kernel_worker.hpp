@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "mrsp.hpp"
+#include "protocol/mrsp.hpp"
 #include "naa_kernel.h"
 
 namespace naa::server {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "log.hpp"
+#include "diag/log.hpp"
 
 namespace naa::server {
 namespace {

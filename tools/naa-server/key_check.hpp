@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "auth.hpp"
+#include "config/auth.hpp"
 #include "refusal_throttle.hpp"
 
 namespace naa::server {

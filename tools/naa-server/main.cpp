@@ -11,16 +11,16 @@
 #include <cstring>
 #include <string>
 
-#include "auth.hpp"
-#include "params.hpp"
+#include "config/auth.hpp"
+#include "config/params.hpp"
 #include "config.h"
-#include "count.hpp"
-#include "error.hpp"
+#include "config/count.hpp"
+#include "diag/error.hpp"
 #include "kernels.hpp"
-#include "log.hpp"
+#include "diag/log.hpp"
 #include "server.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi.hpp"
+#include "transport/ofi/ofi.hpp"
 #endif
 
 namespace {

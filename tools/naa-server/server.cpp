@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "connection.hpp"
-#include "error.hpp"
-#include "log.hpp"
-#include "params.hpp"
-#include "transport/ofi_shm_request.hpp"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "config/params.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::server {
 namespace {

@@ -49,7 +49,7 @@ struct ServerOptions {
   KernelPolicy kernel_policy;
   ShmPeers shm = ShmPeers::OwnUser;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)
-  std::string auth_key;    // when set, requests without it are rejected (see lib/auth.hpp)
+  std::string auth_key;    // when set, requests without it are rejected (see lib/config/auth.hpp)
 };
 
 class Server {

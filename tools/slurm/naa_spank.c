@@ -19,7 +19,7 @@
 
 #include <slurm/spank.h>
 
-#include "number.h"
+#include "config/number.h"
 #include "rm/naa_conf.h"
 
 SPANK_PLUGIN(naa, 1);

@@ -61,7 +61,7 @@ class Libnaa(AutotoolsPackage):
         depends_on("m4", type="build")
         depends_on("pkgconfig", type="build")  # pkg.m4: PKG_PROG_PKG_CONFIG, PKG_INSTALLDIR
 
-    # lib/transport/ofi_fabric.hpp asks fi_getinfo for API 1.9; tcp is the default ofi+tcp
+    # lib/transport/ofi/ofi_fabric.hpp asks fi_getinfo for API 1.9; tcp is the default ofi+tcp
     # transport.
     depends_on("libfabric@1.9: fabrics=tcp", when="+libfabric")
     depends_on("rdma-core", when="+verbs")

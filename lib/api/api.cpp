@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The C ABI: argument checks, handle lookup, and the mapping of C++ errors to naa_error_t.
+// No exception ever crosses this boundary.
+#include "config.h"
+#include "progress/completion.hpp"
+#include "api/entry.hpp"
+#include "diag/error_text.hpp"
+#include "diag/last_error.hpp"
+#include "diag/log.hpp"
+#include "naa.h"
+#include "session/open_session.hpp"
+#include "api/profiling.hpp"
+#include "protocol/regions.hpp"
+#include "session/session.hpp"
+#include "diag/stats.hpp"
+
+namespace {
+
+using naa::Error;
+using naa::guarded;
+using naa::Session;
+using naa::stats::Call;
+
+// Never destroyed: sessions the program did not finalize must not be torn down by static
+// destructors racing the fabric libraries' own exit handlers.
+naa::HandleTable<Session> &handles() {
+  static auto *table = new naa::HandleTable<Session>;
+  return *table;
+}
+
+#define NAA_STR2(x) #x
+#define NAA_STR(x) NAA_STR2(x)
+constexpr const char kVersion[] =
+    NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
+
+// guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call
+// has one; its id as the caller passed it, or for a create the new one) and the calling
+// thread. Each call is observed (NAA_STATS, NAA_TRACE) as `call`; *completed (may be null)
+// tells whether a naa_test completed the invocation.
+template <class Body>
+int entry(const char *function, naa::stats::Call call, const naa_handle *handle, Body body,
+          const bool *completed = nullptr) {
+  const uint64_t t0 = naa::stats::start(call);
+  const uint64_t id_before = handle != nullptr ? handle->id : 0;
+  std::string cause;
+  const int code = guarded(function, body, &cause);
+  const uint64_t id = call == Call::Create && handle != nullptr ? handle->id : id_before;
+  if (t0 != 0)
+    naa::stats::finish(call, function, t0, id, code, completed != nullptr && *completed);
+  if (code != NAA_SUCCESS) naa::last_error::record(function, id, code, std::move(cause));
+  return code;
+}
+
+std::shared_ptr<Session> lookup(const naa_handle *handle) {
+  if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
+  return naa::live(handles(), handle->id);
+}
+
+int create(const char *function, uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+           naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr, naa_handle *handle) {
+  return entry(function, Call::Create, handle, [&] {
+    if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
+    handle->id = 0;
+    const uint8_t code = naa::checked_function_code(function_code);
+    auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
+    const auto settings = naa::Settings::resolve(attr);
+    naa::stats::enable(settings.params.text("NAA_STATS"), settings.params.text("NAA_TRACE"));
+    auto session = naa::open_session(code, regions, n_inputs, settings);
+    const std::string naa_address = session->peer();
+    handle->id = handles().insert(std::move(session));
+    if (naa::stats::on()) naa::stats::created(handle->id, code, naa_address, regions);
+    return static_cast<int>(NAA_SUCCESS);
+  });
+}
+
+// The handles of a naa_waitall & co. call, null where inactive (NAA_HANDLE_NULL or nothing in
+// flight). A handle that is neither live nor null fails the whole call, as a bad request
+// argument fails MPI's.
+naa::Sessions sessions_of(int count, const naa_handle *list) {
+  if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
+  if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
+  naa::Sessions sessions(static_cast<size_t>(count));
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    if (list[i].id == 0) continue;
+    auto s = naa::live(handles(), list[i].id);
+    if (s->in_flight()) sessions[i] = std::move(s);
+  }
+  return sessions;
+}
+
+}  // namespace
+
+extern "C" {
+
+int pnaa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs, naa_param_t *outputs,
+               size_t n_outputs, naa_handle *handle) {
+  return create("naa_create", function_code, inputs, n_inputs, outputs, n_outputs, nullptr, handle);
+}
+
+int pnaa_create_attr(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
+                    naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr,
+                    naa_handle *handle) {
+  return create("naa_create_attr", function_code, inputs, n_inputs, outputs, n_outputs, attr,
+                handle);
+}
+
+int pnaa_invoke(naa_handle *handle) {
+  return entry("naa_invoke", Call::Invoke, handle, [&] { return lookup(handle)->invoke(); });
+}
+
+int pnaa_test(naa_handle *handle, bool *flag, naa_status *status) {
+  return entry(
+      "naa_test", Call::Test, handle,
+      [&] {
+        if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
+        *flag = false;
+        return lookup(handle)->test(flag, status);
+      },
+      flag);
+}
+
+int pnaa_wait(naa_handle *handle, naa_status *status) {
+  return entry("naa_wait", Call::Wait, handle, [&] { return lookup(handle)->wait(status); });
+}
+
+int pnaa_cancel(naa_handle *handle) {
+  return entry("naa_cancel", Call::Other, handle, [&] { return lookup(handle)->cancel(); });
+}
+
+int pnaa_finalize(naa_handle *handle) {
+  return entry("naa_finalize", Call::Other, handle, [&] {
+    lookup(handle);
+    // The last reference may be held by a concurrent call on the same handle; the session is
+    // then destroyed when that call returns.
+    handles().remove(handle->id);
+    naa::last_error::forget(handle->id);
+    naa::stats::finalized(handle->id);
+    handle->id = 0;
+    return static_cast<int>(NAA_SUCCESS);
+  });
+}
+
+int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
+  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(sessions_of(count, handles), statuses); });
+}
+
+int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status) {
+  return entry("naa_waitany", Call::Completion, nullptr, [&] {
+    if (index == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "index is NULL");
+    *index = NAA_UNDEFINED;
+    return naa::wait_any(sessions_of(count, handles), index, status);
+  });
+}
+
+int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag, naa_status *status) {
+  return entry("naa_testany", Call::Completion, nullptr, [&] {
+    if (index == nullptr || flag == nullptr)
+      throw Error(NAA_ERR_INVALID_ARGUMENT, "index or flag is NULL");
+    *index = NAA_UNDEFINED;
+    *flag = false;
+    return naa::test_any(sessions_of(count, handles), index, flag, status);
+  });
+}
+
+int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuses[]) {
+  return entry("naa_testall", Call::Completion, nullptr, [&] {
+    if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
+    *flag = false;
+    return naa::test_all(sessions_of(count, handles), flag, statuses);
+  });
+}
+
+const char *pnaa_strerror(int error) { return naa::error_text(error); }
+
+const char *pnaa_rc_string(int naa_return_code) { return naa::rc_text(naa_return_code); }
+
+int pnaa_last_error(const naa_handle *handle, char *buf, size_t len) {
+  return naa::last_error::read(handle != nullptr ? handle->id : 0, handle == nullptr, buf, len);
+}
+
+int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
+  return entry("naa_stats_get", Call::Other, nullptr,
+               [&] { return naa::stats::get(totals, functions, max_functions); });
+}
+
+int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info) {
+  return entry("naa_handle_info", Call::Other, handle, [&] {
+    if (info == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "info is NULL");
+    lookup(handle)->describe(info);
+    return static_cast<int>(NAA_SUCCESS);
+  });
+}
+
+int pnaa_set_log_handler(naa_log_handler_t handler, void *arg) {
+  naa::log::set_handler(handler, arg);
+  return NAA_SUCCESS;
+}
+
+const char *pnaa_version(int *major, int *minor, int *patch) {
+  if (major != nullptr) *major = NAA_VERSION_MAJOR;
+  if (minor != nullptr) *minor = NAA_VERSION_MINOR;
+  if (patch != nullptr) *patch = NAA_VERSION_PATCH;
+  return kVersion;
+}
+
+}  // extern "C"
+
+// The public names: weak aliases of the above (pnaa(3)).
+NAA_PROFILED(naa_create);
+NAA_PROFILED(naa_create_attr);
+NAA_PROFILED(naa_invoke);
+NAA_PROFILED(naa_test);
+NAA_PROFILED(naa_wait);
+NAA_PROFILED(naa_cancel);
+NAA_PROFILED(naa_finalize);
+NAA_PROFILED(naa_waitall);
+NAA_PROFILED(naa_waitany);
+NAA_PROFILED(naa_testany);
+NAA_PROFILED(naa_testall);
+NAA_PROFILED(naa_strerror);
+NAA_PROFILED(naa_version);
+NAA_PROFILED(naa_rc_string);
+NAA_PROFILED(naa_last_error);
+NAA_PROFILED(naa_set_log_handler);
+NAA_PROFILED(naa_stats_get);
+NAA_PROFILED(naa_handle_info);

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "config/auth.hpp"
+
+#include <fstream>
+
+#include "diag/error.hpp"
+
+namespace naa::auth {
+namespace {
+
+const std::string kMagic = "NAA1";
+
+}  // namespace
+
+std::string checked_key(std::string key, const std::string &source, naa_error_t code) {
+  if (key.size() > kMaxKeyLength)
+    throw Error(code, source + ": the key has " + std::to_string(key.size()) +
+                                    " bytes, more than the " + std::to_string(kMaxKeyLength) +
+                                    " a connection request can carry");
+  return key;
+}
+
+std::string key_from_file(const std::string &path) {
+  std::ifstream in(path);
+  std::string key;
+  if (!in || !std::getline(in, key))
+    throw Error(NAA_ERR_CONFIG, "cannot read the authentication key file '" + path + "'");
+  if (!key.empty() && key.back() == '\r') key.pop_back();
+  if (key.empty()) throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
+  return checked_key(key, "key file " + path);
+}
+
+std::string encode(const std::string &key) {
+  return kMagic + static_cast<char>(key.size()) + key;
+}
+
+bool matches(const std::string &private_data, const std::string &key) {
+  const std::string want = encode(key);
+  if (private_data.size() < want.size()) return false;
+  // Padding beyond the key (InfiniBand's zeros) is allowed; the length byte fixes the key's end.
+  unsigned char diff = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    diff |= static_cast<unsigned char>(private_data[i] ^ want[i]);
+  return diff == 0;
+}
+
+}  // namespace naa::auth

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "config/params.hpp"
+#include "rm/spread.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "config/auth.hpp"
+#include "diag/error.hpp"
+
+namespace naa::params {
+namespace {
+
+void check_timeout(const std::string &t, const std::string &s) { parse_timeout(t, s); }
+void check_switch(const std::string &t, const std::string &s) { parse_switch(t, s); }
+void check_reconnect(const std::string &t, const std::string &s) { parse_reconnect(t, s); }
+void check_progress(const std::string &t, const std::string &s) { parse_progress_mode(t, s); }
+void check_microseconds(const std::string &t, const std::string &s) { parse_microseconds(t, s); }
+void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
+void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
+void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
+
+}  // namespace
+
+const std::vector<Param> &registry() {
+  static const std::vector<Param> params = {
+      {"NAA_SPEC", "host:port:fncode:n_inputs[,...]", "",
+       "which NAA serves which function code (else the Slurm job's naa.conf)", nullptr},
+      {"NAA_CONF", "path", "",
+       "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
+       "SYSCONFDIR/naa.conf)", nullptr},
+      {"NAA_SPREAD", "rank|local", "rank",
+       "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
+       "node-local one for NAAs attached to each node", rm::check_spread},
+      {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
+       "how to reach the NAA; auto: verbs where an RDMA device routes to it, else ofi+tcp",
+       nullptr},
+      {"NAA_TIMEOUT", "seconds", "60",
+       "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
+      {"NAA_CONNECT_TIMEOUT", "seconds", "30",
+       "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
+      {"NAA_RECONNECT", "attempts 0..100", "3",
+       "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
+      {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
+       "who moves the data and how naa_wait waits", check_progress},
+      {"NAA_SPIN_US", "microseconds", "100",
+       "the least spin-then-block polls before it sleeps (longer while a reply is due); the "
+       "least the progress thread of thread polls with work in flight",
+       check_microseconds},
+      {"NAA_PROGRESS_CPU", "CPU number", "",
+       "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
+      {"NAA_PACING_US", "microseconds", "100",
+       "guard before each invocation's final write to an NAA that is not a libnaa server "
+       "(0: off)", check_microseconds},
+      {"NAA_PACING_ADAPTIVE", "0|1", "1",
+       "1: the guard also grows with the NAA's round trip and after requests it never answered",
+       check_switch},
+      {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
+      {"NAA_RDMA_DEVICE", "device name", "",
+       "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr},
+      {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
+       "key sent with each connection request (naa-server -A checks it)", check_key, true},
+      {"NAA_AUTH_KEY_FILE", "path", "",
+       "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
+      {"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
+       "split libfabric writes into pieces of this size (default: no split)", check_write_chunk},
+      {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
+       "which diagnostics go to stderr (read once per process)", nullptr},
+      {"NAA_STATS", "0|1", "0",
+       "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
+      {"NAA_TRACE", "directory", "",
+       "write a timeline of the calls and invocations to DIR/naa-trace.RANK.json at exit",
+       nullptr},
+  };
+  return params;
+}
+
+const char *source_name(Source source) {
+  switch (source) {
+    case Source::Default: return "default";
+    case Source::Environment: return "environment";
+    case Source::Attr: return "naa_attr_t.params";
+    case Source::Field: return "naa_attr_t field";
+  }
+  return "?";
+}
+
+Values Values::read(const char *const *overrides) {
+  Values v;
+  for (const Param &p : registry()) {
+    const char *env = std::getenv(p.name);
+    if (env != nullptr && *env != '\0') v.entries_.push_back({env, Source::Environment});
+    else v.entries_.push_back({p.fallback, Source::Default});
+  }
+  for (; overrides != nullptr && *overrides != nullptr; ++overrides) {
+    const char *eq = std::strchr(*overrides, '=');
+    size_t i = 0;
+    const std::string name = eq != nullptr ? std::string(*overrides, eq) : "";
+    while (i < registry().size() && name != registry()[i].name) ++i;
+    if (i == registry().size())
+      throw Error(NAA_ERR_INVALID_ARGUMENT, std::string("naa_attr_t.params: '") + *overrides +
+                                                "' is not NAME=value of a runtime parameter "
+                                                "(naa-info --params lists them)");
+    if (eq[1] == '\0') v.entries_[i] = {registry()[i].fallback, Source::Default};
+    else v.entries_[i] = {eq + 1, Source::Attr};
+  }
+  return v;
+}
+
+std::string Values::source_text(size_t i) const {
+  const char *name = registry()[i].name;
+  switch (entries_[i].source) {
+    case Source::Attr: return std::string("naa_attr_t.params ") + name;
+    case Source::Field: return std::string("the naa_attr_t field for ") + name;
+    default: return name;
+  }
+}
+
+void Values::set_from_field(const char *name, const std::string &text) {
+  entries_[index(name)] = {text, Source::Field};
+}
+
+std::string Values::problem(size_t i) const {
+  const Param &p = registry()[i];
+  if (p.check == nullptr || entries_[i].text.empty()) return "";
+  try {
+    p.check(entries_[i].text, source_text(i));
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+void Values::check() const {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    std::string why = problem(i);
+    if (!why.empty())
+      throw Error(entries_[i].source == Source::Environment ? NAA_ERR_CONFIG
+                                                            : NAA_ERR_INVALID_ARGUMENT,
+                  why);
+  }
+}
+
+size_t Values::index(const char *name) const {
+  for (size_t i = 0; i < registry().size(); ++i)
+    if (std::strcmp(registry()[i].name, name) == 0) return i;
+  throw Error(NAA_ERR_INTERNAL, std::string("no runtime parameter ") + name);
+}
+
+const std::string &Values::text(const char *name) const { return entries_[index(name)].text; }
+Source Values::source(const char *name) const { return entries_[index(name)].source; }
+
+std::chrono::milliseconds Values::timeout() const {
+  const size_t i = index("NAA_TIMEOUT");
+  return parse_timeout(entries_[i].text, source_text(i));
+}
+
+std::chrono::milliseconds Values::connect_timeout() const {
+  const size_t i = index("NAA_CONNECT_TIMEOUT");
+  return parse_timeout(entries_[i].text, source_text(i));
+}
+
+unsigned Values::reconnect() const {
+  const size_t i = index("NAA_RECONNECT");
+  return parse_reconnect(entries_[i].text, source_text(i));
+}
+
+Progress Values::progress() const {
+  Progress p;
+  size_t i = index("NAA_PROGRESS");
+  p.mode = parse_progress_mode(entries_[i].text, source_text(i));
+  i = index("NAA_SPIN_US");
+  p.spin = parse_microseconds(entries_[i].text, source_text(i));
+  i = index("NAA_PROGRESS_CPU");
+  p.cpu = parse_cpu(entries_[i].text, source_text(i));
+  return p;
+}
+
+std::chrono::microseconds Values::pacing() const {
+  const size_t i = index("NAA_PACING_US");
+  return parse_microseconds(entries_[i].text, source_text(i));
+}
+
+bool Values::pacing_adaptive() const {
+  const size_t i = index("NAA_PACING_ADAPTIVE");
+  return parse_switch(entries_[i].text, source_text(i));
+}
+
+size_t Values::write_chunk() const {
+  const size_t i = index("NAA_OFI_WRITE_CHUNK");
+  return parse_write_chunk(entries_[i].text, source_text(i));
+}
+
+transport::TransportOptions Values::transport_options() const {
+  transport::TransportOptions options;
+  options.provider_progress = progress().mode == Progress::Mode::Provider;
+  options.device = text("NAA_RDMA_DEVICE");
+  options.write_chunk = write_chunk();
+  return options;
+}
+
+std::string Values::auth_key() const {
+  const size_t i = index("NAA_AUTH_KEY");
+  if (!entries_[i].text.empty()) return auth::checked_key(entries_[i].text, source_text(i));
+  const std::string &path = text("NAA_AUTH_KEY_FILE");
+  return path.empty() ? "" : auth::key_from_file(path);
+}
+
+}  // namespace naa::params

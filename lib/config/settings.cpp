@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "config/settings.hpp"
+
+#include <cstddef>
+
+#include "config/auth.hpp"
+#include "config/count.hpp"
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+
+namespace naa {
+namespace {
+
+// The attr a program was compiled with may be older (shorter) than ours: a field it does not
+// hold is unset. One compiled against a newer header is longer: its extra fields are ignored.
+#define HOLDS(attr, field) \
+  ((attr) != nullptr && (attr)->size >= offsetof(naa_attr_t, field) + sizeof((attr)->field))
+
+Error bad_field(const char *field, const std::string &why) {
+  return Error(NAA_ERR_INVALID_ARGUMENT, std::string("naa_attr_t.") + field + " " + why);
+}
+
+// "host:port" or "[v6addr]:port".
+void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
+  size_t colon = text.rfind(':');
+  uint64_t p = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !parse_count(text.c_str() + colon + 1, 65535, &p) || p == 0)
+    throw bad_field("naa", "'" + text + "' is not host:port (port 1..65535)");
+  *host = text.substr(0, colon);
+  if (host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  if (host->empty()) throw bad_field("naa", "'" + text + "' has an empty host");
+  *port = static_cast<uint16_t>(p);
+}
+
+// A deadline field in milliseconds: whether it is set; if so, its parameter's value (seconds).
+bool milliseconds_field(int64_t ms, const char *field, const char *param, params::Values *values) {
+  if (ms == NAA_ATTR_UNSET) return false;
+  if (ms <= 0 || ms > kMaxTimeoutSeconds * 1000)
+    throw bad_field(field, std::to_string(ms) + " is not in 1.." +
+                               std::to_string(kMaxTimeoutSeconds * 1000));
+  std::string frac = std::to_string(ms % 1000);
+  values->set_from_field(param, std::to_string(ms / 1000) + "." +
+                                    std::string(3 - frac.size(), '0') + frac);
+  return true;
+}
+
+}  // namespace
+
+Settings Settings::resolve(const naa_attr_t *attr) {
+  if (attr != nullptr) {
+    if (attr->size < offsetof(naa_attr_t, naa) || attr->version == 0)
+      throw Error(NAA_ERR_INVALID_ARGUMENT, "naa_attr_t has no valid header (size " +
+                                                std::to_string(attr->size) + ", version " +
+                                                std::to_string(attr->version) +
+                                                "): initialise it with NAA_ATTR_INIT");
+    if (attr->size > sizeof(naa_attr_t))
+      NAA_LOG_DEBUG("naa_attr_t of %zu bytes (version %u): fields beyond this library's %zu "
+                    "bytes are ignored", attr->size, attr->version, sizeof(naa_attr_t));
+  }
+  Settings s;
+  s.params = params::Values::read(HOLDS(attr, params) ? attr->params : nullptr);
+  // Each field set stands in for its parameter: the environment's and attr->params' value
+  // behind it is neither used nor checked.
+  if (HOLDS(attr, naa) && attr->naa != nullptr)
+    parse_naa(attr->naa, &s.naa_host, &s.naa_port);
+  if (HOLDS(attr, transport) && attr->transport != nullptr)
+    s.params.set_from_field("NAA_TRANSPORT", attr->transport);
+  const bool timeout_set =
+      HOLDS(attr, timeout_ms) && milliseconds_field(attr->timeout_ms, "timeout_ms", "NAA_TIMEOUT", &s.params);
+  const bool connect_timeout_set =
+      HOLDS(attr, connect_timeout_ms) &&
+      milliseconds_field(attr->connect_timeout_ms, "connect_timeout_ms", "NAA_CONNECT_TIMEOUT", &s.params);
+  if (HOLDS(attr, reconnect) && attr->reconnect != NAA_ATTR_UNSET) {
+    if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > kMaxReconnect)
+      throw bad_field("reconnect", std::to_string(attr->reconnect) + " is not in 0.." +
+                                       std::to_string(kMaxReconnect));
+    s.params.set_from_field("NAA_RECONNECT", std::to_string(attr->reconnect));
+  }
+  if (HOLDS(attr, progress) && attr->progress != nullptr) {
+    try {
+      parse_progress_mode(attr->progress, "naa_attr_t.progress");
+    } catch (const Error &e) {
+      throw Error(NAA_ERR_INVALID_ARGUMENT, e.what());
+    }
+    s.params.set_from_field("NAA_PROGRESS", attr->progress);
+  }
+  if (HOLDS(attr, pacing_us) && attr->pacing_us != NAA_ATTR_UNSET) {
+    if (attr->pacing_us < 0 || static_cast<uint64_t>(attr->pacing_us) > kMaxMicroseconds)
+      throw bad_field("pacing_us", std::to_string(attr->pacing_us) + " is not in 0.." +
+                                       std::to_string(kMaxMicroseconds));
+    s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us));
+  }
+  if (HOLDS(attr, auth_key) && attr->auth_key != nullptr) {
+    s.params.set_from_field("NAA_AUTH_KEY", auth::checked_key(attr->auth_key, "naa_attr_t.auth_key",
+                                                              NAA_ERR_INVALID_ARGUMENT));
+    s.params.set_from_field("NAA_AUTH_KEY_FILE", "");  // "" sends none: no file either
+  }
+  if (HOLDS(attr, local_ip) && attr->local_ip != nullptr)
+    s.params.set_from_field("NAA_LOCAL_IP", attr->local_ip);
+  if (HOLDS(attr, device) && attr->device != nullptr)
+    s.params.set_from_field("NAA_RDMA_DEVICE", attr->device);
+  s.params.check();
+
+  s.transport = s.params.text("NAA_TRANSPORT");
+  // The field's milliseconds exactly, not their decimal text parsed back.
+  s.timeout = timeout_set ? std::chrono::milliseconds(attr->timeout_ms) : s.params.timeout();
+  s.connect_timeout = connect_timeout_set ? std::chrono::milliseconds(attr->connect_timeout_ms)
+                                          : s.params.connect_timeout();
+  s.reconnect = s.params.reconnect();
+  s.progress = s.params.progress();
+  s.pacing = s.params.pacing();
+  s.pacing_adaptive = s.params.pacing_adaptive();
+  s.auth_key = s.params.auth_key();
+  s.local_ip = s.params.text("NAA_LOCAL_IP");
+  s.device = s.params.text("NAA_RDMA_DEVICE");
+  return s;
+}
+
+std::unique_ptr<rm::Target> Settings::target(uint8_t function_code, size_t n_inputs) const {
+  if (naa_host.empty()) return rm::resolve(function_code, n_inputs, params);
+  NAA_LOG_INFO("function code %u: NAA %s:%u from naa_attr_t.naa",
+               static_cast<unsigned>(function_code), naa_host.c_str(), naa_port);
+  return std::make_unique<rm::Target>(naa_host, naa_port, "naa_attr_t.naa");
+}
+
+}  // namespace naa

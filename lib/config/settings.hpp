@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Everything one naa_create decides from outside the program's arguments, resolved once:
+// from the naa_attr_t (naa_create_attr), else the environment (naa(7), RUNTIME PARAMETERS),
+// else the default. The session and its transport take their settings from here, so one
+// process can give each handle its own NAA, transport, deadline and key without setenv.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "naa.h"
+#include "config/options.hpp"
+#include "config/params.hpp"
+#include "rm/resolver.hpp"
+
+namespace naa {
+
+struct Settings {
+  std::string naa_host;  // from attr->naa: the NAA itself, no resolution; empty otherwise
+  uint16_t naa_port = 0;
+  std::string transport;  // NAA_TRANSPORT
+  std::chrono::milliseconds timeout{0};          // NAA_TIMEOUT: each wait
+  std::chrono::milliseconds connect_timeout{0};  // NAA_CONNECT_TIMEOUT: connect + MRSP
+  unsigned reconnect = 0;                        // NAA_RECONNECT: attempts
+  Progress progress;
+  std::chrono::microseconds pacing{0};
+  bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
+  std::string auth_key;  // "" sends none
+  std::string local_ip;
+  std::string device;  // NAA_RDMA_DEVICE
+  params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
+                          // the transport's source
+
+  // `attr` may be null (everything from the environment). A field wins over attr->params, which
+  // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
+  // field, header or params entry, NAA_ERR_CONFIG for a malformed variable.
+  static Settings resolve(const naa_attr_t *attr);
+
+  // What the transport of this handle takes from these settings.
+  transport::TransportOptions transport_options() const { return params.transport_options(); }
+
+  // The NAA for function_code: attr->naa, else NAA_SPEC or Slurm (rm::resolve).
+  std::unique_ptr<rm::Target> target(uint8_t function_code, size_t n_inputs) const;
+};
+
+}  // namespace naa

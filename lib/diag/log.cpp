@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "diag/log.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "config/params.hpp"
+#include "diag/rank.hpp"
+
+namespace naa::log {
+namespace {
+
+const char *program = "libnaa";
+
+Level parse_level(const char *text) {
+  if (text == nullptr || *text == '\0') return Level::Warn;
+  static const struct {
+    const char *name;
+    Level level;
+  } names[] = {{"error", Level::Error}, {"warn", Level::Warn}, {"warning", Level::Warn},
+               {"info", Level::Info},   {"debug", Level::Debug}, {"0", Level::Error},
+               {"1", Level::Warn},      {"2", Level::Info},  {"3", Level::Debug}};
+  for (const auto &n : names)
+    if (strcasecmp(text, n.name) == 0) return n.level;
+  return Level::Warn;
+}
+
+const char *level_name(Level level) {
+  switch (level) {
+    case Level::Error: return "error";
+    case Level::Warn: return "warning";
+    case Level::Info: return "info";
+    case Level::Debug: return "debug";
+  }
+  return "?";
+}
+
+}  // namespace
+
+namespace {
+
+// -1 until the first line asks: NAA_LOG_LEVEL is read once per process, when first needed.
+std::atomic<int> level{-1};
+std::atomic<int> fallback{static_cast<int>(Level::Warn)};
+
+}  // namespace
+
+Level threshold() {
+  int l = level.load(std::memory_order_relaxed);
+  if (l < 0) {
+    const params::Values values = params::Values::read();
+    l = values.source("NAA_LOG_LEVEL") == params::Source::Default
+            ? fallback.load()
+            : static_cast<int>(parse_level(values.text("NAA_LOG_LEVEL").c_str()));
+    level.store(l, std::memory_order_relaxed);
+  }
+  return static_cast<Level>(l);
+}
+
+void set_default_threshold(Level l) {
+  fallback.store(static_cast<int>(l));
+  level.store(-1);
+}
+
+void set_program(const char *name) { program = name; }
+
+namespace {
+
+// The program's own logger (naa_set_log_handler), or none: stderr.
+std::mutex handler_mu;
+Handler handler = nullptr;
+void *handler_arg = nullptr;
+
+}  // namespace
+
+void set_handler(Handler h, void *arg) {
+  std::lock_guard<std::mutex> lock(handler_mu);
+  handler = h;
+  handler_arg = arg;
+}
+
+void write(Level level, const char *fmt, ...) {
+  char line[1024];
+  const int r = rank();
+  char who[48];
+  if (r >= 0)
+    std::snprintf(who, sizeof who, "%d, rank %d", static_cast<int>(getpid()), r);
+  else
+    std::snprintf(who, sizeof who, "%d", static_cast<int>(getpid()));
+  int n = std::snprintf(line, sizeof line, "%s[%s]: %s: ", program, who, level_name(level));
+  if (n < 0) return;
+  va_list args;
+  va_start(args, fmt);
+  int m = std::vsnprintf(line + n, sizeof line - static_cast<size_t>(n), fmt, args);
+  va_end(args);
+  size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
+  if (len > sizeof line - 2) len = sizeof line - 2;  // truncated: keep the newline
+  Handler h;
+  void *arg;
+  {
+    std::lock_guard<std::mutex> lock(handler_mu);
+    h = handler;
+    arg = handler_arg;
+  }
+  if (h != nullptr) {  // called unlocked: the program's logger may call into libnaa again
+    line[len] = '\0';
+    h(static_cast<int>(level), line, arg);
+    return;
+  }
+  line[len++] = '\n';
+  // One write(2) so that lines of concurrent threads and processes never interleave.
+  ssize_t ignored = ::write(STDERR_FILENO, line, len);
+  (void)ignored;
+}
+
+}  // namespace naa::log

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "diag/stats.hpp"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "diag/error_text.hpp"
+#include "diag/last_error.hpp"
+#include "protocol/mrsp.hpp"
+#include "config/params.hpp"
+#include "diag/rank.hpp"
+#include "diag/trace.hpp"
+
+namespace naa::stats {
+namespace detail {
+std::atomic<int> state{-1};
+}  // namespace detail
+
+namespace {
+
+constexpr size_t kCodes = sizeof(naa_stats_t::errors) / sizeof(naa_stats_t::errors[0]);
+
+struct Handle {
+  size_t line;
+  uint64_t first_out, steady_out, back;
+  bool started;
+  bool in_flight;  // for the timeline's invocation span
+};
+
+std::mutex mu;
+naa_stats_t totals_{};
+std::vector<naa_stats_function_t> &lines() {  // never destroyed: the exit handler prints it
+  static auto *v = new std::vector<naa_stats_function_t>;
+  return *v;
+}
+std::unordered_map<uint64_t, Handle> &handles() {
+  static auto *m = new std::unordered_map<uint64_t, Handle>;
+  return *m;
+}
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+double ms(double seconds) { return seconds * 1e3; }
+
+// One block per process on stderr, each line prefixed with who wrote it, in one write(2).
+void print() {
+  std::lock_guard<std::mutex> lock(mu);
+  char who[64];
+  const int r = rank();
+  if (r >= 0) snprintf(who, sizeof who, "naa-stats[%d, rank %d]", static_cast<int>(getpid()), r);
+  else snprintf(who, sizeof who, "naa-stats[%d]", static_cast<int>(getpid()));
+  std::string out;
+  char line[512];
+  snprintf(line, sizeof line, "%s: %llu naa_create in %.3f ms\n", who,
+           static_cast<unsigned long long>(totals_.creates), ms(totals_.create_s));
+  out += line;
+  for (const naa_stats_function_t &f : lines()) {
+    snprintf(line, sizeof line,
+             "%s: function %u at %s: %llu invocations, %llu bytes out, %llu bytes back; "
+             "naa_invoke %.3f ms, naa_wait %llu calls %.3f ms, naa_test %llu polls %.3f ms\n",
+             who, f.function_code, f.naa, static_cast<unsigned long long>(f.invocations),
+             static_cast<unsigned long long>(f.bytes_out),
+             static_cast<unsigned long long>(f.bytes_back), ms(f.invoke_s),
+             static_cast<unsigned long long>(f.waits), ms(f.wait_s),
+             static_cast<unsigned long long>(f.tests), ms(f.test_s));
+    out += line;
+  }
+  if (totals_.completion_calls > 0) {
+    snprintf(line, sizeof line, "%s: naa_waitall/waitany/testany/testall %llu calls %.3f ms\n",
+             who, static_cast<unsigned long long>(totals_.completion_calls),
+             ms(totals_.completion_s));
+    out += line;
+  }
+  std::string errors;
+  for (size_t c = 1; c < kCodes; ++c)
+    if (totals_.errors[c] > 0)
+      errors += " " + std::to_string(totals_.errors[c]) + " x " + std::to_string(c) + " (" +
+                error_text(static_cast<int>(c)) + ");";
+  out += std::string(who) + ": errors:" + (errors.empty() ? " none" : errors) + "\n";
+  ssize_t ignored = ::write(STDERR_FILENO, out.data(), out.size());
+  (void)ignored;
+}
+
+// Turns on what `bits` names (detail::kStats, kTrace); called with mu held.
+void switch_on_locked(int bits, const std::string &trace_dir) {
+  if ((bits & detail::kTrace) && !trace::open(trace_dir)) bits &= ~detail::kTrace;
+  const int was = std::max(detail::state.load(), 0);
+  if ((bits & detail::kStats) && !(was & detail::kStats)) std::atexit(print);
+  detail::state.store(was | bits);
+}
+
+}  // namespace
+
+bool detail::read_environment() {
+  std::lock_guard<std::mutex> lock(mu);
+  if (state.load() < 0) {
+    const params::Values values = params::Values::read();
+    switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace,
+                     values.text("NAA_TRACE"));
+  }
+  return state.load() != 0;
+}
+
+void enable(const std::string &stats, const std::string &trace_dir) {
+  const int bits = (stats == "1" ? detail::kStats : 0) | (trace_dir.empty() ? 0 : detail::kTrace);
+  if (bits == 0 || (on() && (detail::state.load() & bits) == bits)) return;
+  std::lock_guard<std::mutex> lock(mu);
+  switch_on_locked(bits, trace_dir);
+}
+
+uint64_t start(Call call) { return call == Call::Create || on() ? now_ns() : 0; }
+
+void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
+            bool completed) {
+  const int observed = detail::state.load(std::memory_order_relaxed);
+  if (observed <= 0) return;
+  const uint64_t t1 = now_ns();
+  const double s = static_cast<double>(t1 - t0) / 1e9;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles().find(handle_id);
+  Handle *h = it != handles().end() ? &it->second : nullptr;
+  naa_stats_function_t *f = h != nullptr ? &lines()[h->line] : nullptr;
+  if (observed & detail::kTrace) {
+    const bool ends = h != nullptr && h->in_flight &&
+                      (call == Call::Wait ? code == NAA_SUCCESS || code == NAA_ERR_NAA
+                                          : call == Call::Test && completed);
+    if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) {
+      trace::invocation_begin(handle_id, t0, f->function_code, f->naa,
+                              h->started ? h->steady_out : h->first_out, h->back);
+      h->in_flight = true;
+    }
+    trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
+                f != nullptr ? f->naa : nullptr, code, completed);
+    if (ends) {
+      trace::invocation_end(handle_id, t1, code);
+      h->in_flight = false;
+    }
+  }
+  if (!(observed & detail::kStats)) {
+    if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) h->started = true;
+    return;
+  }
+  if (code != NAA_SUCCESS) ++totals_.errors[static_cast<size_t>(code) < kCodes ? code : 0];
+  if (call == Call::Create) {
+    ++totals_.creates;
+    totals_.create_s += s;
+    return;
+  }
+  if (call == Call::Completion) {
+    ++totals_.completion_calls;
+    totals_.completion_s += s;
+    return;
+  }
+  if (f == nullptr) return;  // created while observing was off, or not a handle
+  switch (call) {
+    case Call::Invoke:
+      f->invoke_s += s;
+      if (code != NAA_SUCCESS) break;
+      ++f->invocations;
+      f->bytes_out += h->started ? h->steady_out : h->first_out;
+      f->bytes_back += h->back;
+      h->started = true;
+      break;
+    case Call::Test:
+      ++f->tests;
+      f->test_s += s;
+      break;
+    case Call::Wait:
+      ++f->waits;
+      f->wait_s += s;
+      break;
+    default: break;
+  }
+}
+
+void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
+             const std::vector<Region> &regions) {
+  Handle h{0, 0, 0, 0, false, false};
+  for (const Region &r : regions) {
+    if (r.flags & mrsp::kInput) {
+      h.first_out += r.size;
+      if (!(r.flags & mrsp::kSingleSend)) h.steady_out += r.size;
+    }
+    if (r.flags & mrsp::kOutput) h.back += r.size;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  size_t i = 0;
+  while (i < lines().size() && !(lines()[i].function_code == function_code &&
+                                 naa == lines()[i].naa))
+    ++i;
+  if (i == lines().size()) {
+    naa_stats_function_t l{};
+    l.function_code = function_code;
+    snprintf(l.naa, sizeof l.naa, "%s", naa.c_str());
+    lines().push_back(l);
+  }
+  h.line = i;
+  handles()[handle_id] = h;
+}
+
+void finalized(uint64_t handle_id) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles().find(handle_id);
+  if (it == handles().end()) return;
+  if (it->second.in_flight) trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS);
+  handles().erase(it);
+}
+
+int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
+  if (!on() || !(detail::state.load() & detail::kStats))
+    return last_error::returned(NAA_ERR_STATE, "statistics are off: set NAA_STATS=1, or "
+                                               "NAA_STATS=1 in a handle's naa_attr_t.params");
+  std::lock_guard<std::mutex> lock(mu);
+  if (totals != nullptr) {
+    *totals = totals_;
+    totals->n_functions = lines().size();
+  }
+  for (size_t i = 0; functions != nullptr && i < max_functions && i < lines().size(); ++i)
+    functions[i] = lines()[i];
+  return NAA_SUCCESS;
+}
+
+}  // namespace naa::stats

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Statistics of the public calls (NAA_STATS, naa_stats_get(3)), and what the timeline
+// (lib/diag/trace.hpp) is told of them: counted in the C entry points
+// only, so that the sessions and transports carry no hook. Off (the default) a call costs one
+// relaxed atomic load; on, two clock reads and one short locked update.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "naa.h"
+#include "protocol/regions.hpp"
+
+namespace naa::stats {
+
+// Other: counted only if it fails; Completion: naa_waitall & co.
+enum class Call { Create, Invoke, Test, Wait, Completion, Other };
+
+namespace detail {
+enum : int { kStats = 1, kTrace = 2 };
+extern std::atomic<int> state;  // -1 unread, else kStats | kTrace (0: off)
+bool read_environment();
+}  // namespace detail
+
+// Whether calls are observed at all: statistics (NAA_STATS) or the timeline (NAA_TRACE).
+inline bool on() {
+  const int s = detail::state.load(std::memory_order_relaxed);
+  return s < 0 ? detail::read_environment() : s != 0;
+}
+
+// A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR turn them on for the process.
+void enable(const std::string &stats, const std::string &trace_dir);
+
+// Nanoseconds of CLOCK_MONOTONIC; 0 when statistics are off (nothing is then recorded), except
+// for a create, which may turn them on (naa_attr_t.params) and then counts itself.
+uint64_t start(Call call);
+// A public call that began at t0 (start()) ended with code on handle_id (0: none);
+// completed: a naa_test that completed the invocation.
+void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
+            bool completed);
+// naa_create succeeded: handle_id serves function_code at naa with these regions.
+void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
+             const std::vector<Region> &regions);
+// naa_finalize: the handle's figures stay in its function code's line.
+void finalized(uint64_t handle_id);
+
+// naa_stats_get(3).
+int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions);
+
+}  // namespace naa::stats

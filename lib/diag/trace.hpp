@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The timeline (NAA_TRACE=DIR): the public calls and each invocation's span as Trace Event
+// Format (Chrome/Perfetto JSON), kept in memory and written at exit to
+// DIR/naa-trace.RANK.json (naa-trace.pPID.json outside a ranked job). Fed by lib/diag/stats.cpp,
+// which owns the per-handle figures both use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "naa.h"
+
+namespace naa::trace {
+
+// DIR if NAA_TRACE names one ("" : off); registers the exit writer on first use.
+bool open(const std::string &dir);
+
+// A call from t0 to t1 (ns) on handle (0: none), of function code fn at naa (fn 0: unknown).
+// A naa_test that did not complete joins the handle's run of polls (one event per run).
+void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsigned fn,
+          const char *naa, int code, bool completed_test);
+// An invocation's span: from its naa_invoke to the end of the call that completed it.
+void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
+                      uint64_t bytes_out, uint64_t bytes_back);
+void invocation_end(uint64_t handle, uint64_t t1, int code);
+
+}  // namespace naa::trace

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// naa_waitall, naa_waitany, naa_testany and naa_testall: MPI's completion over many requests,
+// for handles. The caller (api.cpp) has looked every handle up; inactive ones (NAA_HANDLE_NULL,
+// nothing in flight) are null here and ignored, as MPI ignores inactive requests.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "naa.h"
+#include "session/session.hpp"
+
+namespace naa {
+
+using Sessions = std::vector<std::shared_ptr<Session>>;
+
+// statuses may be null. Return as naa_waitall/naa_testall (NAA_ERR_IN_STATUS for any error).
+int wait_all(const Sessions &sessions, naa_status *statuses);
+int test_all(const Sessions &sessions, bool *flag, naa_status *statuses);
+// status may be null. Return the completed handle's result, as naa_wait would.
+int wait_any(const Sessions &sessions, int *index, naa_status *status);
+int test_any(const Sessions &sessions, int *index, bool *flag, naa_status *status);
+
+}  // namespace naa

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "progress/progress_engine.hpp"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "progress/wait_plan.hpp"
+
+namespace naa {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+
+// The longest the thread sleeps while work is in flight before stepping every client again:
+// a dead peer shows in the transport's connection events, which no wait descriptor signals.
+constexpr microseconds kSlice{100000};
+
+// How the thread spends a spell without news is the wait plan (progress/wait_plan.hpp), from
+// how long it was busy last (some client active, submit to settle: about one round trip). Its
+// doze matters most here: the thread polls with a timeout while sleeping_ stays false, so that
+// a submit makes no system call and waits a share of a round trip for the timer instead of a
+// CPU's wake-up, which on a virtual machine whose vCPU halted is 30-47 us: for naa_invoke the
+// whole hand-over. An application that computes for longer than 8 round trips between
+// invocations pays that wake-up in naa_invoke, small beside its computation.
+
+// The engine in use, replaced wholesale in a forked child: the parent's lock may have been
+// held at the fork and its thread does not exist there.
+struct Registry {
+  std::mutex mu;
+  std::weak_ptr<ProgressEngine> engine;
+};
+std::atomic<Registry *> registry{new Registry};
+std::atomic<uint64_t> fork_generation{0};
+
+void after_fork_in_child() {
+  fork_generation.fetch_add(1);
+  registry.store(new Registry);  // the parent's is leaked: its mutex may be locked forever
+}
+
+int make_eventfd() {
+  int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0)
+    throw Error(NAA_ERR_NO_RESOURCES, std::string("progress thread: eventfd: ") + strerror(errno));
+  return fd;
+}
+
+// SCHED_BATCH: woken by naa_invoke's eventfd write, the thread must not preempt the caller
+// on its core (CFS would: a thread that mostly sleeps is owed time), or naa_invoke would last
+// as long as the posting it hands over.
+void no_wakeup_preemption() {
+  sched_param none{};
+  if (sched_setscheduler(0, SCHED_BATCH, &none) != 0)
+    NAA_LOG_DEBUG("progress thread: SCHED_BATCH refused (%s)", strerror(errno));
+}
+
+// The default slack (50 us) would stretch the shortest doze period to 70 us.
+void exact_timers() {
+  if (prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0) != 0)
+    NAA_LOG_DEBUG("progress thread: PR_SET_TIMERSLACK refused (%s)", strerror(errno));
+}
+
+void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0)
+    NAA_LOG_WARN("progress thread: cannot pin to CPU %d (NAA_PROGRESS_CPU): %s; left unpinned",
+                 cpu, strerror(rc));
+  else
+    NAA_LOG_INFO("progress thread pinned to CPU %d", cpu);
+}
+
+}  // namespace
+
+std::shared_ptr<ProgressEngine> ProgressEngine::acquire(int cpu, std::chrono::microseconds spin) {
+  static std::once_flag atfork_once;
+  std::call_once(atfork_once, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
+  Registry &r = *registry.load();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (auto engine = r.engine.lock()) return engine;
+  std::shared_ptr<ProgressEngine> engine(new ProgressEngine(cpu, spin));
+  r.engine = engine;
+  return engine;
+}
+
+ProgressEngine::ProgressEngine(int cpu, std::chrono::microseconds spin)
+    : wake_fd_(make_eventfd()), fork_generation_(fork_generation.load()) {
+  try {
+    thread_ = std::thread(&ProgressEngine::run, this, cpu, spin);
+    // Named before naa_create returns, for top -H, gdb and the tests.
+    pthread_setname_np(thread_.native_handle(), kThreadName);
+  } catch (const std::system_error &e) {
+    close(wake_fd_);
+    throw Error(NAA_ERR_NO_RESOURCES, std::string("cannot start the progress thread: ") + e.what());
+  }
+  NAA_LOG_INFO("progress thread started (NAA_PROGRESS=thread)");
+}
+
+ProgressEngine::~ProgressEngine() {
+  stop_.store(true);
+  wake();
+  thread_.join();
+  close(wake_fd_);
+  NAA_LOG_INFO("progress thread stopped with the last handle that used it; of %llu hand-overs "
+               "%llu had to wake it",
+               static_cast<unsigned long long>(submits_.load()),
+               static_cast<unsigned long long>(wakes_.load()));
+}
+
+bool ProgressEngine::orphaned() const { return fork_generation.load() != fork_generation_; }
+
+void ProgressEngine::wake() {
+  uint64_t one = 1;
+  // EAGAIN means the counter is already non-zero: the thread will wake anyway.
+  ssize_t rc = write(wake_fd_, &one, sizeof one);
+  (void)rc;
+}
+
+// The thread publishes sleeping_ before it looks at requests_ a last time, a submit publishes
+// requests_ before it looks at sleeping_ (both sequentially consistent): one of the two sees
+// the other's, so no request sleeps unseen and no submit writes the eventfd of an awake
+// thread.
+void ProgressEngine::submit(Client *c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    submitted_.push_back(c);
+  }
+  requests_.store(true);
+  submits_.fetch_add(1, std::memory_order_relaxed);
+  if (sleeping_.load() && sleeping_.exchange(false)) {
+    wakes_.fetch_add(1, std::memory_order_relaxed);
+    wake();
+  }
+}
+
+// withdrawals_ goes up before current_ is read here, and the thread sets current_ before it
+// reads withdrawals_: either the thread sees this withdrawal before it steps `c`, or this
+// call sees `c` current and waits for the thread to leave it.
+void ProgressEngine::withdraw(Client *c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    submitted_.erase(std::remove(submitted_.begin(), submitted_.end(), c), submitted_.end());
+    withdrawn_.push_back(c);
+    withdrawals_.fetch_add(1);
+  }
+  requests_.store(true);
+  if (current_.load() != c) return;
+  withdrawers_.fetch_add(1);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    released_.wait(lock, [&] { return current_.load() != c; });
+  }
+  withdrawers_.fetch_sub(1);
+}
+
+// The thread's side of withdraw(): current_ is cleared before withdrawers_ is read, so a
+// withdraw() that counted itself in after that read finds current_ already changed.
+void ProgressEngine::leave_current() {
+  current_.store(nullptr);
+  if (withdrawers_.load() == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  released_.notify_all();
+}
+
+// Withdrawals first: a client withdrawn and submitted again is driven once.
+void ProgressEngine::take_requests() {
+  if (!requests_.exchange(false) && !withdrawn_since_taken()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Client *c : withdrawn_) active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
+  withdrawn_.clear();
+  withdrawals_taken_ = withdrawals_.load();
+  for (Client *c : submitted_)
+    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  submitted_.clear();
+}
+
+bool ProgressEngine::withdrawn_since_taken() const { return withdrawals_.load() != withdrawals_taken_; }
+
+// Sleeps in poll(2) unless a request came; submit() wakes it through the eventfd.
+void ProgressEngine::sleep(const std::vector<pollfd> &fds, std::optional<microseconds> timeout) {
+  sleeping_.store(true);
+  if (requests_.load() || stop_.load()) {
+    sleeping_.store(false);
+    return;
+  }
+  if (!timeout) {
+    wait_on(fds, nullptr);
+  } else {
+    const timespec ts{static_cast<time_t>(timeout->count() / 1000000),
+                      static_cast<long>(timeout->count() % 1000000) * 1000L};
+    wait_on(fds, &ts);
+  }
+  sleeping_.store(false);
+}
+
+// sleeping_ stays false: a submit meanwhile waits for the timer instead of waking the thread.
+void ProgressEngine::doze(const std::vector<pollfd> &fds, microseconds period) {
+  const timespec timeout{static_cast<time_t>(period.count() / 1000000),
+                         static_cast<long>(period.count() % 1000000) * 1000L};
+  wait_on(fds, &timeout);
+}
+
+void ProgressEngine::wait_on(const std::vector<pollfd> &fds, const timespec *timeout) {
+  ready_ = fds;
+  ::ppoll(ready_.data(), ready_.size(), timeout, nullptr);
+  if (ready_[0].revents & POLLIN) {
+    uint64_t count;
+    ssize_t rc = read(wake_fd_, &count, sizeof count);
+    (void)rc;
+  }
+}
+
+void ProgressEngine::run(int cpu, microseconds spin) {
+  no_wakeup_preemption();
+  exact_timers();
+  if (cpu >= 0) pin(cpu);
+  using Clock = std::chrono::steady_clock;
+  std::vector<pollfd> fds;
+  Clock::time_point last_moved = Clock::now(), busy_since = last_moved;
+  // An invocation that naa_wait took back at once lowers the estimate only gradually.
+  progress::Expected busy_for;
+  bool busy = false;
+  auto track_busy = [&] {
+    if (active_.empty() != busy) return;
+    busy = !busy;
+    if (busy) busy_since = Clock::now();
+    else busy_for.observe(Clock::now() - busy_since);
+  };
+  while (!stop_.load()) {
+    if (requests_.load()) last_moved = Clock::now();
+    take_requests();
+    track_busy();
+    bool moved = false;
+    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    bool all_have_fds = true;
+    for (size_t i = 0; i < active_.size();) {
+      Client *c = active_[i];
+      current_.store(c);
+      if (withdrawn_since_taken()) {  // c may be gone: take the withdrawals before touching it
+        leave_current();
+        moved = true;
+        break;
+      }
+      Client::Step step = c->step();
+      if (step == Client::Step::Idle) {
+        int fd = c->wait_fd();
+        if (fd >= 0) fds.push_back({fd, POLLIN, 0});
+        else all_have_fds = false;
+      } else {
+        moved = true;
+      }
+      if (step == Client::Step::Settled) {
+        active_.erase(active_.begin() + i);
+        c->announce();  // may be submitted again from here on
+      } else {
+        ++i;
+      }
+      leave_current();
+    }
+    track_busy();
+    if (moved) {
+      last_moved = Clock::now();
+      continue;
+    }
+    // Nothing happened: poll, doze or sleep (the wait plan).
+    const auto idle = Clock::now() - last_moved;
+    const progress::WaitPlan plan = progress::wait_plan(busy_for.value(), spin, all_have_fds);
+    if (!active_.empty() && idle < plan.poll) {
+      sched_yield();  // a peer on this core (a software NAA on loopback) moves the data meanwhile
+      continue;
+    }
+    if (idle < plan.length) {
+      doze(fds, plan.period);
+      continue;
+    }
+    if (active_.empty()) sleep(fds, std::nullopt);
+    else sleep(fds, all_have_fds ? kSlice : progress::idle_nap(idle));
+  }
+}
+
+}  // namespace naa

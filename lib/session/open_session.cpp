@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "session/open_session.hpp"
+
+#include "transport/transport.hpp"
+
+namespace naa {
+
+std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
+                                      size_t n_inputs, const Settings &settings) {
+  // One deadline for everything naa_create waits for: opening the transport counts too.
+  const Deadline deadline = Deadline::after(settings.connect_timeout);
+  auto transport = transport::open_transport(settings.transport, settings.transport_options());
+  auto target = settings.target(function_code, n_inputs);
+  return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
+                                   std::move(target), settings, deadline);
+}
+
+}  // namespace naa

@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "session/session.hpp"
+
+#include "config/auth.hpp"
+#include "diag/error.hpp"
+#include "diag/error_text.hpp"
+#include "protocol/immediate.hpp"
+#include "diag/last_error.hpp"
+#include "diag/log.hpp"
+#include "progress/progress_until.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace naa {
+namespace {
+
+// Completion contexts: which of our posts a completion belongs to.
+enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kWrites = 3, kReplyRecv = 4 };
+
+std::string hex(uint32_t v) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%08x", v);
+  return buf;
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
+                 std::vector<Region> regions, std::unique_ptr<rm::Target> target,
+                 Settings settings, Deadline deadline)
+    : settings_(std::move(settings)),
+      transport_(std::move(transport)),
+      function_code_(function_code),
+      regions_(std::move(regions)),
+      target_(std::move(target)),
+      timeout_(settings_.timeout),
+      progress_(settings_.progress),
+      peer_(target_->host() + ":" + std::to_string(target_->port())),
+      request_imm_(imm::host_request(function_code)) {
+  connect(deadline);
+  if (progress_.mode == Progress::Mode::Thread)
+    engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
+}
+
+// Everything that belongs to one connection, from nothing: endpoint, registrations, MRSP,
+// write chains, pacing. Throws Error, leaving what it built for disconnect().
+void Session::connect(Deadline deadline) {
+  const std::string &key = settings_.auth_key;
+  ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
+                            key.empty() ? std::string() : auth::encode(key));
+  peer_ = ep_->peer();
+  transport_name_ = transport_->name();
+  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  for (const Region &r : regions_)
+    region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
+  exchange_memory_regions(deadline);
+  naa_message_polled_ = Deadline::Clock::now();
+  build_chains();
+  first_invoked_ = false;  // single-send inputs go again: a new connection may be a new NAA
+  NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged",
+               static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
+               regions_.size());
+  if (transport::is_libnaa_server(ep_->peer_data())) {
+    pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
+    NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
+                 transport::kServerIdentity);
+  } else {
+    pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
+                  target_->host() + ":" + std::to_string(target_->port()));
+    NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
+                 "%ld us (NAA_PACING_US%s) after its last reply",
+                 peer_.c_str(), static_cast<long>(pacing_.guard().count()),
+                 settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
+  }
+}
+
+// Once it returns, the NAA can write into none of our buffers: the progress engine has let go,
+// the registrations are gone and the endpoint closed, in that order.
+void Session::disconnect() {
+  if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
+  with_engine_ = false;
+  posted_ = false;
+  settled_.store(false);
+  engine_error_.reset();
+  paced_chain_ = nullptr;
+  first_chain_.reset();
+  steady_chain_.reset();
+  region_mrs_.clear();
+  mrsp_mr_.reset();
+  ep_.reset();
+  naa_regions_.clear();
+  writes_pending_ = false;
+  reply_pending_ = false;
+}
+
+// Bounded attempts with doubling pauses, all within one NAA_CONNECT_TIMEOUT; at least one
+// attempt even with NAA_RECONNECT=0, which only a naa_cancel leads here with.
+int Session::reconnect() {
+  const unsigned attempts = std::max(1u, settings_.reconnect);
+  const Deadline deadline = Deadline::after(settings_.connect_timeout);
+  auto pause = std::chrono::milliseconds(10);
+  for (unsigned attempt = 1;; ++attempt) {
+    try {
+      connect(deadline);
+      NAA_LOG_WARN("function code %u: reconnected to %s (attempt %u of %u)",
+                   static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts);
+      state_ = State::Ready;
+      return NAA_SUCCESS;
+    } catch (const Error &e) {
+      disconnect();
+      const bool last = attempt >= attempts || deadline.expired() ||
+                        (e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT &&
+                         e.code() != NAA_ERR_TIMEOUT);
+      if (last)
+        NAA_LOG_ERROR("function code %u: cannot reconnect to %s (attempt %u of %u, "
+                      "NAA_RECONNECT, NAA_CONNECT_TIMEOUT): %s; the next naa_invoke tries again",
+                      static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts,
+                      e.what());
+      else
+        NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in "
+                     "%ld ms", static_cast<unsigned>(function_code_), attempt, attempts,
+                     peer_.c_str(), e.what(), static_cast<long>(pause.count()));
+      const std::string failed = peer_;
+      const bool moved = target_->fail_over();
+      if (moved) {
+        peer_ = target_->host() + ":" + std::to_string(target_->port());
+        NAA_LOG_WARN("function code %u: failing over from %s to %s (%s)",
+                     static_cast<unsigned>(function_code_), failed.c_str(), peer_.c_str(),
+                     target_->source().c_str());
+      }
+      if (last) return e.code();
+      if (moved) continue;  // another NAA: no reason to wait before trying it
+      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(pause, deadline.remaining()));
+      pause *= 2;
+    }
+  }
+}
+
+Session::~Session() {
+  // In a forked child the engine's thread is not there to withdraw from, nor to join: its
+  // reference is dropped on the floor rather than destroyed.
+  if (engine_ && engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
+  else if (engine_) engine_->withdraw(this);
+  abandon();
+}
+
+void Session::exchange_memory_regions(Deadline deadline) {
+  std::vector<uint32_t> sizes;
+  for (const Region &r : regions_) sizes.push_back(r.size);
+  std::vector<uint64_t> placeholders(regions_.size());
+  if (!mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, placeholders.data()))
+    throw Error(NAA_ERR_INVALID_ARGUMENT, "regions too large for the protocol's 56-bit NAA addresses");
+
+  std::vector<mrsp::RequestEntry> request;
+  for (size_t k = 0; k < regions_.size(); ++k)
+    request.push_back({regions_[k].flags, placeholders[k], region_mrs_[k]->remote_addr,
+                       region_mrs_[k]->rkey, regions_[k].size});
+  uint8_t *recv_buf = mrsp_buf_.data();
+  uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
+  size_t len = mrsp::encode_request(request.data(), request.size(), send_buf, mrsp::kBufferSize);
+  if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
+
+  ep_->post_recv(recv_buf, mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+  ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
+
+  bool sent = false;
+  size_t received = 0;
+  bool got_reply = false;
+  while (!sent || !got_reply) {
+    transport::Completion c[4];
+    size_t n = ep_->wait(c, 4, deadline);
+    if (n == 0)
+      throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
+                                   "exchange in time (NAA_CONNECT_TIMEOUT)");
+    for (size_t i = 0; i < n; ++i) {
+      if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend) {
+        sent = true;
+      } else if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
+        got_reply = true;
+        received = c[i].bytes;
+      } else {
+        throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
+      }
+    }
+  }
+
+  mrsp::Message reply;
+  std::string why;
+  if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
+  if (reply.type == mrsp::Type::Error)
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
+                                      mrsp::error_code_name(reply.error_code) + " (MRSP error " +
+                                      std::to_string(reply.error_code) + ")");
+  if (reply.type != mrsp::Type::Advertise)
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " answered MRSP with message type " +
+                                      std::to_string(static_cast<int>(reply.type)));
+  if (reply.advert.size() != regions_.size())
+    throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " advertised " +
+                                      std::to_string(reply.advert.size()) + " regions for our " +
+                                      std::to_string(regions_.size()));
+  for (size_t k = 0; k < regions_.size(); ++k)
+    if (reply.advert[k].size < regions_[k].size)
+      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " advertised region " +
+                                        std::to_string(k) + " with " + std::to_string(reply.advert[k].size) +
+                                        " bytes, smaller than our " + std::to_string(regions_[k].size));
+  naa_regions_ = std::move(reply.advert);
+}
+
+void Session::build_chains() {
+  std::vector<transport::WriteSegment> all, steady;
+  for (size_t k = 0; k < regions_.size(); ++k) {
+    if (!(regions_[k].flags & mrsp::kInput)) continue;
+    transport::WriteSegment s{region_mrs_[k].get(), 0, regions_[k].size, naa_regions_[k].naa_address,
+                              naa_regions_[k].rkey};
+    all.push_back(s);
+    if (!(regions_[k].flags & mrsp::kSingleSend)) steady.push_back(s);
+  }
+  // Every invocation must end in a write-with-immediate. When all inputs are single-send, later
+  // invocations carry no data: a zero-length write to region 0 (as the spec's error path does,
+  // but with the function code) starts the kernel on the data the NAA kept.
+  if (steady.empty())
+    steady.push_back({region_mrs_[0].get(), 0, 0, naa_regions_[0].naa_address, naa_regions_[0].rkey});
+  first_chain_ = ep_->prepare_writes(all, kWrites);
+  steady_chain_ = ep_->prepare_writes(steady, kWrites);
+}
+
+// A lost connection, with reconnecting allowed, costs the invocation in flight and no more.
+int Session::fail(const Error &e) {
+  const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
+  if (lost && settings_.reconnect > 0) {
+    // e may be the progress engine's error, which disconnect() clears: the cause goes first.
+    const std::string cause = "function code " + std::to_string(function_code_) + " at " +
+                              peer_ + ": " + e.what();
+    NAA_LOG_WARN("%s; the invocation is lost, the handle will reconnect on the next naa_invoke "
+                 "(NAA_RECONNECT)", cause.c_str());
+    disconnect();
+    state_ = state_ == State::Running ? State::Lost : State::Disconnected;
+    return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
+  }
+  state_ = State::Failed;
+  failed_code_ = e.code();
+  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
+                                            " at " + peer_ + ": " + e.what());
+}
+
+void Session::describe(naa_handle_info_t *info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *info = naa_handle_info_t{};
+  snprintf(info->naa, sizeof info->naa, "%s", peer_.c_str());
+  snprintf(info->transport, sizeof info->transport, "%s", transport_name_.c_str());
+  info->function_code = function_code_;
+  info->regions = static_cast<uint32_t>(regions_.size());
+  info->pacing_us = pacing_.enabled() ? pacing_.guard().count() : 0;
+  info->timeout_ms = timeout_.count();
+  snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
+}
+
+// The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
+// without a reply, it may have lost it (§4.4), and its guard doubles.
+void Session::abandon() {
+  if (state_ != State::Running || !unanswered_after_timeout_ || !pacing_.adaptive()) return;
+  unanswered_after_timeout_ = false;
+  NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
+               "its pacing guard doubles, to %ld us, for the rest of the process",
+               static_cast<unsigned>(function_code_), peer_.c_str(),
+               static_cast<long>(pacing_.unanswered().count()));
+}
+
+// What a call that reports to the application returns: a lost invocation is reported once.
+int Session::reported(int rc) {
+  if (state_ == State::Lost) state_ = State::Disconnected;
+  return rc;
+}
+
+int Session::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
+  NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
+               "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  abandon();
+  disconnect();
+  state_ = State::Disconnected;
+  return NAA_SUCCESS;
+}
+
+int Session::invoke() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Running || state_ == State::Lost) {
+    return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
+                                               "(naa_wait it first)");
+  }
+  if (state_ == State::Disconnected) {
+    const int rc = reconnect();
+    if (rc != NAA_SUCCESS) return rc;
+  }
+  invoked_at_ = Deadline::Clock::now();
+  if (engine_) {
+    if (engine_->orphaned())
+      return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
+                                       "thread stayed in the parent"));
+    writes_pending_ = true;
+    reply_pending_ = true;
+    posted_ = false;
+    engine_error_.reset();
+    settled_.store(false);
+    state_ = State::Running;
+    engine_->submit(this);
+    with_engine_ = true;
+    return NAA_SUCCESS;
+  }
+  try {
+    post_invocation();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  writes_pending_ = true;
+  reply_pending_ = true;
+  state_ = State::Running;
+  return NAA_SUCCESS;
+}
+
+// Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
+// and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
+// (naa_wait, naa_test, naa_waitany, the progress thread): post_final_if_due().
+void Session::post_invocation() {
+  if (ep_->immediate_consumes_recv())
+    ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
+  transport::WriteChain &chain = first_invoked_ ? *steady_chain_ : *first_chain_;
+  first_invoked_ = true;
+  unanswered_after_timeout_ = false;
+  if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
+    // Stamped before the post, not after: a thread descheduled between posting and stamping
+    // would make the round trip look shorter than it is, and the guard learnt from it too short.
+    final_write_posted_ = Deadline::Clock::now();
+    ep_->post_writes(chain, request_imm_);
+    return;
+  }
+  ep_->post_data_writes(chain);
+  paced_chain_ = &chain;
+}
+
+// The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
+// (no wait) for an NAA that needs none.
+Deadline::Clock::time_point Session::final_write_not_before() const {
+  return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
+}
+
+// Returns whether the final write still waits for its guard.
+bool Session::post_final_if_due() {
+  if (paced_chain_ == nullptr) return false;
+  if (Deadline::Clock::now() < final_write_not_before()) return true;
+  transport::WriteChain *chain = paced_chain_;
+  paced_chain_ = nullptr;
+  final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
+  ep_->post_final_write(*chain, request_imm_);
+  return false;
+}
+
+void Session::absorb(const transport::Completion &c) {
+  switch (c.kind) {
+    case transport::CompletionKind::Writes:
+      writes_pending_ = false;
+      break;
+    case transport::CompletionKind::RemoteImm:
+      if (!reply_pending_) {
+        NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
+                     ep_->peer().c_str(), hex(c.imm).c_str());
+        break;
+      }
+      reply_ = c;
+      reply_pending_ = false;
+      if (pacing_.enabled()) {
+        naa_message_polled_ = Deadline::Clock::now();
+        pacing_.round_trip(naa_message_polled_ - final_write_posted_);
+      }
+      break;
+    default:
+      NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
+  }
+}
+
+size_t Session::poll_once() {
+  post_final_if_due();
+  transport::Completion c[4];
+  size_t n = ep_->poll(c, 4);
+  for (size_t i = 0; i < n; ++i) absorb(c[i]);
+  return n;
+}
+
+int Session::complete(naa_status *status) {
+  state_ = State::Ready;
+  round_trip_.observe(Deadline::Clock::now() - invoked_at_);
+  uint8_t rc = imm::return_code(reply_.imm);
+  if (imm::reply_low_byte(reply_.imm) != 0)
+    NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
+                  hex(reply_.imm).c_str());
+  if (status != nullptr) {
+    status->naa_return_code = rc;
+    status->immediate = reply_.imm;
+    status->bytes_received = reply_.bytes;
+    status->function_code = function_code_;
+    status->error = rc != NAA_RC_SUCCESS ? NAA_ERR_NAA : NAA_SUCCESS;
+  }
+  if (rc != NAA_RC_SUCCESS) {
+    char why[160];
+    snprintf(why, sizeof why, "NAA at %s returned code 0x%02x, %s, for function code %u",
+             ep_->peer().c_str(), rc, rc_text(rc), static_cast<unsigned>(function_code_));
+    return last_error::returned(NAA_ERR_NAA, why);
+  }
+  return NAA_SUCCESS;
+}
+
+int Session::test(bool *flag, naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reported(test_locked(flag, status));
+}
+
+int Session::test_locked(bool *flag, naa_status *status) {
+  *flag = false;
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
+  if (state_ != State::Running) {
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
+  }
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
+    if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
+    *flag = !engine_error_;
+    return settled(status);
+  }
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  if (!finished()) return NAA_SUCCESS;
+  *flag = true;
+  return complete(status);
+}
+
+int Session::wait(naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reported(wait_locked(status));
+}
+
+int Session::wait_locked(naa_status *status) {
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
+  if (state_ != State::Running) {
+    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
+  }
+  if (!engine_) return wait_on_endpoint(status);
+  // naa_wait takes the invocation back from the engine and ends it on this thread as the other
+  // modes do: a thread that waits anyway moves the data itself, and the round trip pays no
+  // wake-up of the engine's nor of its own.
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return NAA_ERR_CONNECTION;
+  if (settled_.load(std::memory_order_acquire)) return settled(status);
+  int rc = wait_on_endpoint(status);
+  give_back_locked();
+  return rc;
+}
+
+void Session::take_back_locked() {
+  if (!engine_ || !with_engine_ || state_ != State::Running) return;
+  engine_->withdraw(this);
+  with_engine_ = false;
+  if (settled_.load(std::memory_order_acquire) || posted_) return;
+  try {
+    post_invocation();
+    posted_ = true;
+  } catch (const Error &e) {
+    fail(e);
+  }
+}
+
+// Still in flight (our writes are not through): the engine drives it on for naa_test.
+void Session::give_back_locked() {
+  if (!engine_ || with_engine_ || state_ != State::Running ||
+      settled_.load(std::memory_order_acquire))
+    return;
+  engine_->submit(this);
+  with_engine_ = true;
+}
+
+void Session::take_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+}
+
+void Session::give_back() {
+  std::lock_guard<std::mutex> lock(mu_);
+  give_back_locked();
+}
+
+bool Session::in_flight() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::Running || state_ == State::Lost;
+}
+
+bool Session::done() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != State::Running) return true;
+  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire)))
+    return settled_.load(std::memory_order_acquire);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    fail(e);
+    return true;
+  }
+  return finished();
+}
+
+// As the progress engine's step(): arming comes before the last poll.
+int Session::arm(bool *ready) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *ready = true;
+  if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
+    return -1;
+  const int fd = ep_->wait_fd();
+  try {
+    if (post_final_if_due()) return -1;  // the guard is a timer of the caller's loop
+    if (fd >= 0 && !ep_->arm_wait()) return fd;
+    *ready = poll_once() > 0;
+  } catch (const Error &e) {
+    fail(e);
+  }
+  return fd;
+}
+
+std::chrono::microseconds Session::poll_window() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return progress::wait_plan(round_trip_.value(), progress_.spin, ep_->wait_fd() >= 0).poll;
+}
+
+int Session::expire(naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+  if (state_ == State::Failed) return failed_code_;
+  if (state_ == State::Lost) return reported(NAA_ERR_CONNECTION);
+  if (state_ != State::Running) return NAA_ERR_STATE;
+  if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
+  try {
+    poll_once();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  if (finished()) return complete(status);
+  int rc = timed_out();
+  give_back_locked();
+  return reported(rc);
+}
+
+int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswered(); }
+
+int Session::wait_on_endpoint(naa_status *status) {
+  try {
+    // Drives the endpoint until the paced final write is due, then posts it.
+    if (paced_chain_ != nullptr)
+      progress_until(*ep_, progress_, round_trip_.value(), Deadline::at(final_write_not_before()),
+                     [] { return false; }, [this](const transport::Completion &c) { absorb(c); });
+    post_final_if_due();
+    if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
+                        [this] { return finished(); },
+                        [this](const transport::Completion &c) { absorb(c); }))
+      return timed_out();
+  } catch (const Error &e) {
+    return fail(e);
+  }
+  return complete(status);
+}
+
+// The NAA acknowledged every write of the request and has not answered: a long kernel and a
+// request the NAA lost (doc/protocol.md §4.4) look the same. The invocation stays in flight:
+// the caller may wait again, or naa_cancel it.
+int Session::unanswered() {
+  unanswered_after_timeout_ = true;
+  NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
+               "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
+               "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));
+  return NAA_ERR_TIMEOUT;
+}
+
+// Our own writes are not through: the invocation stays in flight, the caller may wait again
+// or finalize.
+int Session::writes_timed_out() const {
+  return last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + peer_ +
+                                                 " did not complete within NAA_TIMEOUT (" +
+                                                 std::to_string(timeout_.count()) + " ms); the invocation is still in flight");
+}
+
+// On the engine's thread. Arming comes before the last poll: a completion that lands between
+// the two is then either polled here or signalled on wait_fd(). While a paced final write
+// waits for its guard (at most NAA_PACING_US, and only for NAAs that need pacing at all) the
+// client is never idle: the thread steps it, and every other handle, until the guard passes.
+ProgressEngine::Client::Step Session::step() {
+  try {
+    if (!posted_) {
+      post_invocation();
+      posted_ = true;
+      return Step::Moved;
+    }
+    if (poll_once() == 0) {
+      if (paced_chain_ != nullptr) return Step::Moved;
+      if (!ep_->arm_wait()) return Step::Moved;  // something is there: poll, do not sleep
+      if (poll_once() == 0) return Step::Idle;
+    }
+    return finished() ? Step::Settled : Step::Moved;
+  } catch (const Error &e) {
+    engine_error_ = e;
+    return Step::Settled;
+  }
+}
+
+void Session::announce() { settled_.store(true, std::memory_order_release); }
+
+// The invocation the engine settled, now back in the application's hands.
+int Session::settled(naa_status *status) {
+  if (engine_error_) return fail(*engine_error_);
+  return complete(status);
+}
+
+}  // namespace naa

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One handle's life: connected -> (MRSP) -> ready -> running -> ready ... A wait that times
+// out leaves the invocation running. A lost connection (or naa_cancel) leaves it disconnected:
+// the lost invocation reports NAA_ERR_CONNECTION once, the next invoke connects again
+// (NAA_RECONNECT attempts within NAA_CONNECT_TIMEOUT). Other errors, and a lost connection
+// with NAA_RECONNECT=0, leave it failed (sticky: later calls report it until naa_finalize or
+// naa_cancel).
+// Everything an invocation needs (registered memory, both write chains, the immediate) is built
+// here once, so that invoke() only posts. With NAA_PROGRESS=thread, invoke() only hands the
+// session to the progress engine, whose thread posts and completes it through step(): the
+// protocol stays here, the engine only decides when to call.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "diag/error.hpp"
+#include "protocol/mrsp.hpp"
+#include "config/options.hpp"
+#include "protocol/pacing.hpp"
+#include "naa.h"
+#include "progress/wait_plan.hpp"
+#include "progress/progress_engine.hpp"
+#include "protocol/regions.hpp"
+#include "rm/resolver.hpp"
+#include "config/settings.hpp"
+#include "transport/transport.hpp"
+
+namespace naa {
+
+class Session : private ProgressEngine::Client {
+ public:
+  // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP by `deadline`
+  // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final write of each invocation unless
+  // the NAA identifies itself as a libnaa server. Keeps the transport for reconnecting.
+  // Throws Error.
+  Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
+          std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
+          Deadline deadline);
+  ~Session();
+
+  // The naa_* semantics, returning naa_error_t codes.
+  int invoke();
+  int test(bool *flag, naa_status *status);
+  int wait(naa_status *status);
+  int cancel();
+
+  // For completion over many handles (lib/progress/completion.cpp), which sleeps on all their
+  // descriptors at once: whether an invocation is in flight; whether test() would now end
+  // it, done or failed (ends nothing itself); taking it from the progress engine so that the
+  // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
+  // (-1: there is none) with *ready telling that something may be there already; and what
+  // wait() returns when the deadline has passed.
+  bool in_flight();
+  bool done();
+  void take_back();
+  void give_back();
+  int arm(bool *ready);
+  int expire(naa_status *status);
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  const Progress &progress() const { return progress_; }
+  const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
+  void describe(naa_handle_info_t *info);  // naa_handle_info(3)
+  // How long a caller polls for this handle before it sleeps (spin-then-block).
+  std::chrono::microseconds poll_window();
+
+ private:
+  // Lost: the connection went while an invocation was in flight, which has yet to report it.
+  enum class State { Ready, Running, Lost, Disconnected, Failed };
+
+  void connect(Deadline deadline);
+  void disconnect();
+  int reconnect();
+  int reported(int rc);
+  Deadline::Clock::time_point final_write_not_before() const;
+  int test_locked(bool *flag, naa_status *status);
+  int wait_locked(naa_status *status);
+  void exchange_memory_regions(Deadline deadline);
+  void build_chains();
+  void post_invocation();
+  bool post_final_if_due();
+  void absorb(const transport::Completion &c);
+  size_t poll_once();
+  bool finished() const { return !writes_pending_ && !reply_pending_; }
+  int complete(naa_status *status);
+  int fail(const Error &e);
+  int writes_timed_out() const;
+  int unanswered();
+  void abandon();
+
+  // NAA_PROGRESS=thread.
+  Step step() override;
+  void announce() override;
+  int wait_fd() const override { return ep_->wait_fd(); }
+  int settled(naa_status *status);
+  int wait_on_endpoint(naa_status *status);
+  int timed_out();
+  void take_back_locked();
+  void give_back_locked();
+
+  std::mutex mu_;
+  const Settings settings_;
+  // Destroyed after everything below: endpoints may hold on to what it opened.
+  const std::unique_ptr<transport::Transport> transport_;
+  const uint8_t function_code_;
+  const std::vector<Region> regions_;
+  std::unique_ptr<rm::Target> target_;
+  const std::chrono::milliseconds timeout_;
+  const Progress progress_;
+  std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
+  State state_ = State::Ready;
+  int failed_code_ = NAA_SUCCESS;
+  std::string peer_;  // the NAA's address, also while disconnected
+
+  // Declared before everything registered with it: members are destroyed in reverse order,
+  // and memory must be deregistered before its endpoint goes.
+  std::unique_ptr<transport::Endpoint> ep_;
+  std::array<uint8_t, 2 * mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
+  std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
+  std::vector<std::unique_ptr<transport::MemoryRegion>> region_mrs_;
+  std::vector<mrsp::AdvertEntry> naa_regions_;
+  std::unique_ptr<transport::WriteChain> first_chain_;   // every input
+  std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
+  bool first_invoked_ = false;
+  uint32_t request_imm_;
+
+  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
+  progress::Expected round_trip_;
+  Deadline::Clock::time_point invoked_at_{};
+
+  std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
+  bool reply_pending_ = false;
+  transport::Completion reply_{};
+
+  // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
+  // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
+  Pacing pacing_;
+  Deadline::Clock::time_point naa_message_polled_{};
+  Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
+  transport::WriteChain *paced_chain_ = nullptr;  // its final write waits for the guard
+
+  // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
+  // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
+  // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
+  std::shared_ptr<ProgressEngine> engine_;
+  bool posted_ = false;
+  bool with_engine_ = false;  // submitted and not taken back (the engine may have settled it)
+  std::optional<Error> engine_error_;
+  std::atomic<bool> settled_{false};
+};
+
+}  // namespace naa

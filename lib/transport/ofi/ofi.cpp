@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The libfabric transport: connected FI_EP_MSG endpoints (provider tcp here, verbs/others where
+// present) and reliable-datagram FI_EP_RDM endpoints (shm, tcp;ofi_rxm, verbs;ofi_rxm, lnx),
+// fi_writemsg chains ending in a write with remote CQ data, MRSP over fi_sendmsg/fi_recv.
+//
+// An RDM endpoint has no connection manager, so the connection is made of messages
+// (ofi_control.hpp): the server's listener is an RDM endpoint at a well-known address; for each
+// connection request it opens a fresh RDM endpoint and answers from it, so that every Endpoint
+// talks to exactly one peer, as a MSG connection does, and the Session and naa-server code is
+// the same for both. The accept names the fresh endpoint: shm 1.17 reports a message's source
+// only for addresses already in the address vector (no FI_SOURCE_ERR), so the client could not
+// learn it otherwise. A peer leaves with a goodbye; one that dies without it is noticed by its
+// process (shm) or, elsewhere (PROVIDER;ofi_rxm), by the deadline of whatever waits for it.
+//
+// The parts: ofi_endpoint*.cpp (the Endpoint), ofi_listener.cpp (MSG) and ofi_rdm_listener.cpp
+// (RDM), ofi_shm_names.cpp (how a client finds a same-host shm server), ofi_fabric.cpp (what
+// they share); this file holds the Transport and what the rest of libnaa asks of libfabric.
+#include "transport/ofi/ofi.hpp"
+
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+#include "transport/host.hpp"
+#include "transport/ofi/ofi_endpoint.hpp"
+#include "transport/ofi/ofi_fabric.hpp"
+#include "transport/ofi/ofi_listener.hpp"
+#include "transport/ofi/ofi_rdm_listener.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
+
+namespace naa::transport {
+
+using namespace ofi_detail;
+
+namespace {
+
+// libfabric 1.17's shm crashes a server that reads a client's first message (its name, queued
+// with the first send) once the client's region is gone, and closing an endpoint removes its
+// region. A client that gave up before its connection request could be sent (a stopped or
+// starved server, or auto turning to the network) therefore does not close that endpoint: it
+// stays open until the process ends, and its region behind it, as a killed client's does.
+void keep_open(std::unique_ptr<OfiEndpoint> ep) {
+  static std::mutex mutex;
+  static auto *kept = new std::vector<std::unique_ptr<OfiEndpoint>>;  // never destroyed
+  std::lock_guard<std::mutex> lock(mutex);
+  kept->push_back(std::move(ep));
+}
+
+class OfiTransport : public Transport {
+ public:
+  OfiTransport(std::string provider, const TransportOptions &options)
+      : provider_(std::move(provider)), auto_progress_(options.provider_progress),
+        write_chunk_(options.write_chunk),
+        name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
+
+  const char *name() const override { return name_.c_str(); }
+
+  std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
+                                    const std::string &local_ip, Deadline deadline,
+                                    const std::string &private_data) override {
+    const fi_ep_type type = endpoint_type();
+    const bool named = rdm_probe_ && rdm_probe_->addr_format == FI_ADDR_STR;
+    if (named && !is_local_host(host))
+      throw Error(NAA_ERR_UNSUPPORTED, name_ + " reaches only NAAs on this host, and " + host +
+                                           " is not one of its addresses");
+    if (named && shm_name_state(shm_service(port)) != NameState::Live)
+      throw Error(NAA_ERR_CONNECTION, "no naa-server of this user listens with " + name_ +
+                                          " for port " + std::to_string(port) + " on this host");
+    InfoPtr hints = make_hints(provider_, auto_progress_, type);
+    sockaddr_in *src = nullptr;
+    if (!local_ip.empty() && !named) {
+      src = static_cast<sockaddr_in *>(calloc(1, sizeof(sockaddr_in)));
+      if (src == nullptr) throw Error(NAA_ERR_NO_RESOURCES, "out of memory");
+      src->sin_family = AF_INET;
+      hints->src_addr = src;  // owned by hints from here on
+      hints->src_addrlen = sizeof *src;
+      hints->addr_format = FI_SOCKADDR_IN;
+      src->sin_addr = local_ipv4(local_ip);
+    }
+    require_resolvable(host);
+    InfoPtr chosen = named ? named_destination(port) : nullptr;
+    if (!named) {
+      fi_info *info = nullptr;
+      std::string service = std::to_string(port);
+      int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);
+      if (rc < 0)
+        fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
+             "no libfabric provider" + provider_phrase(provider_) +
+                 (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
+                 " reaches " + host + ":" + service,
+             rc);
+      InfoPtr owned(info);
+      chosen.reset(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
+    }
+    if (!chosen) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+    NAA_LOG_INFO("connecting to %s:%u with provider %s (%s, fabric %s, domain %s, %s data progress)",
+                 host.c_str(), static_cast<unsigned>(port), chosen->fabric_attr->prov_name,
+                 type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG", chosen->fabric_attr->name,
+                 chosen->domain_attr->name,
+                 chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+    auto context = OfiContext::acquire(chosen.get());
+    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr);
+    ep->limit_writes(write_chunk_);
+    if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
+    try {
+      ep->connect(deadline, private_data);
+    } catch (const Error &) {
+      if (named && ep->request_unsent()) keep_open(std::move(ep));
+      throw;
+    }
+    return ep;
+  }
+
+  std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
+    if (endpoint_type() == FI_EP_RDM)
+      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_);
+    return std::make_unique<OfiListener>(provider_, host, port, write_chunk_);
+  }
+
+ private:
+  // Connected endpoints where the provider has them (tcp, verbs), reliable datagrams where it
+  // has only those (shm, PROVIDER;ofi_rxm, lnx). "ofi" without a provider keeps to MSG.
+  fi_ep_type endpoint_type() {
+    if (!type_) {
+      type_ = FI_EP_MSG;
+      if (!provider_.empty() && !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
+        rdm_probe_ = find_info(provider_, auto_progress_, FI_EP_RDM, nullptr, nullptr, 0);
+      if (rdm_probe_) type_ = FI_EP_RDM;
+    }
+    return *type_;
+  }
+
+  // The probe's endpoint, under a name of its own, aimed at the listener's name for `port`.
+  InfoPtr named_destination(uint16_t port) {
+    InfoPtr info(fi_dupinfo(rdm_probe_.get()));
+    if (!info) return nullptr;
+    give_unique_shm_source(info.get());
+    std::string dest = "fi_ns://" + shm_service(port);
+    free(info->dest_addr);
+    info->dest_addr = strdup(dest.c_str());
+    info->dest_addrlen = info->dest_addr != nullptr ? dest.size() + 1 : 0;
+    return info->dest_addr != nullptr ? std::move(info) : nullptr;
+  }
+
+  std::string provider_;
+  const bool auto_progress_;
+  const size_t write_chunk_;
+  std::string name_;
+  std::optional<fi_ep_type> type_;
+  InfoPtr rdm_probe_;  // what the provider offers for RDM, when it offers no MSG
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
+                                              const TransportOptions &options) {
+  return std::make_unique<OfiTransport>(provider, options);
+}
+
+std::vector<std::string> list_ofi_providers() {
+  std::vector<std::string> lines;
+  for (fi_ep_type type : {FI_EP_MSG, FI_EP_RDM}) {
+    InfoPtr hints = make_hints("", false, type);
+    fi_info *list = nullptr;
+    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) < 0) continue;
+    InfoPtr owned(list);
+    for (fi_info *i = list; i != nullptr; i = i->next)
+      lines.push_back(std::string(i->fabric_attr->prov_name) + "  " +
+                      (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " + i->fabric_attr->name +
+                      "  domain " + i->domain_attr->name);
+  }
+  return lines;
+}
+
+bool ofi_shm_server_at(uint16_t port) {
+  return shm_name_state(shm_service(port)) == NameState::Live;
+}
+
+bool ofi_provider_available(const std::string &provider) {
+  return find_info(provider, false, FI_EP_MSG, nullptr, nullptr, 0) ||
+         find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
+}
+
+bool ofi_tcp_crashable_by_peers() {
+  uint32_t v = fi_version();
+  return FI_MAJOR(v) == 1 && FI_MINOR(v) == 17;
+}
+
+std::string ofi_runtime_version() {
+  uint32_t v = fi_version();
+  return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
+}  // namespace naa::transport

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// An OfiEndpoint's life (opening its domain, queues and endpoint; closing them), its sends and
+// receives, and its completions.
+#include "transport/ofi/ofi_endpoint.hpp"
+
+#include <rdma/fi_cm.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "diag/log.hpp"
+
+namespace naa::transport::ofi_detail {
+
+OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
+                         std::string request_data)
+    : context_(std::move(context)), info_(std::move(info)), pep_(pep),
+      peer_data_(std::move(request_data)) {
+  rdm_ = info_->ep_attr->type == FI_EP_RDM;
+  // Only shm guarantees a peer on this host, whose process can be watched.
+  same_host_ = rdm_ && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+  cq_wakes_ = !same_host_;
+  peer_ = rdm_ ? "?" : sockaddr_name(info_->dest_addr);
+  imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
+  const uint64_t mr_mode = info_->domain_attr->mr_mode;
+  virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+  ordered_writes_ = (info_->tx_attr->msg_order & FI_ORDER_WAW) &&
+                    (info_->tx_attr->comp_order & FI_ORDER_STRICT);
+  max_msg_ = info_->ep_attr->max_msg_size;
+  // A request a server may still refuse gets no domain, queues or endpoint until it is
+  // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
+  if (pep_ == nullptr) open_once();
+}
+
+OfiEndpoint::~OfiEndpoint() {
+  if (connected_ && !rdm_) fi_shutdown(ep_, 0);
+  if (connected_ && rdm_ && !peer_left_) say_goodbye();
+  if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
+  close();
+}
+
+void OfiEndpoint::limit_writes(size_t chunk) {
+  if (chunk >= max_msg_) return;
+  max_msg_ = chunk;
+  NAA_LOG_INFO("writes to %s split at %zu bytes (NAA_OFI_WRITE_CHUNK)", peer_.c_str(), chunk);
+}
+
+void OfiEndpoint::post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) {
+  void *desc = static_cast<const OfiMemoryRegion &>(mr).desc;
+  retry_post("fi_recv", [&] {
+    return fi_recv(ep_, buf, length, desc, FI_ADDR_UNSPEC, reinterpret_cast<void *>(context));
+  });
+}
+
+// libfabric has no solicited-event bit; the peer wakes on any completion.
+void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &mr,
+                            uint64_t context) {
+  iovec iov{const_cast<void *>(buf), length};
+  void *desc = static_cast<const OfiMemoryRegion &>(mr).desc;
+  fi_msg msg{};
+  msg.msg_iov = &iov;
+  msg.desc = &desc;
+  msg.iov_count = 1;
+  msg.addr = peer_addr_;
+  msg.context = reinterpret_cast<void *>(context);
+  retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
+}
+
+size_t OfiEndpoint::poll(Completion *out, size_t max) {
+  size_t n = 0;
+  while (n < max && !stash_.empty()) {
+    out[n++] = stash_.front();
+    stash_.pop_front();
+  }
+  if (n < max) n += read_cq(out + n, max - n);
+  if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
+  if (n > 0) nap_.reset();
+  return n;
+}
+
+size_t OfiEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
+  for (;;) {
+    if (size_t n = poll(out, max)) return n;
+    if (deadline.expired()) return 0;
+    if (size_t n = sleep_on_cq(out, std::min<size_t>(max, 8), deadline)) return n;
+    check_events();  // a slice slept through: the peer may be gone
+  }
+}
+
+bool OfiEndpoint::arm_wait() {
+  check_events();
+  if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
+  fid_t cq = &cq_->fid;
+  return fi_trywait(context_->fabric, &cq, 1) == FI_SUCCESS;
+}
+
+void OfiEndpoint::open_once() {
+  if (ep_ != nullptr) return;
+  try {
+    open();
+  } catch (...) {
+    close();
+    throw;
+  }
+}
+
+void OfiEndpoint::open() {
+  if (!rdm_) {
+    fi_eq_attr eq_attr{};
+    eq_attr.wait_obj = FI_WAIT_UNSPEC;
+    check(fi_eq_open(context_->fabric, &eq_attr, &eq_, nullptr), "fi_eq_open");
+  }
+  // An fd wait object where the provider has one: the progress thread sleeps on many
+  // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_DATA;
+  cq_attr.wait_obj = FI_WAIT_FD;
+  if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
+    if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+  } else {
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    check(fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr), "fi_cq_open");
+  }
+  check(fi_endpoint(context_->domain, info_.get(), &ep_, nullptr), "fi_endpoint");
+  if (rdm_) {
+    fi_av_attr av_attr{};
+    av_attr.type = info_->domain_attr->av_type;
+    check(fi_av_open(context_->domain, &av_attr, &av_, nullptr), "fi_av_open");
+    check(fi_ep_bind(ep_, &av_->fid, 0), "fi_ep_bind(av)");
+  } else {
+    check(fi_ep_bind(ep_, &eq_->fid, 0), "fi_ep_bind(eq)");
+  }
+  // Selective completion for sends only (the chain signals just its last write); on the
+  // receive side it would silence every receive posted without FI_COMPLETION.
+  check(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION), "fi_ep_bind(tx cq)");
+  check(fi_ep_bind(ep_, &cq_->fid, FI_RECV), "fi_ep_bind(rx cq)");
+  check(fi_enable(ep_), "fi_enable");
+  if (rdm_) open_control();
+}
+
+void OfiEndpoint::close() {
+  if (ep_ != nullptr) close_fid(&ep_->fid);
+  if (control_mr_ != nullptr) close_fid(&control_mr_->fid);
+  if (av_ != nullptr) close_fid(&av_->fid);
+  if (cq_ != nullptr) close_fid(&cq_->fid);
+  if (eq_ != nullptr) close_fid(&eq_->fid);
+  ep_ = nullptr;
+  control_mr_ = nullptr;
+  av_ = nullptr;
+  cq_ = nullptr;
+  eq_ = nullptr;
+}
+
+// Throws for a failed operation of ours; a failed control message (a goodbye to a peer that
+// is gone already) is only counted.
+void OfiEndpoint::on_cq_error() {
+  fi_cq_err_entry err{};
+  fi_cq_readerr(cq_, &err, 0);
+  if (is_control(err.op_context)) {
+    if (!(err.flags & FI_RECV) && control_sends_pending_ > 0) --control_sends_pending_;
+    NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(), fi_error_text(err.err).c_str());
+    return;
+  }
+  if (err.op_context == &fence_context_ && fence_pending_ > 0) --fence_pending_;
+  // A failed operation on a connection the peer dropped is a connection error, not ours.
+  check_events();
+  throw Error(NAA_ERR_TRANSPORT, "operation to " + peer_ + " failed: " + fi_error_text(err.err) +
+                                     " (" + fi_cq_strerror(cq_, err.prov_errno, err.err_data,
+                                                           nullptr, 0) + ")");
+}
+
+void OfiEndpoint::check_events() {
+  if (rdm_) {
+    if (peer_left_) throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected");
+    if (connected_ && peer_process_gone()) {
+      peer_left_ = true;
+      remove_dead_peer_region();
+      throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " (process " +
+                                          std::to_string(peer_pid_) + ") is gone");
+    }
+    return;
+  }
+  uint32_t event = 0;
+  fi_eq_cm_entry entry{};
+  ssize_t rc = fi_eq_read(eq_, &event, &entry, sizeof entry, 0);
+  if (rc == -FI_EAVAIL) raise_eq_error("connection to " + peer_);
+  if (rc >= 0 && event == FI_SHUTDOWN) {
+    connected_ = false;
+    throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected");
+  }
+}
+
+// One slice of sleep on the CQ (never past `deadline`). shm's peers
+// write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
+// timeout through a message), so there the slices are naps of a share of the time since the
+// last completion (progress/wait_plan.hpp): a message after a pause waits a share of the pause.
+size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
+  if (!cq_wakes_) {
+    // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
+    // and turn the nap into a spin.
+    nap_.take(deadline.remaining());
+    return read_cq(out, max);
+  }
+  // The slice, for a disconnect that only the EQ shows, grows with the time nothing came: 64
+  // idle connections of naa-server that woke every 100 ms took 7 % of a core.
+  const auto slice = std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
+  fi_cq_data_entry entries[8];
+  ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
+                           deadline.remaining_ms(static_cast<int>(slice.count())));
+  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  if (rc == -FI_EAVAIL) on_cq_error();
+  else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
+    check(static_cast<int>(rc), "fi_cq_sread");
+  return 0;
+}
+
+size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
+  fi_cq_data_entry entries[8];
+  ssize_t rc = fi_cq_read(cq_, entries, std::min<size_t>(max, 8));
+  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  if (rc == -FI_EAVAIL) on_cq_error();
+  else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
+  return 0;
+}
+
+// Completions of the transport's own operations (control messages, RDM's data writes) are
+// consumed here; the rest are handed on.
+size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Completion *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const fi_cq_data_entry &e = entries[i];
+    if (is_control(e.op_context)) {
+      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len);
+      else if (control_sends_pending_ > 0) --control_sends_pending_;
+      continue;
+    }
+    if (e.op_context == &fence_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
+      if (fence_pending_ > 0) --fence_pending_;
+      continue;
+    }
+    Completion &c = out[k++];
+    c.context = reinterpret_cast<uint64_t>(e.op_context);
+    c.bytes = e.len;
+    c.imm = 0;
+    if (e.flags & FI_REMOTE_CQ_DATA) {
+      c.kind = CompletionKind::RemoteImm;
+      c.context = 0;
+      c.imm = static_cast<uint32_t>(e.data);
+    } else if (e.flags & FI_RECV) {
+      c.kind = CompletionKind::Recv;
+    } else if (e.flags & FI_SEND) {
+      c.kind = CompletionKind::Send;
+    } else {
+      c.kind = CompletionKind::Writes;
+    }
+  }
+  return k;
+}
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A libfabric Endpoint, over a connected FI_EP_MSG endpoint or a reliable-datagram FI_EP_RDM one
+// (see the top of ofi.cpp). Its definitions: ofi_endpoint.cpp (opening, sends and receives,
+// completions), ofi_endpoint_rma.cpp (memory regions, write chains), ofi_endpoint_msg.cpp (the
+// connection manager's connections), ofi_endpoint_rdm.cpp (connections made of control
+// messages, the peer's liveness). Private to lib/transport.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diag/error.hpp"
+#include "transport/event_check.hpp"
+#include "transport/nap.hpp"
+#include "transport/ofi/ofi_context.hpp"
+#include "transport/ofi/ofi_control.hpp"
+#include "transport/ofi/ofi_fabric.hpp"
+#include "transport/transport.hpp"
+
+namespace naa::transport::ofi_detail {
+
+// A post that keeps returning -FI_EAGAIN (queue full and no progress) is a dead fabric.
+inline constexpr auto kPostRetryLimit = std::chrono::seconds(10);
+
+class OfiMemoryRegion : public MemoryRegion {
+ public:
+  std::shared_ptr<OfiRegistration> registration;  // perhaps shared with other handles
+  void *desc = nullptr;
+};
+
+class OfiEndpoint : public Endpoint {
+ public:
+  // A MSG endpoint on the server side comes from `pep` (for fi_reject). An RDM endpoint is a
+  // listener's until attach() or connect() gives it its one peer.
+  OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
+              std::string request_data = {});
+  ~OfiEndpoint() override;
+
+  void set_peer_label(std::string label) { peer_ = std::move(label); }
+  // Splits writes longer than `chunk` (NAA_OFI_WRITE_CHUNK; over ofi+tcp on loopback no split
+  // size beat unsplit writes: doc/performance.md).
+  void limit_writes(size_t chunk);
+
+  // RDM, server side: the peer is the client whose request named `name`.
+  void attach(const std::string &name, uint32_t pid);
+
+  void connect(Deadline deadline, const std::string &private_data);
+  // RDM, client side: connect() gave up before its connection request could be sent, so the
+  // listener may not have read this endpoint's name yet.
+  bool request_unsent() const { return request_unsent_; }
+  void accept(Deadline deadline, const std::string &private_data) override;
+  void reject(const char *reason) override;
+
+  std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
+                                                bool remote_write) override;
+  void post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override;
+  void post_send(const void *buf, size_t length, const MemoryRegion &mr,
+                 uint64_t context) override;
+  bool immediate_consumes_recv() const override { return imm_consumes_recv_; }
+  std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
+                                             uint64_t context) override;
+  void post_writes(WriteChain &chain, uint32_t imm) override;
+  void post_data_writes(WriteChain &chain) override;
+  void post_final_write(WriteChain &chain, uint32_t imm) override;
+
+  size_t poll(Completion *out, size_t max) override;
+  size_t wait(Completion *out, size_t max, Deadline deadline) override;
+
+  int wait_fd() const override { return wait_fd_; }
+  bool arm_wait() override;
+
+  const std::string &peer() const override { return peer_; }
+  const std::string &peer_data() const override { return peer_data_; }
+
+  // RDM: the next control message of type `type` (the others are dropped with a log line), or
+  // nothing when the deadline passes.
+  std::optional<control::Message> next_control(control::Type type, Deadline deadline);
+  // The same from one read of the CQ, without sleeping.
+  std::optional<control::Message> poll_control(control::Type type);
+
+  // This endpoint's own address, as a peer inserts it into its address vector.
+  std::string own_name() const;
+
+ private:
+  static constexpr size_t kControlSlots = 4;  // receives posted for control messages
+  static constexpr std::chrono::microseconds kPostNapLimit{1000};
+  // How long a reject or goodbye may take to leave before the endpoint closes.
+  static constexpr auto kControlFlush = std::chrono::milliseconds(200);
+
+  // ofi_endpoint.cpp
+  void open_once();
+  void open();
+  void close();
+  void on_cq_error();
+  void check_events();
+  size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
+  size_t read_cq(Completion *out, size_t max);
+  size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out);
+
+  // ofi_endpoint_rma.cpp
+  void wait_fence();
+
+  // ofi_endpoint_msg.cpp
+  void wait_connected(Deadline deadline, const std::string &what);
+  [[noreturn]] void raise_eq_error(const std::string &what);
+
+  // ofi_endpoint_rdm.cpp
+  void accept_by_message(const std::string &private_data);
+  void reject_by_message(const char *reason);
+  void connect_by_message(Deadline deadline, const std::string &private_data);
+  void open_control();
+  uint8_t *control_slot(size_t i) { return control_buf_.data() + i * control::kMaxMessage; }
+  bool is_control(const void *context) const {
+    auto *p = static_cast<const uint8_t *>(context);
+    return !control_buf_.empty() && p >= control_buf_.data() &&
+           p < control_buf_.data() + control_buf_.size();
+  }
+  void post_control_recv(uint8_t *slot);
+  void send_control(fi_addr_t to, control::Type type, const std::string &data,
+                    const Deadline *deadline = nullptr);
+  void flush_control(Deadline deadline);
+  void say_goodbye() noexcept;
+  void on_control(uint8_t *slot, size_t len);
+  std::optional<control::Message> take_control(control::Type type);
+  fi_addr_t insert_address(const std::string &name);
+  void watch_process(uint32_t pid);
+  void remove_dead_peer_region();
+  bool peer_process_gone() const;
+
+  // Posting fails with -FI_EAGAIN while a queue is full; completions read meanwhile are
+  // stashed for the next poll, never dropped. Between tries it naps (growing to kPostNapLimit)
+  // while nothing completes: a queue that a stopped or dead peer never drains (shm) must not
+  // cost a core. It gives up after kPostRetryLimit, or at `deadline` when that comes first.
+  template <class Post>
+  void retry_post(const char *what, Post post, const Deadline *deadline = nullptr) {
+    ssize_t rc = post();
+    if (rc == 0) return;  // the usual case reads no clock
+    auto give_up = Deadline::after(kPostRetryLimit);
+    Nap nap(kPostNapLimit);
+    for (;; rc = post()) {
+      if (rc == 0) return;
+      if (rc != -FI_EAGAIN) {
+        check_events();
+        fail(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_, static_cast<int>(rc));
+      }
+      if (give_up.expired() || (deadline != nullptr && deadline->expired()))
+        throw Error(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_ + ": queue stayed full");
+      Completion c[8];
+      size_t n = read_cq(c, 8);
+      stash_.insert(stash_.end(), c, c + n);
+      check_events();
+      if (n > 0) nap.reset();
+      else nap.take();
+    }
+  }
+
+  std::shared_ptr<OfiContext> context_;
+  InfoPtr info_;
+  fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
+  std::string peer_data_;
+  std::string peer_;
+  bool rdm_ = false;
+  bool same_host_ = false;
+  bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
+  Nap nap_;  // sleep_on_cq's, where the CQ does not wake
+  bool imm_consumes_recv_ = false;
+  bool virt_addr_ = false;
+  size_t max_msg_ = SIZE_MAX;
+  EventCheckPacer event_checks_;
+  int wait_fd_ = -1;
+  bool connected_ = false;
+  fid_eq *eq_ = nullptr;  // MSG: connection events
+  fid_cq *cq_ = nullptr;
+  fid_ep *ep_ = nullptr;
+  std::deque<Completion> stash_;
+  // RDM only.
+  fid_av *av_ = nullptr;
+  fi_addr_t peer_addr_ = FI_ADDR_UNSPEC;
+  std::vector<uint8_t> control_buf_;
+  fid_mr *control_mr_ = nullptr;
+  unsigned control_send_next_ = 0;
+  size_t control_sends_pending_ = 0;
+  std::deque<control::Message> control_in_;
+  bool peer_left_ = false;
+  bool request_unsent_ = false;
+  pid_t peer_pid_ = 0;
+  std::string peer_name_;  // the peer's endpoint name (RDM)
+  int peer_pidfd_ = -1;
+  // Whether the provider keeps a chain's writes in order and completes them in order (MSG
+  // asks for it); where not, the final write waits for the data writes (post_writes).
+  bool ordered_writes_ = false;
+  char fence_context_ = 0;  // its address marks the data writes of a fenced chain
+  size_t fence_pending_ = 0;
+};
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// An OfiEndpoint's connection over a FI_EP_MSG endpoint: made and refused by libfabric's
+// connection manager, its events read from the endpoint's event queue. (An RDM endpoint makes
+// its connection of messages instead: ofi_endpoint_rdm.cpp.)
+#include "transport/ofi/ofi_endpoint.hpp"
+
+#include <rdma/fi_cm.h>
+
+#include <cstring>
+
+namespace naa::transport::ofi_detail {
+
+void OfiEndpoint::connect(Deadline deadline, const std::string &private_data) {
+  if (rdm_) return connect_by_message(deadline, private_data);
+  check(fi_connect(ep_, info_->dest_addr, private_data.empty() ? nullptr : private_data.data(),
+                   private_data.size()),
+        "fi_connect");
+  wait_connected(deadline, "connection to " + peer_);
+}
+
+void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
+  if (rdm_) return accept_by_message(private_data);
+  open_once();
+  check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
+        "fi_accept");
+  wait_connected(deadline, "accepting " + peer_);
+}
+
+void OfiEndpoint::reject(const char *reason) {
+  if (rdm_) return reject_by_message(reason);
+  if (pep_ != nullptr)
+    fi_reject(pep_, info_->handle, reason, reason != nullptr ? strlen(reason) + 1 : 0);
+}
+
+void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
+  for (;;) {
+    uint32_t event = 0;
+    // The peer's accept data (naa-server's identity) follows the entry.
+    alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
+    int timeout = deadline.remaining_ms(kWaitSliceMs);
+    ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, timeout, 0);
+    // libfabric 1.17's tcp provider reports a rejected request as EINPROGRESS, without the
+    // peer's reason: on the client side, name the likely causes.
+    if (rc == -FI_EAVAIL)
+      raise_eq_error(pep_ != nullptr ? what : what + ": refused or dropped by the NAA (wrong or "
+                                                     "missing NAA_AUTH_KEY? too many clients?)");
+    if (rc >= 0 && event == FI_CONNECTED) {
+      if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
+        peer_data_.assign(buf + sizeof(fi_eq_cm_entry), static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
+      connected_ = true;
+      return;
+    }
+    if (rc >= 0 && event == FI_SHUTDOWN)
+      throw Error(NAA_ERR_CONNECTION, what + ": peer shut down during connection setup");
+    if (rc < 0 && rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
+      fail(NAA_ERR_CONNECTION, what, static_cast<int>(rc));
+    if (deadline.expired()) throw Error(NAA_ERR_TIMEOUT, what + " timed out");
+  }
+}
+
+// A refused connection may carry the peer's reason (naa-server's reject text) as error data.
+void OfiEndpoint::raise_eq_error(const std::string &what) {
+  fi_eq_err_entry err{};
+  fi_eq_readerr(eq_, &err, 0);
+  std::string reason = private_data_text(err.err_data, err.err_data_size);
+  if (!reason.empty()) reason = " (\"" + reason + "\")";
+  throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
+}
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/ofi/ofi_listener.hpp"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <rdma/fi_cm.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "diag/log.hpp"
+#include "transport/descriptor_gate.hpp"
+#include "transport/ofi/ofi_endpoint.hpp"
+
+namespace naa::transport::ofi_detail {
+
+OfiListener::OfiListener(const std::string &provider, const std::string &host, uint16_t port,
+                         size_t write_chunk)
+    : write_chunk_(write_chunk) {
+  InfoPtr hints = make_hints(provider);
+  fi_info *info = nullptr;
+  std::string service = std::to_string(port);
+  int rc = fi_getinfo(kApiVersion, host.empty() ? nullptr : host.c_str(), service.c_str(),
+                      FI_SOURCE, hints.get(), &info);
+  if (rc < 0)
+    fail(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
+                                  " can listen on " + host + ":" + service, rc);
+  info_.reset(info);
+  fabric_ = OfiContext::acquire(info_.get());
+  // A descriptor to sleep on outside the descriptor gate, where the provider offers one.
+  fi_eq_attr eq_attr{};
+  eq_attr.wait_obj = FI_WAIT_FD;
+  fid_eq *eq = nullptr;
+  if (fi_eq_open(fabric_->fabric, &eq_attr, &eq, nullptr) != 0) {
+    eq_attr.wait_obj = FI_WAIT_UNSPEC;
+    check(fi_eq_open(fabric_->fabric, &eq_attr, &eq, nullptr), "fi_eq_open");
+  }
+  eq_.reset(eq);
+  if (eq_attr.wait_obj != FI_WAIT_FD || fi_control(&eq_->fid, FI_GETWAIT, &eq_fd_) != 0) eq_fd_ = -1;
+  fid_pep *pep = nullptr;
+  check(fi_passive_ep(fabric_->fabric, info_.get(), &pep, nullptr), "fi_passive_ep");
+  pep_.reset(pep);
+  check(fi_pep_bind(pep_.get(), &eq_->fid, 0), "fi_pep_bind");
+  rc = fi_listen(pep_.get());
+  if (rc < 0) fail(NAA_ERR_CONNECTION, "cannot listen on " + host + ":" + service, rc);
+  sockaddr_storage addr{};
+  size_t len = sizeof addr;
+  check(fi_getname(&pep_->fid, &addr, &len), "fi_getname");
+  port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6 &>(addr).sin6_port)
+                                     : ntohs(reinterpret_cast<sockaddr_in &>(addr).sin_port);
+}
+
+// The provider accepts a connection's socket inside fi_eq_read: that read takes the descriptor
+// gate, the sleep before it does not.
+std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
+  for (;;) {
+    uint32_t event = 0;
+    // The connection request's private data follows the entry.
+    alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
+    fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
+    sleep_until_event(deadline);
+    ssize_t rc;
+    {
+      std::lock_guard<std::mutex> gate(descriptor_gate());
+      rc = fi_eq_read(eq_.get(), &event, buf, sizeof buf, 0);
+    }
+    if (rc >= 0 && event == FI_CONNREQ) {
+      size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
+      auto ep = std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
+                                              std::string(buf + sizeof entry, data_len));
+      ep->limit_writes(write_chunk_);
+      return ep;
+    }
+    if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
+    if (rc == -FI_EAVAIL) {
+      fi_eq_err_entry err{};
+      fi_eq_readerr(eq_.get(), &err, 0);
+      NAA_LOG_WARN("listener: %s", fi_error_text(err.err).c_str());
+    }
+    if (deadline.expired()) return nullptr;
+  }
+}
+
+// At most a slice, never past `deadline`; without a descriptor to sleep on, short naps.
+void OfiListener::sleep_until_event(Deadline deadline) {
+  if (eq_fd_ < 0) {
+    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kNoDescriptorNap, deadline.remaining()));
+    return;
+  }
+  fid_t eq = &eq_->fid;
+  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return;  // something is there already
+  pollfd p{eq_fd_, POLLIN, 0};
+  ::poll(&p, 1, deadline.remaining_ms(kWaitSliceMs));
+}
+
+}  // namespace naa::transport::ofi_detail

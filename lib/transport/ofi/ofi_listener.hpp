@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A listener over a passive FI_EP_MSG endpoint: connection requests come as the connection
+// manager's events, each with its request's endpoint. Private to lib/transport.
+#pragma once
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "transport/ofi/ofi_context.hpp"
+#include "transport/transport.hpp"
+
+namespace naa::transport::ofi_detail {
+
+class OfiListener : public Listener {
+ public:
+  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  OfiListener(const std::string &provider, const std::string &host, uint16_t port,
+              size_t write_chunk);
+
+  uint16_t port() const override { return port_; }
+  std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
+
+ private:
+  static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
+
+  void sleep_until_event(Deadline deadline);
+
+  InfoPtr info_;
+  std::shared_ptr<OfiContext> fabric_;
+  FidPtr<fid_eq> eq_;
+  FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
+  int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
+  uint16_t port_ = 0;
+  size_t write_chunk_;
+};
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/ofi/ofi_rdm_listener.hpp"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "diag/log.hpp"
+#include "transport/descriptor_gate.hpp"
+#include "transport/nap.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
+
+namespace naa::transport::ofi_detail {
+namespace {
+
+// A port number for a listener that holds no TCP port (shm alone, asked for port 0): a bound,
+// never listening socket keeps it from any other server while the listener lives.
+int reserve_port(uint16_t *port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw Error(NAA_ERR_CONNECTION, std::string("cannot reserve a port number: ") + strerror(err));
+  }
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+}  // namespace
+
+OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host,
+                               uint16_t port, size_t write_chunk)
+    : write_chunk_(write_chunk) {
+  InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
+  if (!probe)
+    throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
+                                         " offers what libnaa needs");
+  named_ = probe->addr_format == FI_ADDR_STR;
+  prov_name_ = probe->fabric_attr->prov_name;
+  if (named_ && port == 0) reserved_fd_ = reserve_port(&port);
+  std::string service = named_ ? shm_service(port) : std::to_string(port);
+  if (named_) claim_name(service);
+  const char *node = named_ || host.empty() ? nullptr : host.c_str();
+  int rc = 0;
+  InfoPtr info = find_info(prov_name_, false, FI_EP_RDM, node, service.c_str(), FI_SOURCE, &rc);
+  if (!info) {
+    release_port();
+    fail(NAA_ERR_UNSUPPORTED, "libfabric provider " + prov_name_ + " cannot listen on " + host +
+                                  ":" + std::to_string(port), rc);
+  }
+  try {
+    fabric_ = OfiContext::acquire(info.get());
+    ep_ = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr);
+  } catch (...) {
+    release_port();
+    throw;
+  }
+  port_ = port;
+  if (named_) name_fd_ = hold_shm_name(service);
+  // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
+  // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
+  fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
+                          named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
+  if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
+  if (!named_) {
+    std::string name = ep_->own_name();
+    if (name.size() >= sizeof(sockaddr_in))
+      port_ = ntohs(reinterpret_cast<const sockaddr_in *>(name.data())->sin_port);
+  }
+}
+
+OfiRdmListener::~OfiRdmListener() {
+  ep_.reset();
+  if (name_fd_ >= 0) ::close(name_fd_);
+  release_port();
+}
+
+std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
+  // libfabric 1.17's shm provider crashes inside fi_cq_read when a new peer's request
+  // arrives while the process has no descriptor left to map that peer (seen with naa-server
+  // flooded by idle TCP connections). Its queue is left unread while descriptors are short:
+  // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
+  // closed the silent connections that held them. The count, the read and the mapping of the
+  // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
+  // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
+  // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
+  // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
+  Nap nap(kListenerNapLimit);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> gate(descriptor_gate());
+      if (!named_ || descriptors_spare(kSpareDescriptors)) {
+        if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
+          std::string why;
+          if (named_ && !shm_request_plausible(request->name, request->pid, &why)) {
+            dropped(request->name, why);
+            continue;
+          }
+          InfoPtr info(fi_dupinfo(fresh_info_.get()));
+          if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+          if (named_) give_unique_shm_source(info.get());
+          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+          ep->limit_writes(write_chunk_);
+          ep->attach(request->name, request->pid);
+          return ep;
+        }
+      }
+    }
+    if (deadline.expired()) return nullptr;
+    nap.take(deadline.remaining());
+  }
+}
+
+// Unanswered: an answer would go to a region that may not be there (and retry), or to a process
+// that did not ask. One log line a second at most, for a flood of them.
+void OfiRdmListener::dropped(const std::string &name, const std::string &why) {
+  ++dropped_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - dropped_logged_ < std::chrono::seconds(1)) return;
+  dropped_logged_ = now;
+  std::string shown = std::string(name.c_str()).substr(0, 80);
+  for (char &c : shown) c = c >= 0x20 && c < 0x7f ? c : '?';  // any bytes: not for the log raw
+  NAA_LOG_WARN("shm connection request from %s dropped unanswered: %s (%lu so far)",
+               shown.c_str(), why.c_str(), dropped_);
+}
+
+void OfiRdmListener::claim_name(const std::string &name) {
+  NameState state = shm_name_state(name);
+  if (state == NameState::Live) {
+    release_port();
+    throw Error(NAA_ERR_CONNECTION, "cannot listen with shm as " + name +
+                                        ": another server listens there");
+  }
+  if (state == NameState::Stale) {
+    NAA_LOG_INFO("removing shm region %s, left by a server that died", name.c_str());
+    shm_unlink(("/" + name).c_str());
+  }
+}
+
+void OfiRdmListener::release_port() {
+  if (reserved_fd_ >= 0) ::close(reserved_fd_);
+  reserved_fd_ = -1;
+}
+
+}  // namespace naa::transport::ofi_detail

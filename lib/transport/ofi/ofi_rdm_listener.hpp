@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The listener of providers that offer only FI_EP_RDM (shm, PROVIDER;ofi_rxm). Private to
+// lib/transport.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "transport/ofi/ofi_endpoint.hpp"
+#include "transport/ofi/ofi_context.hpp"
+#include "transport/transport.hpp"
+
+namespace naa::transport::ofi_detail {
+
+// A reliable-datagram listener: an RDM endpoint at a well-known address that receives
+// connection requests; each one gets a fresh endpoint of its own (see the top of ofi.cpp).
+class OfiRdmListener : public Listener {
+ public:
+  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port,
+                 size_t write_chunk);
+  ~OfiRdmListener() override;
+
+  uint16_t port() const override { return port_; }
+  std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
+
+ private:
+  void claim_name(const std::string &name);
+  void release_port();
+  void dropped(const std::string &name, const std::string &why);
+
+  static constexpr std::chrono::microseconds kListenerNapLimit{8000};
+
+  size_t write_chunk_;
+  bool named_ = false;
+  std::string prov_name_;
+  int reserved_fd_ = -1;
+  int name_fd_ = -1;
+  std::shared_ptr<OfiContext> fabric_;
+  std::unique_ptr<OfiEndpoint> ep_;
+  InfoPtr fresh_info_;
+  uint16_t port_ = 0;
+  unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
+  std::chrono::steady_clock::time_point dropped_logged_{};
+};
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/ofi/ofi_shm_request.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace naa::transport::ofi_detail {
+namespace {
+
+constexpr char kPrefix[] = "fi_shm://";
+
+// The owner of the object behind `name`, or false when there is none (or it is no object).
+bool object_owner(const std::string &name, uid_t *uid) {
+  const std::string object = shm_object(name);
+  if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
+  int fd = shm_open(object.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0) return false;
+  struct stat st {};
+  const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  *uid = st.st_uid;
+  return ok;
+}
+
+// Whether process `pid` maps the object behind `name`: the region is that process's endpoint,
+// not one another process made under its pid (a process can give its endpoint any name).
+bool maps_object(uint32_t pid, const std::string &name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const std::string path = "/dev/shm" + shm_object(name);
+  for (std::string line; std::getline(maps, line);) {
+    const size_t at = line.find(path);
+    if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string shm_object(const std::string &name) {
+  const std::string text(name.c_str());  // FI_ADDR_STR names travel with their NUL
+  if (text.compare(0, sizeof kPrefix - 1, kPrefix) != 0) return {};
+  return "/" + text.substr(sizeof kPrefix - 1);
+}
+
+pid_t shm_name_pid(const std::string &name) {
+  const std::string object = shm_object(name);
+  long pid = 0;
+  size_t i = 1;
+  for (; i < object.size() && i < 12 && object[i] >= '0' && object[i] <= '9'; ++i)
+    pid = pid * 10 + (object[i] - '0');
+  if (i == 1 || i >= object.size() || object[i] != '-' || object[1] == '0' || pid > 0x7fffffff)
+    return 0;
+  return static_cast<pid_t>(pid);
+}
+
+bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why) {
+  const pid_t named = shm_name_pid(name);
+  if (named == 0 || static_cast<uint32_t>(named) != pid) {
+    *why = "its name does not carry the pid " + std::to_string(pid) + " it claims";
+    return false;
+  }
+  struct stat st {};
+  if (stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) {
+    *why = "process " + std::to_string(pid) + " does not exist";
+    return false;
+  }
+  if (st.st_uid != geteuid()) {
+    *why = "process " + std::to_string(pid) + " is another user's";
+    return false;
+  }
+  uid_t owner = 0;
+  if (!object_owner(name, &owner)) {
+    *why = "its endpoint has no shm region to answer";
+    return false;
+  }
+  if (owner != geteuid()) {
+    *why = "its endpoint's shm region is another user's";
+    return false;
+  }
+  if (!maps_object(pid, name)) {
+    *why = "process " + std::to_string(pid) + " does not map its endpoint's shm region";
+    return false;
+  }
+  return true;
+}
+
+bool shm_region_of(const std::string &name, pid_t pid) {
+  uid_t owner = 0;
+  return pid > 0 && shm_name_pid(name) == pid && object_owner(name, &owner) && owner == geteuid();
+}
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A VerbsEndpoint's queue pair and its connection: opening it on the id's device, connecting and
+// accepting, the rdma_cm events that say it broke, and its completions.
+#include "transport/verbs/verbs_endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "diag/error.hpp"
+#include "diag/log.hpp"
+
+namespace naa::transport::verbs_detail {
+namespace {
+
+constexpr uint32_t kRecvDepth = 4;  // MRSP receive + the receive for the peer's immediate
+// Writes up to this size travel inline in the work request: no DMA read of the payload.
+constexpr uint32_t kMaxInline = 256;
+
+}  // namespace
+
+VerbsEndpoint::VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string request_data)
+    : ch_(std::move(ch)), id_(std::move(id)), peer_data_(std::move(request_data)) {
+  peer_ = addr_name(rdma_get_peer_addr(id_.get()));
+  open();
+}
+
+// The members then release the queue pair, CQ, channel, the Context (the PD, when this was its
+// last user), id and event channel, in that order.
+VerbsEndpoint::~VerbsEndpoint() {
+  if (connected_ && !disconnected_) rdma_disconnect(id_.get());
+}
+
+void VerbsEndpoint::open() {
+  ibv_context *verbs = id_->verbs;
+  if (verbs == nullptr) throw Error(NAA_ERR_UNSUPPORTED, "no RDMA device for " + peer_);
+  ibv_device_attr dev{};
+  if (ibv_query_device(verbs, &dev) != 0) fail_errno(NAA_ERR_TRANSPORT, "ibv_query_device");
+  ibv_port_attr port{};
+  if (ibv_query_port(verbs, id_->port_num, &port) != 0) fail_errno(NAA_ERR_TRANSPORT, "ibv_query_port");
+  max_msg_ = port.max_msg_sz > 0 ? port.max_msg_sz : UINT32_MAX;
+  send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
+  int cqe = std::min<int>(static_cast<int>(send_depth_ + kRecvDepth + 4), dev.max_cqe);
+
+  context_ = VerbsContext::acquire(verbs);
+  comp_ch_.reset(ibv_create_comp_channel(verbs));
+  if (!comp_ch_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_comp_channel");
+  set_nonblocking(comp_ch_->fd, "completion channel");
+  cq_.reset(ibv_create_cq(verbs, cqe, nullptr, comp_ch_.get(), 0));
+  if (!cq_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_cq");
+
+  ibv_qp_init_attr qa{};
+  qa.send_cq = cq_.get();
+  qa.recv_cq = cq_.get();
+  qa.qp_type = IBV_QPT_RC;
+  qa.sq_sig_all = 0;
+  qa.cap.max_send_wr = send_depth_;
+  qa.cap.max_recv_wr = kRecvDepth;
+  qa.cap.max_send_sge = 1;
+  qa.cap.max_recv_sge = 1;
+  qa.cap.max_inline_data = kMaxInline;
+  if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) {
+    qa.cap.max_inline_data = 0;  // a device without inline sends still serves
+    if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
+  }
+  qp_.reset(id_.get());
+  max_inline_ = qa.cap.max_inline_data;
+}
+
+void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) {
+  rdma_conn_param param = spec_conn_param(private_data);
+  if (rdma_connect(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
+  peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
+  connected_ = true;
+  log_path();
+}
+
+void VerbsEndpoint::accept(Deadline deadline, const std::string &private_data) {
+  rdma_conn_param param = spec_conn_param(private_data);
+  if (rdma_accept(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
+  expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "accepting " + peer_);
+  connected_ = true;
+  log_path();
+}
+
+void VerbsEndpoint::reject(const char *reason) {
+  uint8_t len = reason != nullptr ? static_cast<uint8_t>(std::min<size_t>(strlen(reason) + 1, 140)) : 0;
+  rdma_reject(id_.get(), reason, len);
+}
+
+// What rdma_cm chose, so that a wrong device or GID is visible in the log (NAA_LOG_LEVEL=info).
+void VerbsEndpoint::log_path() {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(id_->qp, &attr, IBV_QP_AV | IBV_QP_PATH_MTU, &init) != 0) return;
+  ibv_gid gid{};
+  ibv_query_gid(id_->verbs, id_->port_num, attr.ah_attr.grh.sgid_index, &gid);
+  NAA_LOG_INFO("verbs: %s <-> %s on %s port %u, GID index %u (%s), path MTU %d, max message %zu, inline %u",
+               addr_name(rdma_get_local_addr(id_.get())).c_str(), peer_.c_str(),
+               ibv_get_device_name(id_->verbs->device), static_cast<unsigned>(id_->port_num),
+               static_cast<unsigned>(attr.ah_attr.grh.sgid_index), gid_text(gid).c_str(),
+               128 << attr.path_mtu, max_msg_, max_inline_);
+}
+
+// A disconnect is noticed here; reading the event also moves our queue pair to the error
+// state (librdmacm does it), which flushes whatever was posted.
+void VerbsEndpoint::check_cm_events() {
+  for (;;) {
+    CmEvent e(ch_->next(Deadline::after(std::chrono::milliseconds(0))));
+    if (!e) return;
+    switch (e->event) {
+      case RDMA_CM_EVENT_DISCONNECTED:
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+        disconnected_ = true;
+        throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected (" +
+                                            rdma_event_str(e->event) + ")");
+      default:
+        NAA_LOG_DEBUG("connection to %s: rdma_cm event %s", peer_.c_str(), rdma_event_str(e->event));
+    }
+  }
+}
+
+size_t VerbsEndpoint::poll(Completion *out, size_t max) {
+  ibv_wc wc[16];
+  int n = ibv_poll_cq(cq_.get(), static_cast<int>(std::min<size_t>(max, 16)), wc);
+  if (n < 0) throw Error(NAA_ERR_TRANSPORT, "ibv_poll_cq failed on the connection to " + peer_);
+  if (n == 0) {
+    // Reading a disconnect's event is also what flushes our queue pair (librdmacm does it).
+    if (event_checks_.due()) check_cm_events();
+    return 0;
+  }
+  for (int i = 0; i < n; ++i) translate(wc[i], out[i]);
+  return static_cast<size_t>(n);
+}
+
+// Arm, poll once more (a completion between the last poll and the arming would raise no
+// event), then sleep on the completion channel and the CM channel together.
+size_t VerbsEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
+  for (;;) {
+    if (size_t n = poll(out, max)) return n;
+    arm_wait();
+    if (size_t n = poll(out, max)) return n;
+    if (deadline.expired()) return 0;
+    pollfd fds[2] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}};
+    ::poll(fds, 2, deadline.remaining_ms(kWaitSliceMs));
+  }
+}
+
+// Consumes the events already signalled (the descriptor stays readable until they are
+// read), then asks for one on the next completion.
+bool VerbsEndpoint::arm_wait() {
+  ibv_cq *cq = nullptr;
+  void *ctx = nullptr;
+  while (ibv_get_cq_event(comp_ch_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+  check_cm_events();
+  if (ibv_req_notify_cq(cq_.get(), 0) != 0)
+    throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
+  return true;
+}
+
+void VerbsEndpoint::translate(const ibv_wc &wc, Completion &c) {
+  if (wc.status != IBV_WC_SUCCESS) completion_failed(wc);
+  c.context = wc.wr_id;
+  c.bytes = wc.byte_len;
+  c.imm = 0;
+  switch (wc.opcode) {
+    case IBV_WC_SEND: c.kind = CompletionKind::Send; break;
+    case IBV_WC_RDMA_WRITE: c.kind = CompletionKind::Writes; break;
+    case IBV_WC_RECV_RDMA_WITH_IMM:
+      c.kind = CompletionKind::RemoteImm;
+      c.context = 0;
+      c.imm = ntohl(wc.imm_data);
+      break;
+    default: c.kind = CompletionKind::Recv; break;
+  }
+}
+
+void VerbsEndpoint::completion_failed(const ibv_wc &wc) {
+  const std::string status = ibv_wc_status_str(wc.status);
+  switch (wc.status) {
+    case IBV_WC_WR_FLUSH_ERR:
+      check_cm_events();  // a disconnect is the usual reason: report that
+      throw Error(NAA_ERR_CONNECTION, "connection to " + peer_ + " broke (" + status + ")");
+    case IBV_WC_RETRY_EXC_ERR:
+      throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " stopped answering (" + status + ")");
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " posted no receive in time (" + status + ")");
+    case IBV_WC_REM_ACCESS_ERR:
+      throw Error(NAA_ERR_PROTOCOL, "peer " + peer_ + " refused a write: address or key outside "
+                                    "what it advertised (" + status + ")");
+    default:
+      throw Error(NAA_ERR_TRANSPORT, "operation to " + peer_ + " failed: " + status +
+                                         " (vendor error " + std::to_string(wc.vendor_err) + ")");
+  }
+}
+
+}  // namespace naa::transport::verbs_detail
