@@ -107,6 +107,7 @@ class OfiEndpoint : public Endpoint {
   void on_cq_error();
   void check_events();
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
+  size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
   size_t read_cq(Completion *out, size_t max);
   size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out);
 
@@ -181,6 +182,7 @@ class OfiEndpoint : public Endpoint {
   size_t max_msg_ = SIZE_MAX;
   EventCheckPacer event_checks_;
   int wait_fd_ = -1;
+  int eq_fd_ = -1;  // MSG: the EQ's wait descriptor, where it has one
   bool connected_ = false;
   fid_eq *eq_ = nullptr;  // MSG: connection events
   fid_cq *cq_ = nullptr;
