@@ -150,46 +150,29 @@ size_t Values::index(const char *name) const {
 const std::string &Values::text(const char *name) const { return entries_[index(name)].text; }
 Source Values::source(const char *name) const { return entries_[index(name)].source; }
 
-std::chrono::milliseconds Values::timeout() const {
-  const size_t i = index("NAA_TIMEOUT");
-  return parse_timeout(entries_[i].text, source_text(i));
-}
+std::chrono::milliseconds Values::timeout() const { return parsed("NAA_TIMEOUT", parse_timeout); }
 
 std::chrono::milliseconds Values::connect_timeout() const {
-  const size_t i = index("NAA_CONNECT_TIMEOUT");
-  return parse_timeout(entries_[i].text, source_text(i));
+  return parsed("NAA_CONNECT_TIMEOUT", parse_timeout);
 }
 
-unsigned Values::reconnect() const {
-  const size_t i = index("NAA_RECONNECT");
-  return parse_reconnect(entries_[i].text, source_text(i));
-}
+unsigned Values::reconnect() const { return parsed("NAA_RECONNECT", parse_reconnect); }
 
 Progress Values::progress() const {
   Progress p;
-  size_t i = index("NAA_PROGRESS");
-  p.mode = parse_progress_mode(entries_[i].text, source_text(i));
-  i = index("NAA_SPIN_US");
-  p.spin = parse_microseconds(entries_[i].text, source_text(i));
-  i = index("NAA_PROGRESS_CPU");
-  p.cpu = parse_cpu(entries_[i].text, source_text(i));
+  p.mode = parsed("NAA_PROGRESS", parse_progress_mode);
+  p.spin = parsed("NAA_SPIN_US", parse_microseconds);
+  p.cpu = parsed("NAA_PROGRESS_CPU", parse_cpu);
   return p;
 }
 
 std::chrono::microseconds Values::pacing() const {
-  const size_t i = index("NAA_PACING_US");
-  return parse_microseconds(entries_[i].text, source_text(i));
+  return parsed("NAA_PACING_US", parse_microseconds);
 }
 
-bool Values::pacing_adaptive() const {
-  const size_t i = index("NAA_PACING_ADAPTIVE");
-  return parse_switch(entries_[i].text, source_text(i));
-}
+bool Values::pacing_adaptive() const { return parsed("NAA_PACING_ADAPTIVE", parse_switch); }
 
-size_t Values::write_chunk() const {
-  const size_t i = index("NAA_OFI_WRITE_CHUNK");
-  return parse_write_chunk(entries_[i].text, source_text(i));
-}
+size_t Values::write_chunk() const { return parsed("NAA_OFI_WRITE_CHUNK", parse_write_chunk); }
 
 transport::TransportOptions Values::transport_options() const {
   transport::TransportOptions options;

@@ -76,6 +76,12 @@ class Values {
   };
   size_t index(const char *name) const;
   std::string source_text(size_t index) const;  // names the value's origin in errors
+  // The value of `name` as `parse` reads it (parse(text, origin) throws naming the origin).
+  template <class Parse>
+  auto parsed(const char *name, Parse parse) const {
+    const size_t i = index(name);
+    return parse(entries_[i].text, source_text(i));
+  }
   std::vector<Entry> entries_;  // in registry() order
 };
 

@@ -18,6 +18,7 @@
 
 #include "deadline.hpp"
 #include "diag/log.hpp"
+#include "option_choice.hpp"
 
 namespace naa::server {
 namespace {
@@ -107,11 +108,8 @@ void end_descendants() {
 }  // namespace
 
 bool parse_isolation(const std::string &text, Isolation *out) {
-  if (text == "none") *out = Isolation::None;
-  else if (text == "plugins") *out = Isolation::Plugins;
-  else if (text == "all") *out = Isolation::All;
-  else return false;
-  return true;
+  return parse_choice(
+      text, {{"none", Isolation::None}, {"plugins", Isolation::Plugins}, {"all", Isolation::All}}, out);
 }
 
 SharedRegion::SharedRegion(SharedRegion &&other) noexcept

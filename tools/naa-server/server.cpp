@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "connection.hpp"
+#include "option_choice.hpp"
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
@@ -33,11 +34,9 @@ void write_ready_file(const std::string &path, uint16_t port) {
 }  // namespace
 
 bool parse_shm_peers(const std::string &text, ShmPeers *out) {
-  if (text == "own-uid") *out = ShmPeers::OwnUser;
-  else if (text == "pgid") *out = ShmPeers::ProcessGroup;
-  else if (text == "off") *out = ShmPeers::Off;
-  else return false;
-  return true;
+  return parse_choice(
+      text, {{"own-uid", ShmPeers::OwnUser}, {"pgid", ShmPeers::ProcessGroup}, {"off", ShmPeers::Off}},
+      out);
 }
 
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
