@@ -195,5 +195,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     return -1;
   }
   slurm_verbose("naa: task %" PRIu32 ": NAA_SPEC=%s", rank, spec);
+  /* libnaa takes the other NAAs of naa.conf serving a code the job asked for as failover
+   * alternatives (naa.conf(5)); it learns the codes here where Slurm does not export the job
+   * control environment to the task. */
+  const spank_err_t e = spank_setenv(sp, "SLURM_SPANK_NAA_CODES", codes_text, 0);
+  if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
+    slurm_verbose("naa: cannot set SLURM_SPANK_NAA_CODES in task %" PRIu32, rank);
   return 0;
 }
