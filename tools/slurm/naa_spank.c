@@ -9,7 +9,9 @@
  * clients, which only read NAA_SPEC, work too. The requested codes are also stored in the job's
  * control environment, which Slurm exports to the job as SLURM_SPANK_NAA_CODES; libnaa's Slurm
  * resolver reads it there for processes that get no NAA_SPEC (ranks mpirun starts), without
- * asking slurmctld. At --verbose the plugin logs which rank gets which NAA. See naa.conf(5).
+ * asking slurmctld. Tasks, which Slurm does not give it, get it from task_init: there it tells
+ * libnaa which codes may fail over to the other NAAs of naa.conf. At --verbose the plugin logs
+ * which rank gets which NAA. See naa.conf(5).
  * Never links libslurm: the spank_* symbols come from the process that loads the plugin. */
 #include <inttypes.h>
 #include <stdint.h>
