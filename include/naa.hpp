@@ -207,6 +207,8 @@ inline std::optional<std::pair<std::size_t, naa_status>> wait_any(
 
 /* naa_attr_t built by name, keeping the strings it points to:
  *   naa::handle h(10, {a, b}, {c}, naa::attr().naa("10.0.0.7:12345").timeout_ms(5000));
+ * (timeout_ms, connect_timeout_ms and reconnect as NAA_TIMEOUT, NAA_CONNECT_TIMEOUT and
+ * NAA_RECONNECT; a cancelled or lost invocation: handle::cancel, naa_cancel(3)).
  * A field not set falls back to its environment variable, as in naa_create_attr(3). */
 class attr {
  public:
@@ -220,6 +222,8 @@ class attr {
   attr &local_ip(std::string v) { return text(local_ip_, std::move(v), &a_.local_ip); }
   attr &device(std::string v) { return text(device_, std::move(v), &a_.device); }
   attr &timeout_ms(std::int64_t v) { a_.timeout_ms = v; return *this; }
+  attr &connect_timeout_ms(std::int64_t v) { a_.connect_timeout_ms = v; return *this; }
+  attr &reconnect(std::int64_t attempts) { a_.reconnect = attempts; return *this; }
   attr &pacing_us(std::int64_t v) { a_.pacing_us = v; return *this; }
   /* Any runtime parameter of naa(7), as "NAME=value". */
   attr &param(std::string name_value) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "diag/error.hpp"
@@ -114,10 +115,24 @@ std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
     source += ", rank " + std::to_string(rank.rank) +
               (rank.from.empty() ? " (no rank in the environment)" : " (" + rank.from + ")");
   auto target = std::make_unique<Target>(all[i].host, all[i].port, std::move(source));
-  // The other candidates that fit, from the one after the chosen one on, for failover.
-  for (size_t k = 1; k < all.size(); ++k) {
-    const Candidate &c = all[(i + k) % all.size()];
-    if (c.n_inputs == n_inputs) target->add_alternative(c.host, c.port, c.source);
+  std::set<std::string> listed{key(all[i].host, all[i].port)};
+  // The other candidates that fit, each from the one after `at` on, for failover.
+  const auto add_alternatives = [&](const std::vector<Candidate> &from, size_t at) {
+    for (size_t k = 1; k <= from.size(); ++k) {
+      const Candidate &c = from[(at + k) % from.size()];
+      if (c.n_inputs == n_inputs && listed.insert(key(c.host, c.port)).second)
+        target->add_alternative(c.host, c.port, c.source);
+    }
+  };
+  add_alternatives(all, i);
+  // In a task the naa_spank plugin gave one NAA_SPEC entry per code: the rest of naa.conf,
+  // from the NAA after the chosen one on, as the plugin spreads the tasks.
+  if (all[i].origin == "NAA_SPEC") {
+    const std::vector<Candidate> site = slurm_alternatives(function_code, params.text("NAA_CONF"));
+    size_t at = site.size() - 1;
+    for (size_t k = 0; k < site.size(); ++k)
+      if (key(site[k].host, site[k].port) == key(all[i].host, all[i].port)) at = k;
+    add_alternatives(site, at);
   }
   return logged(std::move(target), function_code);
 }

@@ -25,11 +25,12 @@ class Target {
   uint16_t port() const { return port_; }
   const std::string &source() const { return source_; }  // how it was found, for log lines
 
-  // Other NAAs that serve the same function code (NAA_SPEC entries), tried in turn when this
-  // one cannot be reached: fail_over() makes the next one this Target's NAA (counting it as a
-  // user there instead) and returns false when there is no other.
+  // Other NAAs that serve the same function code (NAA_SPEC entries, naa.conf), tried in turn
+  // when this one cannot be reached: fail_over() makes the next one this Target's NAA (counting
+  // it as a user there instead) and returns false when there is no other.
   void add_alternative(std::string host, uint16_t port, std::string source);
   bool fail_over();
+  size_t alternatives() const { return alternatives_.size(); }
 
  private:
   struct Naa {
@@ -57,7 +58,9 @@ struct Candidate {
 std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params);
 
 // The NAA for the next handle: from candidates(), the process's rank (NAA_SPREAD, rm/spread.hpp)
-// picks where to start and the least used in this process from there on wins.
+// picks where to start and the least used in this process from there on wins. The others that
+// fit become its alternatives (Target::fail_over), and in a task whose NAA_SPEC the naa_spank
+// plugin set, the other NAAs of naa.conf serving the code after them (slurm_alternatives).
 // Throws Error: NAA_ERR_NO_NAA (nothing serves the code; the message says what was tried),
 // NAA_ERR_CONFIG (malformed NAA_SPEC), NAA_ERR_INVALID_ARGUMENT (n_inputs differs from the
 // NAA's parameter count).

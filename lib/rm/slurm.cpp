@@ -243,4 +243,16 @@ std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string
   return found;
 }
 
+std::vector<Candidate> slurm_alternatives(uint8_t function_code, const std::string &conf_param) {
+  const std::string codes = env_or("SLURM_SPANK_NAA_CODES", "");
+  if (!in_slurm_job() || !lists(codes, std::to_string(function_code), '\0')) return {};
+  try {
+    return slurm_candidates(function_code, conf_param);
+  } catch (const Error &e) {
+    NAA_LOG_WARN("function code %u: no naa.conf NAAs to fail over to: %s",
+                 static_cast<unsigned>(function_code), e.what());
+    return {};
+  }
+}
+
 }  // namespace naa::rm

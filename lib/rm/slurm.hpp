@@ -24,6 +24,13 @@ bool in_slurm_job();
 // conf_param is NAA_CONF's value ("" : see naa_conf_path).
 std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param);
 
+// The NAAs of naa.conf serving function_code, for a process whose NAA_SPEC the naa_spank plugin
+// set: it names one NAA per code (what reference clients read), and these are the ones to fail
+// over to. Only where the job's --naa (SLURM_SPANK_NAA_CODES) lists the code, so slurmctld is
+// never asked; empty otherwise. Never throws: an unreadable or malformed naa.conf only costs the
+// alternatives, and says so in the log.
+std::vector<Candidate> slurm_alternatives(uint8_t function_code, const std::string &conf_param);
+
 // Where naa.conf is read from: `conf_param` (NAA_CONF), else the conf= argument of the naa_spank
 // line in Slurm's plugstack.conf, else sysconfdir/naa.conf.
 std::string naa_conf_path(const std::string &conf_param);

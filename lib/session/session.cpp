@@ -38,7 +38,7 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
       progress_(settings_.progress),
       peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(imm::host_request(function_code)) {
-  connect(deadline);
+  connect_first(deadline);
   if (progress_.mode == Progress::Mode::Thread)
     engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
 }
@@ -73,6 +73,37 @@ void Session::connect(Deadline deadline) {
                  peer_.c_str(), static_cast<long>(pacing_.guard().count()),
                  settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
   }
+}
+
+// naa_create's connection: an NAA that cannot be reached hands over to the next one serving
+// the code (Target::fail_over), each tried once within the one deadline. An NAA that answers
+// and refuses (MRSP, authentication) is not passed over: its refusal is the answer.
+void Session::connect_first(Deadline deadline) {
+  for (size_t others = target_->alternatives();; --others) {
+    try {
+      connect(deadline);
+      return;
+    } catch (const Error &e) {
+      disconnect();
+      const bool unreachable = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT ||
+                               e.code() == NAA_ERR_TIMEOUT;
+      if (!unreachable || others == 0 || deadline.expired()) throw;
+      NAA_LOG_WARN("function code %u: cannot connect to %s: %s", static_cast<unsigned>(function_code_),
+                   peer_.c_str(), e.what());
+      fail_over();
+    }
+  }
+}
+
+// The next NAA serving the code, if there is another: logged with both.
+bool Session::fail_over() {
+  const std::string failed = target_->host() + ":" + std::to_string(target_->port());
+  if (!target_->fail_over()) return false;
+  peer_ = target_->host() + ":" + std::to_string(target_->port());
+  NAA_LOG_WARN("function code %u: failing over from %s to %s (%s)",
+               static_cast<unsigned>(function_code_), failed.c_str(), peer_.c_str(),
+               target_->source().c_str());
+  return true;
 }
 
 // Once it returns, the NAA can write into none of our buffers: the progress engine has let go,
@@ -121,14 +152,7 @@ int Session::reconnect() {
         NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in "
                      "%ld ms", static_cast<unsigned>(function_code_), attempt, attempts,
                      peer_.c_str(), e.what(), static_cast<long>(pause.count()));
-      const std::string failed = peer_;
-      const bool moved = target_->fail_over();
-      if (moved) {
-        peer_ = target_->host() + ":" + std::to_string(target_->port());
-        NAA_LOG_WARN("function code %u: failing over from %s to %s (%s)",
-                     static_cast<unsigned>(function_code_), failed.c_str(), peer_.c_str(),
-                     target_->source().c_str());
-      }
+      const bool moved = fail_over();
       if (last) return e.code();
       if (moved) continue;  // another NAA: no reason to wait before trying it
       std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(pause, deadline.remaining()));

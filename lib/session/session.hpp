@@ -74,8 +74,10 @@ class Session : private ProgressEngine::Client {
   enum class State { Ready, Running, Lost, Disconnected, Failed };
 
   void connect(Deadline deadline);
+  void connect_first(Deadline deadline);
   void disconnect();
   int reconnect();
+  bool fail_over();
   int reported(int rc);
   Deadline::Clock::time_point final_write_not_before() const;
   int test_locked(bool *flag, naa_status *status);

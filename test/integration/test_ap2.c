@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,6 +265,44 @@ static void test_threads(void **state) {
   }
 }
 
+/* The NAA killed and restarted on the same port: the invocation that meets the dead connection
+ * fails (NAAICE_ERR_CONNECTION), and the handle carries on by itself, without a new naa_create
+ * (libnaa reconnects; the reference's handle would be dead). */
+static void test_reconnect_after_restart(void **state) {
+  (void)state;
+  test_server s;
+  assert_int_equal(test_server_start(&s, NULL), 0);
+  test_server_use(&s, FN_ADD1, 1);
+  static uint8_t b[16];
+  naa_param_t p[1] = {{b, sizeof b, false}};
+  struct naa_handle h;
+  memset(&h, 0, sizeof h);
+  naa_status st;
+  assert_int_equal(naa_create(FN_ADD1, p, 1, p, 1, &h), 0);
+  assert_int_equal(naa_invoke(&h), 0);
+  assert_int_equal(naa_wait(&h, &st), 0);
+  char port[16];
+  snprintf(port, sizeof port, "%d", s.port);
+  test_server_kill(&s);
+  const char *args[] = {"--port", port, NULL};
+  assert_int_equal(test_server_start(&s, args), 0);
+  int failed = 0;
+  for (int round = 0; round < 6; round++) {
+    const uint8_t before = b[0];
+    if (naa_invoke(&h) == 0 && naa_wait(&h, &st) == 0) {
+      assert_int_equal(b[0], (uint8_t)(before + 1));
+      continue;
+    }
+    const int code = naaice_last_error(&h, NULL);
+    assert_true(code == NAAICE_ERR_CONNECTION || code == NAAICE_ERR_TRANSPORT);
+    assert_true(round < 2);
+    failed++;
+  }
+  printf("naa-server killed and restarted under an AP2 handle: %d of 6 invocations failed\n", failed);
+  assert_int_equal(naa_finalize(&h), 0);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_bad_arguments),
@@ -272,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_after_completion),
       cmocka_unit_test(test_spec_entry_reuse),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_reconnect_after_restart),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }

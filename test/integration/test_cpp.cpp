@@ -196,7 +196,7 @@ void test_many_and_attr_builder(void **) {
   std::vector<std::uint8_t> x(64, 1), y(64, 5);
   const std::string where = std::string(test_host()) + ":" + std::to_string(server.port);
   naa::attr a;
-  a.naa(where).timeout_ms(10000).param("NAA_SPIN_US=20");
+  a.naa(where).timeout_ms(10000).connect_timeout_ms(10000).reconnect(2).param("NAA_SPIN_US=20");
   naa::handle hx(FN_ADD1, {x}, {x}, a), hy(FN_ADD1, {y}, {y}, a);
   hx.invoke();
   hy.invoke();
@@ -215,6 +215,14 @@ void test_many_and_attr_builder(void **) {
   bad.naa(where).param("NAA_NO_SUCH_THING=1");
   naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, bad); });
   assert_true(std::string(e.what()).find("NAA_NO_SUCH_THING=1") != std::string::npos);
+  // The issue-25 fields reach naa_attr_t: out of range, they name themselves.
+  naa::attr slow_connect, many_attempts;
+  slow_connect.naa(where).connect_timeout_ms(-2);
+  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, slow_connect); });
+  assert_true(std::string(e.what()).find("naa_attr_t.connect_timeout_ms -2") != std::string::npos);
+  many_attempts.naa(where).reconnect(1000);
+  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, many_attempts); });
+  assert_true(std::string(e.what()).find("naa_attr_t.reconnect 1000") != std::string::npos);
 }
 
 void test_move_and_destructor(void **) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "naa.h"
 #include "server.h"
@@ -191,8 +192,35 @@ static void test_reconnect_after_restart(void **state) {
   assert_int_equal(test_server_stop(&s), 0);
 }
 
-/* Two NAAs serve the function code; the one the handle uses dies for good: the handle moves on
- * to the other. */
+static double seconds_since(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+/* Two NAAs serve the function code, however the handle learnt of them (`how`); the one it uses
+ * (`first`, which is where a process without a rank starts) dies for good: the handle moves on
+ * to `second`. */
+static void fail_over_from(test_server *first, test_server *second, const char *how) {
+  naa_handle h = vecadd_handle();
+  for (int round = 0; round < 5; round++) assert_int_equal(checked_vecadd(&h, round), NAA_SUCCESS);
+  test_server_kill(first);
+  struct timespec killed;
+  clock_gettime(CLOCK_MONOTONIC, &killed);
+  int failed = 0;
+  double moved = -1;
+  for (int round = 5; round < 40; round++) {
+    if (checked_vecadd(&h, round) != NAA_SUCCESS) failed++;
+    else if (moved < 0) moved = seconds_since(&killed);
+  }
+  printf("first of two NAAs (%s) killed: %d of 35 invocations failed, the first success on the "
+         "second %.0f ms after the kill\n", how, failed, 1000 * moved);
+  assert_true(failed >= 1 && failed <= 2);
+  assert_int_equal(checked_vecadd(&h, 40), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(second), 0);
+}
+
 static void test_failover(void **state) {
   (void)state;
   test_server first, second;
@@ -202,15 +230,60 @@ static void test_failover(void **state) {
   snprintf(spec, sizeof spec, "%s:%d:%d:2,%s:%d:%d:2", test_host(), first.port, FN_VECADD,
            test_host(), second.port, FN_VECADD);
   setenv("NAA_SPEC", spec, 1);
-  naa_handle h = vecadd_handle(); /* no other handle: the first entry is chosen */
-  for (int round = 0; round < 5; round++) assert_int_equal(checked_vecadd(&h, round), NAA_SUCCESS);
-  test_server_kill(&first);
-  int failed = 0;
-  for (int round = 5; round < 40; round++)
-    if (checked_vecadd(&h, round) != NAA_SUCCESS) failed++;
-  printf("first of two NAAs killed: %d of 35 invocations failed\n", failed);
-  assert_true(failed >= 1 && failed <= 2);
-  assert_int_equal(checked_vecadd(&h, 40), NAA_SUCCESS);
+  fail_over_from(&first, &second, "two NAA_SPEC entries");
+}
+
+/* A task of a Slurm job that asked for the code with --naa (the naa_spank plugin sets
+ * SLURM_SPANK_NAA_CODES) and whose naa.conf (NAA_CONF) lists both NAAs; with `spec`, NAA_SPEC
+ * names the first alone, as the plugin sets it in the tasks of srun; without, it is unset, as
+ * for the ranks mpirun starts. Nothing asks slurmctld: --naa is in the environment. */
+static void fail_over_in_slurm_job(int spec) {
+  test_server first, second;
+  assert_int_equal(test_server_start(&first, NULL), 0);
+  assert_int_equal(test_server_start(&second, NULL), 0);
+  char conf[] = "/tmp/naa-recovery-conf-XXXXXX";
+  const int fd = mkstemp(conf);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fprintf(f, "%s %d %d:2\n%s %d %d:2\n", test_host(), first.port, FN_VECADD, test_host(),
+          second.port, FN_VECADD);
+  assert_int_equal(fclose(f), 0);
+  setenv("NAA_CONF", conf, 1);
+  setenv("SLURM_JOB_ID", "25", 1);
+  setenv("SLURM_SPANK_NAA_CODES", "10", 1);
+  if (spec) test_server_use(&first, FN_VECADD, 2);
+  else unsetenv("NAA_SPEC");
+  fail_over_from(&first, &second, spec ? "NAA_SPEC of the naa_spank plugin, then naa.conf"
+                                       : "naa.conf in a Slurm job");
+  unlink(conf);
+  unsetenv("NAA_CONF");
+  unsetenv("SLURM_JOB_ID");
+  unsetenv("SLURM_SPANK_NAA_CODES");
+}
+
+static void test_failover_naa_conf(void **state) {
+  (void)state;
+  fail_over_in_slurm_job(0);
+}
+
+static void test_failover_plugin_spec(void **state) {
+  (void)state;
+  fail_over_in_slurm_job(1);
+}
+
+/* naa_create fails over too: the first NAA_SPEC entry for the code has nobody listening, the
+ * handle is created on the second. */
+static void test_failover_at_create(void **state) {
+  (void)state;
+  test_server second;
+  assert_int_equal(test_server_start(&second, NULL), 0);
+  char spec[256];
+  snprintf(spec, sizeof spec, "%s:%d:%d:2,%s:%d:%d:2", test_host(), test_unused_port(), FN_VECADD,
+           test_host(), second.port, FN_VECADD);
+  setenv("NAA_SPEC", spec, 1);
+  naa_handle h = vecadd_handle();
+  for (int round = 0; round < 3; round++) assert_int_equal(checked_vecadd(&h, round), NAA_SUCCESS);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(&second), 0);
 }
@@ -244,6 +317,9 @@ int main(void) {
       cmocka_unit_test(test_cancel_stops_late_writes),
       cmocka_unit_test(test_reconnect_after_restart),
       cmocka_unit_test(test_failover),
+      cmocka_unit_test(test_failover_naa_conf),
+      cmocka_unit_test(test_failover_plugin_spec),
+      cmocka_unit_test(test_failover_at_create),
       cmocka_unit_test(test_reconnect_off),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,7 @@ slurm_dir=$naa_test_dir/slurm
 chmod 0755 "$naa_test_dir"  # munged wants every parent of its socket searchable by all
 # Servers first (lib.sh's list), then Slurm, then the directory.
 trap 'SLURM_LOCAL_PORT=$slurm_port "$SLURM_LOCAL" stop "$slurm_dir" >/dev/null 2>&1
-      for p in $naa_test_pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done
+      for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done
       rm -rf "$naa_test_dir"' EXIT
 
 # A free port with a free successor (slurmctld, slurmd) away from the default 6817, which other

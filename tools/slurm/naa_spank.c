@@ -9,7 +9,9 @@
  * clients, which only read NAA_SPEC, work too. The requested codes are also stored in the job's
  * control environment, which Slurm exports to the job as SLURM_SPANK_NAA_CODES; libnaa's Slurm
  * resolver reads it there for processes that get no NAA_SPEC (ranks mpirun starts), without
- * asking slurmctld. At --verbose the plugin logs which rank gets which NAA. See naa.conf(5).
+ * asking slurmctld. Tasks, which Slurm does not give it, get it from task_init: there it tells
+ * libnaa which codes may fail over to the other NAAs of naa.conf. At --verbose the plugin logs
+ * which rank gets which NAA. See naa.conf(5).
  * Never links libslurm: the spank_* symbols come from the process that loads the plugin. */
 #include <inttypes.h>
 #include <stdint.h>
@@ -195,5 +197,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av) {
     return -1;
   }
   slurm_verbose("naa: task %" PRIu32 ": NAA_SPEC=%s", rank, spec);
+  /* libnaa takes the other NAAs of naa.conf serving a code the job asked for as failover
+   * alternatives (naa.conf(5)); it learns the codes here where Slurm does not export the job
+   * control environment to the task. */
+  const spank_err_t e = spank_setenv(sp, "SLURM_SPANK_NAA_CODES", codes_text, 0);
+  if (e != ESPANK_SUCCESS && e != ESPANK_ENV_EXISTS)
+    slurm_verbose("naa: cannot set SLURM_SPANK_NAA_CODES in task %" PRIu32, rank);
   return 0;
 }
