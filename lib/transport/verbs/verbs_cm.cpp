@@ -126,7 +126,7 @@ std::string expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadli
                          const std::string &what) {
   for (;;) {
     CmEvent e(ch.next(deadline));
-    if (!e) throw Error(NAA_ERR_TIMEOUT, what + " timed out (NAA_TIMEOUT)");
+    if (!e) throw Error(NAA_ERR_TIMEOUT, what + " timed out");  // the caller's deadline: connect or MRSP
     if (e->event == want)
       return e->param.conn.private_data == nullptr
                  ? std::string()
