@@ -7,7 +7,10 @@ namespace naa {
 
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
                                       size_t n_inputs, const Settings &settings) {
-  // One deadline for everything naa_create waits for: opening the transport counts too.
+  // One deadline for everything naa_create waits for: opening the transport counts too, the
+  // process's one-time initialisation of libfabric (up to seconds) does not: a short
+  // NAA_CONNECT_TIMEOUT would be spent before the first attempt (issue 25).
+  transport::prepare_transport(settings.transport);
   const Deadline deadline = Deadline::after(settings.connect_timeout);
   auto transport = transport::open_transport(settings.transport, settings.transport_options());
   auto target = settings.target(function_code, n_inputs);

@@ -23,8 +23,11 @@ class Nap {
 
   // Sleeps for the nap the time since reset() earns, but no longer than `at_most`.
   void take(Deadline::Clock::duration at_most = Deadline::Clock::duration::max()) {
-    const auto nap = std::min(progress::idle_nap(Deadline::Clock::now() - since_), limit_);
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(nap, at_most));
+    std::this_thread::sleep_for(std::min(length(), at_most));
+  }
+  // How long take() would sleep now, for a wait that may also end early on a descriptor.
+  Deadline::Clock::duration length() const {
+    return std::min(progress::idle_nap(Deadline::Clock::now() - since_), limit_);
   }
   // Something came: the next nap is short again.
   void reset() { since_ = Deadline::Clock::now(); }

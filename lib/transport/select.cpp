@@ -174,6 +174,15 @@ std::string network_transport_for(const std::string &host, const std::string &lo
   return "ofi+tcp";
 }
 
+Deadline::Clock::duration prepare_transport(const std::string &name) {
+#ifdef NAA_HAVE_LIBFABRIC
+  if (name == "auto" || name.rfind("ofi", 0) == 0) return initialise_libfabric();
+#else
+  (void)name;
+#endif
+  return {};
+}
+
 std::unique_ptr<Transport> open_transport(const std::string &name,
                                           const TransportOptions &options) {
   if (name == "auto") return std::make_unique<AutoTransport>(options);

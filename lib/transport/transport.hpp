@@ -174,6 +174,12 @@ struct TransportOptions {
 std::unique_ptr<Transport> open_transport(const std::string &name,
                                           const TransportOptions &options = {});
 
+// Does once per process what the first connection over transport `name` would otherwise pay
+// for before it could try: libfabric's initialisation of its providers (ofi.hpp). naa_create
+// calls it before its NAA_CONNECT_TIMEOUT starts, so that a short one bounds the connection,
+// not that. Returns how long it took (zero after the first call, and for verbs).
+Deadline::Clock::duration prepare_transport(const std::string &name);
+
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, ofi+shm where libfabric has it, and verbs where an RDMA device
 // serves `host`), in that order, so that with port 0 the TCP port, the scarcer one, is chosen

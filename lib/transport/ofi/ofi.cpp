@@ -21,8 +21,10 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -41,6 +43,9 @@ namespace naa::transport {
 using namespace ofi_detail;
 
 namespace {
+
+// How long an answer of fi_getinfo for a destination is used again (OfiTransport::destination).
+constexpr auto kDestinationKept = std::chrono::seconds(5);
 
 // libfabric 1.17's shm crashes a server that reads a client's first message (its name, queued
 // with the first send) once the client's region is gone, and closing an endpoint removes its
@@ -86,20 +91,7 @@ class OfiTransport : public Transport {
       src->sin_addr = local_ipv4(local_ip);
     }
     require_resolvable(host);
-    InfoPtr chosen = named ? named_destination(port) : nullptr;
-    if (!named) {
-      fi_info *info = nullptr;
-      std::string service = std::to_string(port);
-      int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, hints.get(), &info);
-      if (rc < 0)
-        fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
-             "no libfabric provider" + provider_phrase(provider_) +
-                 (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
-                 " reaches " + host + ":" + service,
-             rc);
-      InfoPtr owned(info);
-      chosen.reset(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
-    }
+    InfoPtr chosen = named ? named_destination(port) : destination(hints.get(), host, port, local_ip);
     if (!chosen) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
     NAA_LOG_INFO("connecting to %s:%u with provider %s (%s, fabric %s, domain %s, %s data progress)",
                  host.c_str(), static_cast<unsigned>(port), chosen->fabric_attr->prov_name,
@@ -138,6 +130,44 @@ class OfiTransport : public Transport {
     return *type_;
   }
 
+  // What fi_getinfo answers for `host`:`port`, the first (preferred) match. A provider's answer
+  // for a destination costs it a look at every interface (tcp: two netlink dumps, ethtool
+  // queries, a routing probe; 150-200 us, most of a warm naa_create), so the answer is kept a
+  // few seconds for the next handle of the process to the same NAA.
+  InfoPtr destination(const fi_info *hints, const std::string &host, uint16_t port,
+                      const std::string &local_ip) {
+    static std::mutex mutex;
+    struct Answer {
+      InfoPtr info;
+      Deadline::Clock::time_point at;
+    };
+    static auto *answers = new std::map<std::string, Answer>;  // never destroyed
+    const std::string key = provider_ + '\n' + std::to_string(auto_progress_) + '\n' + host +
+                            '\n' + std::to_string(port) + '\n' + local_ip;
+    const auto now = Deadline::Clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = answers->find(key);
+      if (it != answers->end() && now - it->second.at < kDestinationKept)
+        return InfoPtr(fi_dupinfo(it->second.info.get()));
+    }
+    fi_info *info = nullptr;
+    const std::string service = std::to_string(port);
+    int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, const_cast<fi_info *>(hints), &info);
+    if (rc < 0)
+      fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
+           "no libfabric provider" + provider_phrase(provider_) +
+               (auto_progress_ ? " with FI_PROGRESS_AUTO (NAA_PROGRESS=provider)" : "") +
+               " reaches " + host + ":" + service,
+           rc);
+    InfoPtr first(fi_dupinfo(info));
+    fi_freeinfo(info);
+    if (!first) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);
+    (*answers)[key] = Answer{InfoPtr(fi_dupinfo(first.get())), now};
+    return first;
+  }
+
   // The probe's endpoint, under a name of its own, aimed at the listener's name for `port`.
   InfoPtr named_destination(uint16_t port) {
     InfoPtr info(fi_dupinfo(rdm_probe_.get()));
@@ -163,6 +193,23 @@ class OfiTransport : public Transport {
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
                                               const TransportOptions &options) {
   return std::make_unique<OfiTransport>(provider, options);
+}
+
+Deadline::Clock::duration initialise_libfabric() {
+  static std::once_flag once;
+  Deadline::Clock::duration took{};
+  std::call_once(once, [&took] {
+    const auto start = Deadline::Clock::now();
+    fi_info *all = nullptr;
+    // No hints: every provider answers, which costs little once they are initialised.
+    if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all) == 0) fi_freeinfo(all);
+    took = Deadline::Clock::now() - start;
+    NAA_LOG_INFO("libfabric %s initialised its providers in %.1f ms (once per process, before "
+                 "NAA_CONNECT_TIMEOUT starts)",
+                 ofi_runtime_version().c_str(),
+                 std::chrono::duration<double, std::milli>(took).count());
+  });
+  return took;
 }
 
 std::vector<std::string> list_ofi_providers() {

@@ -12,6 +12,12 @@ namespace naa::transport {
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
                                               const TransportOptions &options);
 
+// libfabric initialises every provider it was built with at the process's first fi_getinfo,
+// whatever the hints (or FI_PROVIDER) name: 1.17's verbs provider alone reads /proc/kallsyms
+// through twice, 0.3-1.5 s on a loaded 2-core VM, with no RDMA device at all. Made here once
+// (later calls return at once); returns how long it took.
+Deadline::Clock::duration initialise_libfabric();
+
 // The libfabric providers that offer what libnaa needs (FI_EP_MSG or FI_EP_RDM, RMA, remote CQ
 // data), one line each: "tcp  msg  fabric 127.0.0.1/32  domain lo"; empty if none.
 std::vector<std::string> list_ofi_providers();

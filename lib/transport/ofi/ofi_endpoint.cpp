@@ -67,6 +67,7 @@ void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &
   msg.addr = peer_addr_;
   msg.context = reinterpret_cast<void *>(context);
   retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
+  nap_.reset();  // an answer is due (MRSP): the waits for it start short
 }
 
 size_t OfiEndpoint::poll(Completion *out, size_t max) {

@@ -134,6 +134,7 @@ class OfiEndpoint : public Endpoint {
                     const Deadline *deadline = nullptr);
   void flush_control(Deadline deadline);
   void say_goodbye() noexcept;
+  void ring_listener();
   void on_control(uint8_t *slot, size_t len);
   std::optional<control::Message> take_control(control::Type type);
   fi_addr_t insert_address(const std::string &name);

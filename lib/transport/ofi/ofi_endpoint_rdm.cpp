@@ -20,6 +20,7 @@
 
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -134,7 +135,11 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
         starved = !descriptors_spare(kSpareDescriptors);
         if (starved) return -FI_EAGAIN;
       }
-      return fi_tsendmsg(ep_, &msg, FI_COMPLETION);
+      const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
+      // shm's first send to a peer only hands the peer our name and fails: the listener must
+      // take the name before our request can go, which it does when it looks.
+      if (rc == -FI_EAGAIN && type == control::Type::Request) ring_listener();
+      return rc;
     }, deadline);
   } catch (const Error &) {
     if (!starved) throw;
@@ -142,6 +147,13 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
                                           ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
   }
   ++control_sends_pending_;
+  nap_.reset();  // an answer is due: the waits for it start short
+}
+
+// A same-host listener looks for connection requests between naps: a ring ends its nap.
+void OfiEndpoint::ring_listener() {
+  if (same_host_ && info_->dest_addr != nullptr)
+    ring_shm_doorbell(std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen));
 }
 
 void OfiEndpoint::flush_control(Deadline deadline) {
@@ -236,6 +248,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
     throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
                                         e.what() + ")");
   }
+  ring_listener();  // the request is in the listener's queue
   std::optional<control::Message> answer = next_control(control::Type::Accept, deadline);
   if (!answer)
     throw Error(NAA_ERR_TIMEOUT, what + " timed out: no answer from " +

@@ -7,14 +7,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/nap.hpp"
+#include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
@@ -70,6 +73,8 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   }
   port_ = port;
   if (named_) name_fd_ = hold_shm_name(service);
+  // Without a name to ring (PROVIDER;ofi_rxm) it only naps.
+  doorbell_ = std::make_unique<ShmDoorbell>(named_ ? service : std::string());
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
   // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
   fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
@@ -95,10 +100,14 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
   // closed the silent connections that held them. The count, the read and the mapping of the
   // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
-  // Between looks it naps, growing to kListenerNapLimit: a connection request is rare and its
-  // sender waits for far more than that anyway; an idle server that napped at most 1 ms woke
-  // 1000 times a second, 7 % of a core on a loaded 2-core machine (test_hostile's idle check).
+  // Between looks it naps, growing to kListenerNapLimit (an idle server that napped at most
+  // 1 ms woke 1000 times a second, 7 % of a core on a loaded 2-core machine: test_hostile's
+  // idle check), and a client's ring of the doorbell (ofi_shm_doorbell.hpp) ends the nap at
+  // once: a client rings when its request is in the queue, and before that when shm wants the
+  // listener to take its name first. Two rings end a nap kRingSpacing apart at the closest, so
+  // that a process ringing on and on costs the listener at most that many looks.
   Nap nap(kListenerNapLimit);
+  Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   for (;;) {
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
@@ -120,7 +129,10 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       }
     }
     if (deadline.expired()) return nullptr;
-    nap.take(deadline.remaining());
+    const auto now = Deadline::Clock::now();
+    const auto length = std::min(nap.length(), deadline.remaining());
+    if (now < bell_from) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(length, bell_from - now));
+    else if (doorbell_->wait(length)) bell_from = Deadline::Clock::now() + kRingSpacing;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_context.hpp"
+#include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -33,6 +34,7 @@ class OfiRdmListener : public Listener {
   void dropped(const std::string &name, const std::string &why);
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
+  static constexpr std::chrono::microseconds kRingSpacing{200};
 
   size_t write_chunk_;
   bool named_ = false;
@@ -41,6 +43,7 @@ class OfiRdmListener : public Listener {
   int name_fd_ = -1;
   std::shared_ptr<OfiContext> fabric_;
   std::unique_ptr<OfiEndpoint> ep_;
+  std::unique_ptr<ShmDoorbell> doorbell_;
   InfoPtr fresh_info_;
   uint16_t port_ = 0;
   unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
