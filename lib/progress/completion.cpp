@@ -37,8 +37,10 @@ bool end_now(Session &s, naa_status *status, int *rc) {
 // The in-flight handles of one blocking call, each with its own deadline (its NAA_TIMEOUT
 // from the call), driven by the calling thread through the progress driver: handles of
 // NAA_PROGRESS=thread are taken from the engine for the call, as naa_wait does, and given back
-// still running when it ends. It polls every pending handle once a turn and sleeps on all
-// their descriptors at once; the mode that polls most among them decides how it waits.
+// still running when it ends. A turn polls the handles that are not armed and looks at the
+// descriptors of the armed ones in one ppoll(2), so that a thousand idle handles cost one
+// system call a turn, not a thousand polls under a thousand locks; it sleeps on all the
+// descriptors at once. The mode that polls most among them decides how it waits.
 class Waiter final : private progress::Work {
  public:
   explicit Waiter(const Sessions &sessions) : sessions_(sessions) {
@@ -49,6 +51,8 @@ class Waiter final : private progress::Work {
       pending_.push_back(i);
       deadline_.push_back(now + sessions[i]->timeout());
       sessions[i]->take_back();
+      fds_.push_back(pollfd{sessions[i]->armed_fd(), POLLIN, 0});
+      unwoken_.push_back(false);
       const progress::Policy p = sessions[i]->policy();
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
@@ -90,15 +94,35 @@ class Waiter final : private progress::Work {
 
   bool done() override { return found_ != kNone; }
 
+  // The handles not known to be armed are polled, and, when this call waits on more than one,
+  // armed at once if that found nothing; those armed (by this call or an earlier one) are
+  // polled only when their descriptor says something came: all of them in one ppoll(2), which
+  // skips the negative descriptors of the others.
   progress::Turn turn() override {
+    bool any_armed = false;
     for (size_t k = 0; k < pending_.size(); ++k) {
-      Session &s = *sessions_[pending_[k]];
-      if (s.done() && end_now(s, status_, rc_)) {
-        found_ = k;
-        return progress::Turn::Moved;
+      if (fds_[k].fd < 0) {
+        if (ends(k)) return progress::Turn::Moved;
+        if (pending_.size() > 1 && !unwoken_[k] && !arm_one(k)) return progress::Turn::Moved;
       }
+      any_armed = any_armed || fds_[k].fd >= 0;
     }
-    return progress::Turn::Waiting;
+    const timespec now{0, 0};
+    if (!any_armed || ::ppoll(fds_.data(), fds_.size(), &now, nullptr) <= 0)
+      return progress::Turn::Waiting;
+    for (size_t k = 0; k < pending_.size(); ++k) {
+      if (fds_[k].fd < 0 || fds_[k].revents == 0) continue;
+      fds_[k].fd = -1;
+      if (ends(k)) return progress::Turn::Moved;
+    }
+    return progress::Turn::Moved;  // something came, not yet an end: look again
+  }
+
+  bool ends(size_t k) {
+    Session &s = *sessions_[pending_[k]];
+    if (!s.done() || !end_now(s, status_, rc_)) return false;
+    found_ = k;
+    return true;
   }
 
   bool woken() override { return every_fd_; }
@@ -108,23 +132,38 @@ class Waiter final : private progress::Work {
   progress::Armed arm(std::vector<pollfd> &fds) override {
     progress::Armed all;
     every_fd_ = true;
-    for (size_t i : pending_) {
-      progress::Armed one;
-      const int fd = sessions_[i]->arm(&one);
-      if (one.ready) {
+    for (size_t k = 0; k < pending_.size(); ++k) {
+      if (fds_[k].fd >= 0) continue;
+      if (!arm_one(k, &all, &fds)) {
         all.ready = true;
         return all;
       }
-      all.due = std::min(all.due, one.due);
-      if (fd >= 0) fds.push_back(pollfd{fd, POLLIN, 0});
-      else every_fd_ = false;
     }
+    fds.insert(fds.end(), fds_.begin(), fds_.end());
     return all;
+  }
+
+  // Arms pending handle k; false when something may be there already. An endpoint with a
+  // timer due (a paced final write) stays unarmed, polled every turn, its descriptor in `fds`.
+  bool arm_one(size_t k, progress::Armed *all = nullptr, std::vector<pollfd> *fds = nullptr) {
+    progress::Armed one;
+    const int fd = sessions_[pending_[k]]->arm(&one);
+    if (one.ready) return false;
+    if (all != nullptr) all->due = std::min(all->due, one.due);
+    if (fd >= 0 && one.due == progress::Clock::time_point::max()) fds_[k].fd = fd;
+    else if (fd >= 0 && fds != nullptr) fds->push_back(pollfd{fd, POLLIN, 0});
+    if (fd < 0) {
+      every_fd_ = false;
+      unwoken_[k] = true;
+    }
+    return true;
   }
 
   size_t remove(size_t k) {
     const size_t i = pending_[k];
     pending_.erase(pending_.begin() + static_cast<long>(k));
+    fds_.erase(fds_.begin() + static_cast<long>(k));
+    unwoken_.erase(unwoken_.begin() + static_cast<long>(k));
     deadline_.erase(deadline_.begin() + static_cast<long>(k));
     return i;
   }
@@ -133,6 +172,8 @@ class Waiter final : private progress::Work {
   std::vector<size_t> pending_;
   std::vector<Clock::time_point> deadline_;
   progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
+  std::vector<pollfd> fds_;  // per pending handle: its descriptor while armed, else -1
+  std::vector<bool> unwoken_;  // per pending handle: no descriptor (shm), arming is no use
   size_t found_ = kNone;
   naa_status *status_ = nullptr;
   int *rc_ = nullptr;

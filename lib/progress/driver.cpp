@@ -49,12 +49,12 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     if (turn == Turn::Waiting && policy.mode != Progress::Mode::Block &&
         (policy.mode == Progress::Mode::Spin || idle < plan.poll)) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
-      if (was_polling) sched_yield();
+      if (was_polling && work.background()) sched_yield();
       polling = true;
       continue;
     }
     const Clock::time_point end = now + deadline.remaining();
-    if (policy.mode != Progress::Mode::Block && idle < plan.length) {
+    if (work.background() && policy.mode != Progress::Mode::Block && idle < plan.length) {
       sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze
       continue;
     }

@@ -4,7 +4,7 @@
 // trips all wait through drive(). What they drive (one endpoint, many sessions, the engine's
 // clients) is a Work: drive() turns it (one poll of everything it holds, completions handed to
 // their sessions, due timers fired), and while a turn finds nothing it spends the spell as the
-// wait plan says (progress/wait_plan.hpp): polls, dozes, then arms every descriptor and sleeps
+// wait plan says (progress/wait_plan.hpp): polls, dozes (in the background), then arms every descriptor and sleeps
 // on all of them at once in one ppoll(2), until the earliest timer (a paced final write) or
 // the deadline.
 #pragma once
@@ -46,6 +46,12 @@ class Work {
   virtual Armed arm(std::vector<pollfd> &fds) = 0;
   // After a sleep on the armed descriptors.
   virtual void woke() {}
+  // A thread in the background (the progress thread) yields its core while it polls (a
+  // software NAA on loopback may need it) and dozes (short sleeps nobody has to wake, which
+  // spare naa_invoke a system call) before it sleeps. A caller waiting for its own
+  // completions does neither: under load a yield can cost it a whole time slice, and it
+  // sleeps on the descriptors at once.
+  virtual bool background() const { return false; }
 
  protected:
   ~Work() = default;

@@ -83,6 +83,7 @@ class ProgressEngine : private progress::Work {
   bool woken() override { return all_have_fds_; }
   progress::Armed arm(std::vector<pollfd> &fds) override;
   void woke() override;
+  bool background() const override { return true; }
 
   // Requests from the application's threads, taken by the thread between steps; mu_ is never
   // held across a step.

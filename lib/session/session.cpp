@@ -81,6 +81,7 @@ void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
   with_engine_ = false;
   posted_ = false;
+  armed_ = false;
   settled_.store(false);
   engine_error_.reset();
   paced_chain_ = nullptr;
@@ -385,6 +386,7 @@ void Session::absorb(const transport::Completion &c) {
 }
 
 size_t Session::poll_once() {
+  armed_ = false;
   final_write_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
@@ -518,20 +520,32 @@ bool Session::done() {
 }
 
 // As the progress engine's step(): arming comes before the last poll.
+// An endpoint armed and found empty stays armed until the next poll: its descriptor, level
+// triggered, then tells of anything new, so a caller may sleep on it again without arming.
 int Session::arm(progress::Armed *armed) {
   std::lock_guard<std::mutex> lock(mu_);
   armed->ready = true;
   if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
     return -1;
   const int fd = ep_->wait_fd();
+  if (armed_) {
+    armed->ready = false;
+    return fd;
+  }
   try {
     armed->due = std::min(armed->due, final_write_due());
     if (fd >= 0 && !ep_->arm_wait()) return fd;  // something may be there: still ready
     armed->ready = poll_once() > 0;
+    armed_ = fd >= 0 && !armed->ready && paced_chain_ == nullptr;
   } catch (const Error &e) {
     fail(e);
   }
   return fd;
+}
+
+int Session::armed_fd() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !with_engine_ && state_ == State::Running && armed_ ? ep_->wait_fd() : -1;
 }
 
 progress::Policy Session::policy() {

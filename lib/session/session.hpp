@@ -63,6 +63,8 @@ class Session : private ProgressEngine::Client {
   void take_back();
   void give_back();
   int arm(progress::Armed *armed);
+  // The descriptor of an endpoint arm() left armed and nobody has polled since, or -1.
+  int armed_fd();
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
@@ -132,6 +134,8 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
   bool first_invoked_ = false;
   uint32_t request_imm_;
+
+  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
 
   // How long round trips take, for the wait plan (progress/wait_plan.hpp).
   progress::Expected round_trip_;
