@@ -50,10 +50,9 @@ class Waiter final : private progress::Work {
       if (!sessions[i]) continue;
       pending_.push_back(i);
       deadline_.push_back(now + sessions[i]->timeout());
-      sessions[i]->take_back();
-      fds_.push_back(pollfd{sessions[i]->armed_fd(), POLLIN, 0});
+      progress::Policy p;
+      fds_.push_back(pollfd{sessions[i]->join_wait(&p), POLLIN, 0});
       unwoken_.push_back(false);
-      const progress::Policy p = sessions[i]->policy();
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
       policy_.spin = std::max(policy_.spin, p.spin);
@@ -63,7 +62,7 @@ class Waiter final : private progress::Work {
   }
   ~Waiter() {
     for (const auto &s : sessions_)
-      if (s) s->give_back();
+      if (s && s->progress().mode == Progress::Mode::Thread) s->give_back();
   }
   Waiter(const Waiter &) = delete;
   Waiter &operator=(const Waiter &) = delete;

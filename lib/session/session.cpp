@@ -490,11 +490,6 @@ void Session::give_back_locked() {
   with_engine_ = true;
 }
 
-void Session::take_back() {
-  std::lock_guard<std::mutex> lock(mu_);
-  take_back_locked();
-}
-
 void Session::give_back() {
   std::lock_guard<std::mutex> lock(mu_);
   give_back_locked();
@@ -543,14 +538,11 @@ int Session::arm(progress::Armed *armed) {
   return fd;
 }
 
-int Session::armed_fd() {
+int Session::join_wait(progress::Policy *policy) {
   std::lock_guard<std::mutex> lock(mu_);
+  take_back_locked();
+  *policy = policy_locked();
   return !with_engine_ && state_ == State::Running && armed_ ? ep_->wait_fd() : -1;
-}
-
-progress::Policy Session::policy() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return policy_locked();
 }
 
 progress::Policy Session::policy_locked() const {

@@ -60,18 +60,17 @@ class Session : private ProgressEngine::Client {
   // passed.
   bool in_flight();
   bool done();
-  void take_back();
+  // join_wait: takes it back, tells how to wait for it and returns the descriptor of an
+  // endpoint arm() left armed and nobody has polled since, or -1; one lock for the three, as
+  // a wait over a thousand handles asks each of them.
+  int join_wait(progress::Policy *policy);
   void give_back();
   int arm(progress::Armed *armed);
-  // The descriptor of an endpoint arm() left armed and nobody has polled since, or -1.
-  int armed_fd();
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);  // naa_handle_info(3)
-  // How a caller waits for this handle (NAA_PROGRESS, NAA_SPIN_US, the last round trip).
-  progress::Policy policy();
 
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
