@@ -16,7 +16,6 @@
 
 #include "diag/error.hpp"
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
 
 namespace naa {
 namespace {
@@ -24,13 +23,9 @@ namespace {
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-// The longest the thread sleeps while work is in flight before stepping every client again:
-// a dead peer shows in the transport's connection events, which no wait descriptor signals.
-constexpr microseconds kSlice{100000};
-
 // How the thread spends a spell without news is the wait plan (progress/wait_plan.hpp), from
 // how long it was busy last (some client active, submit to settle: about one round trip). Its
-// doze matters most here: the thread polls with a timeout while sleeping_ stays false, so that
+// doze matters most here: the thread dozes while sleeping_ stays false, so that
 // a submit makes no system call and waits a share of a round trip for the timer instead of a
 // CPU's wake-up, which on a virtual machine whose vCPU halted is 30-47 us: for naa_invoke the
 // whole hand-over. An application that computes for longer than 8 round trips between
@@ -189,106 +184,85 @@ void ProgressEngine::take_requests() {
 
 bool ProgressEngine::withdrawn_since_taken() const { return withdrawals_.load() != withdrawals_taken_; }
 
-// Sleeps in poll(2) unless a request came; submit() wakes it through the eventfd.
-void ProgressEngine::sleep(const std::vector<pollfd> &fds, std::optional<microseconds> timeout) {
+// A busy spell (some client active, submit to settle: about one round trip) is how long the
+// awaited thing takes, for the wait plan.
+void ProgressEngine::track_busy() {
+  if (active_.empty() != busy_) return;
+  busy_ = !busy_;
+  if (busy_) {
+    busy_since_ = progress::Clock::now();
+  } else {
+    busy_for_.observe(progress::Clock::now() - busy_since_);
+    policy_.expected = busy_for_.value();
+  }
+}
+
+// One turn of the driver: the requests, then one step of every client.
+progress::Turn ProgressEngine::turn() {
+  bool moved = requests_.load();
+  take_requests();
+  track_busy();
+  idle_fds_.clear();
+  all_have_fds_ = true;
+  due_ = progress::Clock::time_point::max();
+  for (size_t i = 0; i < active_.size();) {
+    Client *c = active_[i];
+    current_.store(c);
+    if (withdrawn_since_taken()) {  // c may be gone: take the withdrawals before touching it
+      leave_current();
+      return progress::Turn::Moved;
+    }
+    const Client::Step step = c->step();
+    if (step == Client::Step::Idle) {
+      const int fd = c->wait_fd();
+      if (fd >= 0) idle_fds_.push_back({fd, POLLIN, 0});
+      else all_have_fds_ = false;
+      due_ = std::min(due_, c->due());
+    } else {
+      moved = true;
+    }
+    if (step == Client::Step::Settled) {
+      active_.erase(active_.begin() + static_cast<long>(i));
+      c->announce();  // may be submitted again from here on
+    } else {
+      ++i;
+    }
+    leave_current();
+  }
+  track_busy();
+  if (moved) return progress::Turn::Moved;
+  return active_.empty() ? progress::Turn::Idle : progress::Turn::Waiting;
+}
+
+// Sleeps only unless a request came; submit() then wakes it through the eventfd. The clients
+// the last turn found idle armed their descriptors in step().
+progress::Armed ProgressEngine::arm(std::vector<pollfd> &fds) {
+  progress::Armed armed;
+  armed.due = due_;
   sleeping_.store(true);
   if (requests_.load() || stop_.load()) {
     sleeping_.store(false);
-    return;
+    armed.ready = true;
+    return armed;
   }
-  if (!timeout) {
-    wait_on(fds, nullptr);
-  } else {
-    const timespec ts{static_cast<time_t>(timeout->count() / 1000000),
-                      static_cast<long>(timeout->count() % 1000000) * 1000L};
-    wait_on(fds, &ts);
-  }
+  fds.push_back(pollfd{wake_fd_, POLLIN, 0});
+  fds.insert(fds.end(), idle_fds_.begin(), idle_fds_.end());
+  return armed;
+}
+
+void ProgressEngine::woke() {
   sleeping_.store(false);
-}
-
-// sleeping_ stays false: a submit meanwhile waits for the timer instead of waking the thread.
-void ProgressEngine::doze(const std::vector<pollfd> &fds, microseconds period) {
-  const timespec timeout{static_cast<time_t>(period.count() / 1000000),
-                         static_cast<long>(period.count() % 1000000) * 1000L};
-  wait_on(fds, &timeout);
-}
-
-void ProgressEngine::wait_on(const std::vector<pollfd> &fds, const timespec *timeout) {
-  ready_ = fds;
-  ::ppoll(ready_.data(), ready_.size(), timeout, nullptr);
-  if (ready_[0].revents & POLLIN) {
-    uint64_t count;
-    ssize_t rc = read(wake_fd_, &count, sizeof count);
-    (void)rc;
-  }
+  uint64_t count;
+  ssize_t rc = read(wake_fd_, &count, sizeof count);  // EAGAIN when nobody wrote
+  (void)rc;
 }
 
 void ProgressEngine::run(int cpu, microseconds spin) {
   no_wakeup_preemption();
   exact_timers();
   if (cpu >= 0) pin(cpu);
-  using Clock = std::chrono::steady_clock;
-  std::vector<pollfd> fds;
-  Clock::time_point last_moved = Clock::now(), busy_since = last_moved;
-  // An invocation that naa_wait took back at once lowers the estimate only gradually.
-  progress::Expected busy_for;
-  bool busy = false;
-  auto track_busy = [&] {
-    if (active_.empty() != busy) return;
-    busy = !busy;
-    if (busy) busy_since = Clock::now();
-    else busy_for.observe(Clock::now() - busy_since);
-  };
-  while (!stop_.load()) {
-    if (requests_.load()) last_moved = Clock::now();
-    take_requests();
-    track_busy();
-    bool moved = false;
-    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
-    bool all_have_fds = true;
-    for (size_t i = 0; i < active_.size();) {
-      Client *c = active_[i];
-      current_.store(c);
-      if (withdrawn_since_taken()) {  // c may be gone: take the withdrawals before touching it
-        leave_current();
-        moved = true;
-        break;
-      }
-      Client::Step step = c->step();
-      if (step == Client::Step::Idle) {
-        int fd = c->wait_fd();
-        if (fd >= 0) fds.push_back({fd, POLLIN, 0});
-        else all_have_fds = false;
-      } else {
-        moved = true;
-      }
-      if (step == Client::Step::Settled) {
-        active_.erase(active_.begin() + i);
-        c->announce();  // may be submitted again from here on
-      } else {
-        ++i;
-      }
-      leave_current();
-    }
-    track_busy();
-    if (moved) {
-      last_moved = Clock::now();
-      continue;
-    }
-    // Nothing happened: poll, doze or sleep (the wait plan).
-    const auto idle = Clock::now() - last_moved;
-    const progress::WaitPlan plan = progress::wait_plan(busy_for.value(), spin, all_have_fds);
-    if (!active_.empty() && idle < plan.poll) {
-      sched_yield();  // a peer on this core (a software NAA on loopback) moves the data meanwhile
-      continue;
-    }
-    if (idle < plan.length) {
-      doze(fds, plan.period);
-      continue;
-    }
-    if (active_.empty()) sleep(fds, std::nullopt);
-    else sleep(fds, all_have_fds ? kSlice : progress::idle_nap(idle));
-  }
+  policy_ = {Progress::Mode::Thread, spin, {}};
+  progress::drive(*this, policy_, Deadline::at(progress::Clock::time_point::max()));
 }
 
 }  // namespace naa

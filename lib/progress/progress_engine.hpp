@@ -4,10 +4,11 @@
 // naa_invoke only enqueues and naa_test only reads a flag, and the data moves while the host
 // computes, even where the transport moves it in software (libfabric tcp, Soft-RoCE).
 //
-// The engine knows no protocol: it drives Clients (Sessions) through step(). When none of them
-// has anything to do it polls briefly (only with work in flight), dozes, then sleeps: without
-// work on an eventfd alone, with work in flight on the endpoints' wait descriptors too. It runs
-// while at least one handle holds it.
+// The engine knows no protocol: it is a thread running the progress driver (progress/driver.hpp)
+// over its Clients (Sessions), each turn stepping every one of them. When none of them has
+// anything to do it polls briefly (only with work in flight), dozes, then sleeps: without work
+// on an eventfd alone, with work in flight on the endpoints' wait descriptors too, until the
+// earliest client timer (a paced final write). It runs while at least one handle holds it.
 #pragma once
 
 #include <poll.h>
@@ -23,9 +24,11 @@
 #include <thread>
 #include <vector>
 
+#include "progress/driver.hpp"
+
 namespace naa {
 
-class ProgressEngine {
+class ProgressEngine : private progress::Work {
  public:
   static constexpr char kThreadName[] = "naa-progress";
 
@@ -43,6 +46,8 @@ class ProgressEngine {
     virtual void announce() = 0;
     // A descriptor that becomes readable when step() may find something, or -1.
     virtual int wait_fd() const = 0;
+    // When step() has something to do without news (a paced final write), or max() for never.
+    virtual std::chrono::steady_clock::time_point due() const = 0;
 
    protected:
     ~Client() = default;
@@ -70,10 +75,15 @@ class ProgressEngine {
   void take_requests();
   bool withdrawn_since_taken() const;
   void leave_current();
-  void doze(const std::vector<pollfd> &fds, std::chrono::microseconds period);
-  void sleep(const std::vector<pollfd> &fds, std::optional<std::chrono::microseconds> timeout);
-  void wait_on(const std::vector<pollfd> &fds, const timespec *timeout);
+  void track_busy();
   void wake();
+  // The driver's side (progress::Work).
+  bool done() override { return stop_.load(); }
+  progress::Turn turn() override;
+  bool woken() override { return all_have_fds_; }
+  progress::Armed arm(std::vector<pollfd> &fds) override;
+  void woke() override;
+  bool background() const override { return true; }
 
   // Requests from the application's threads, taken by the thread between steps; mu_ is never
   // held across a step.
@@ -92,7 +102,13 @@ class ProgressEngine {
   // The thread's own.
   std::vector<Client *> active_;
   uint64_t withdrawals_taken_ = 0;
-  std::vector<pollfd> ready_;
+  std::vector<pollfd> idle_fds_;  // of the clients the last turn found idle, armed
+  bool all_have_fds_ = true;
+  progress::Clock::time_point due_ = progress::Clock::time_point::max();
+  progress::Policy policy_;  // its expected: how long the engine was busy last (about a round trip)
+  progress::Expected busy_for_;
+  bool busy_ = false;
+  progress::Clock::time_point busy_since_{};
 
   const int wake_fd_;
   const uint64_t fork_generation_;

@@ -112,6 +112,7 @@ void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
   with_engine_ = false;
   posted_ = false;
+  armed_ = false;
   settled_.store(false);
   engine_error_.reset();
   paced_chain_ = nullptr;
@@ -348,7 +349,7 @@ int Session::invoke() {
 
 // Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
 // and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
-// (naa_wait, naa_test, naa_waitany, the progress thread): post_final_if_due().
+// (naa_wait, naa_test, naa_waitany, the progress thread): final_write_due(), a timer of the driver.
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
@@ -372,15 +373,17 @@ Deadline::Clock::time_point Session::final_write_not_before() const {
   return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
 }
 
-// Returns whether the final write still waits for its guard.
-bool Session::post_final_if_due() {
-  if (paced_chain_ == nullptr) return false;
-  if (Deadline::Clock::now() < final_write_not_before()) return true;
+// The pacing timer: posts the final write once its guard has passed; returns when it is due
+// (no_timer() when nothing waits).
+progress::Clock::time_point Session::final_write_due() {
+  if (paced_chain_ == nullptr) return no_timer();
+  const auto due = final_write_not_before();
+  if (Deadline::Clock::now() < due) return due;
   transport::WriteChain *chain = paced_chain_;
   paced_chain_ = nullptr;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
   ep_->post_final_write(*chain, request_imm_);
-  return false;
+  return no_timer();
 }
 
 void Session::absorb(const transport::Completion &c) {
@@ -407,7 +410,8 @@ void Session::absorb(const transport::Completion &c) {
 }
 
 size_t Session::poll_once() {
-  post_final_if_due();
+  armed_ = false;
+  final_write_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
   for (size_t i = 0; i < n; ++i) absorb(c[i]);
@@ -510,11 +514,6 @@ void Session::give_back_locked() {
   with_engine_ = true;
 }
 
-void Session::take_back() {
-  std::lock_guard<std::mutex> lock(mu_);
-  take_back_locked();
-}
-
 void Session::give_back() {
   std::lock_guard<std::mutex> lock(mu_);
   give_back_locked();
@@ -540,25 +539,38 @@ bool Session::done() {
 }
 
 // As the progress engine's step(): arming comes before the last poll.
-int Session::arm(bool *ready) {
+// An endpoint armed and found empty stays armed until the next poll: its descriptor, level
+// triggered, then tells of anything new, so a caller may sleep on it again without arming.
+int Session::arm(progress::Armed *armed) {
   std::lock_guard<std::mutex> lock(mu_);
-  *ready = true;
+  armed->ready = true;
   if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
     return -1;
   const int fd = ep_->wait_fd();
+  if (armed_) {
+    armed->ready = false;
+    return fd;
+  }
   try {
-    if (post_final_if_due()) return -1;  // the guard is a timer of the caller's loop
-    if (fd >= 0 && !ep_->arm_wait()) return fd;
-    *ready = poll_once() > 0;
+    armed->due = std::min(armed->due, final_write_due());
+    if (fd >= 0 && !ep_->arm_wait()) return fd;  // something may be there: still ready
+    armed->ready = poll_once() > 0;
+    armed_ = fd >= 0 && !armed->ready && paced_chain_ == nullptr;
   } catch (const Error &e) {
     fail(e);
   }
   return fd;
 }
 
-std::chrono::microseconds Session::poll_window() {
+int Session::join_wait(progress::Policy *policy) {
   std::lock_guard<std::mutex> lock(mu_);
-  return progress::wait_plan(round_trip_.value(), progress_.spin, ep_->wait_fd() >= 0).poll;
+  take_back_locked();
+  *policy = policy_locked();
+  return !with_engine_ && state_ == State::Running && armed_ ? ep_->wait_fd() : -1;
+}
+
+progress::Policy Session::policy_locked() const {
+  return {progress_.mode, progress_.spin, round_trip_.value()};
 }
 
 int Session::expire(naa_status *status) {
@@ -583,14 +595,9 @@ int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswe
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
-    // Drives the endpoint until the paced final write is due, then posts it.
-    if (paced_chain_ != nullptr)
-      progress_until(*ep_, progress_, round_trip_.value(), Deadline::at(final_write_not_before()),
-                     [] { return false; }, [this](const transport::Completion &c) { absorb(c); });
-    post_final_if_due();
-    if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
-                        [this] { return finished(); },
-                        [this](const transport::Completion &c) { absorb(c); }))
+    if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_), [this] { return finished(); },
+                        [this](const transport::Completion &c) { absorb(c); },
+                        [this] { return final_write_due(); }))
       return timed_out();
   } catch (const Error &e) {
     return fail(e);
@@ -618,9 +625,8 @@ int Session::writes_timed_out() const {
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between
-// the two is then either polled here or signalled on wait_fd(). While a paced final write
-// waits for its guard (at most NAA_PACING_US, and only for NAAs that need pacing at all) the
-// client is never idle: the thread steps it, and every other handle, until the guard passes.
+// the two is then either polled here or signalled on wait_fd(). A paced final write waiting
+// for its guard is a timer of the engine's driver (due()).
 ProgressEngine::Client::Step Session::step() {
   try {
     if (!posted_) {
@@ -629,7 +635,6 @@ ProgressEngine::Client::Step Session::step() {
       return Step::Moved;
     }
     if (poll_once() == 0) {
-      if (paced_chain_ != nullptr) return Step::Moved;
       if (!ep_->arm_wait()) return Step::Moved;  // something is there: poll, do not sleep
       if (poll_once() == 0) return Step::Idle;
     }
@@ -638,6 +643,10 @@ ProgressEngine::Client::Step Session::step() {
     engine_error_ = e;
     return Step::Settled;
   }
+}
+
+progress::Clock::time_point Session::due() const {
+  return paced_chain_ != nullptr ? final_write_not_before() : no_timer();
 }
 
 void Session::announce() { settled_.store(true, std::memory_order_release); }

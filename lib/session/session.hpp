@@ -24,6 +24,7 @@
 #include "config/options.hpp"
 #include "protocol/pacing.hpp"
 #include "naa.h"
+#include "progress/driver.hpp"
 #include "progress/wait_plan.hpp"
 #include "progress/progress_engine.hpp"
 #include "protocol/regions.hpp"
@@ -54,20 +55,22 @@ class Session : private ProgressEngine::Client {
   // descriptors at once: whether an invocation is in flight; whether test() would now end
   // it, done or failed (ends nothing itself); taking it from the progress engine so that the
   // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
-  // (-1: there is none) with *ready telling that something may be there already; and what
-  // wait() returns when the deadline has passed.
+  // (-1: there is none) with armed->ready telling that something may be there already and
+  // armed->due lowered to the pacing timer; and what wait() returns when the deadline has
+  // passed.
   bool in_flight();
   bool done();
-  void take_back();
+  // join_wait: takes it back, tells how to wait for it and returns the descriptor of an
+  // endpoint arm() left armed and nobody has polled since, or -1; one lock for the three, as
+  // a wait over a thousand handles asks each of them.
+  int join_wait(progress::Policy *policy);
   void give_back();
-  int arm(bool *ready);
+  int arm(progress::Armed *armed);
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);  // naa_handle_info(3)
-  // How long a caller polls for this handle before it sleeps (spin-then-block).
-  std::chrono::microseconds poll_window();
 
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
@@ -85,7 +88,7 @@ class Session : private ProgressEngine::Client {
   void exchange_memory_regions(Deadline deadline);
   void build_chains();
   void post_invocation();
-  bool post_final_if_due();
+  progress::Clock::time_point final_write_due();
   void absorb(const transport::Completion &c);
   size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
@@ -99,7 +102,9 @@ class Session : private ProgressEngine::Client {
   Step step() override;
   void announce() override;
   int wait_fd() const override { return ep_->wait_fd(); }
+  progress::Clock::time_point due() const override;
   int settled(naa_status *status);
+  progress::Policy policy_locked() const;
   int wait_on_endpoint(naa_status *status);
   int timed_out();
   void take_back_locked();
@@ -130,6 +135,8 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
   bool first_invoked_ = false;
   uint32_t request_imm_;
+
+  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
 
   // How long round trips take, for the wait plan (progress/wait_plan.hpp).
   progress::Expected round_trip_;

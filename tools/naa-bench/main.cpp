@@ -25,6 +25,7 @@
 #include "rm/resolver.hpp"
 #include "settings.hpp"
 #include "suite.hpp"
+#include "waitany.hpp"
 
 namespace {
 
@@ -47,7 +48,12 @@ void usage(FILE *out) {
       "                         so that each size moves about N * 16 KiB\n"
       "  -m, --min-iters N      never fewer round trips than N per size (default 20)\n"
       "  -w, --warmup N         unmeasured round trips first (default a tenth, at least 2)\n"
-      "  -t, --tests LIST       latency,overlap,throughput,setup (default all)\n"
+      "  -t, --tests LIST       latency,overlap,throughput,setup (default all), waitany\n"
+      "                         (only when named: needs --slow-code on the server)\n"
+      "      --handles N        handles of the waitany test (default 1000)\n"
+      "      --slow-code CODE   the waitany test's function code for the handles that stay in\n"
+      "                         flight: a kernel that naps for the milliseconds in the first 4\n"
+      "                         bytes of its input (default 105, the test plugin's nap_fill)\n"
       "      --compute KIND     the overlap test's host computation: busy (a busy loop),\n"
       "                         sleep (the host idles, as if the NAA and the transport had\n"
       "                         cores of their own) or both (the default)\n"
@@ -151,7 +157,7 @@ int main(int argc, char **argv) {
   uint64_t v = 0;
   unsigned idle = 0;
   enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
-         kProgress };
+         kHandles, kSlowCode, kProgress };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -163,6 +169,8 @@ int main(int argc, char **argv) {
       {"raw-via-server", no_argument, nullptr, kRawViaServer},
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},
+      {"handles", required_argument, nullptr, kHandles},
+      {"slow-code", required_argument, nullptr, kSlowCode},
       {"compare", required_argument, nullptr, kCompare},
       {"compute", required_argument, nullptr, kCompute},
       {"progress", required_argument, nullptr, kProgress},        {"csv", no_argument, nullptr, 'c'},
@@ -201,12 +209,13 @@ int main(int argc, char **argv) {
         s.warmup = v;
         break;
       case 't':
-        s.latency = s.overlap = s.throughput = s.setup = false;
+        s.latency = s.overlap = s.throughput = s.setup = s.waitany = false;
         for (const std::string &t : split(optarg)) {
           if (t == "latency") s.latency = true;
           else if (t == "overlap") s.overlap = true;
           else if (t == "throughput") s.throughput = true;
           else if (t == "setup") s.setup = true;
+          else if (t == "waitany") s.waitany = true;
           else bad_option("--tests", optarg);
         }
         break;
@@ -241,6 +250,14 @@ int main(int argc, char **argv) {
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy: memcpy_mode = true; break;
+      case kHandles:
+        if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--handles", optarg);
+        s.waitany_handles = v;
+        break;
+      case kSlowCode:
+        if (!naa::parse_count(optarg, 127, &v) || v == 0) bad_option("--slow-code", optarg);
+        s.slow_code = static_cast<uint32_t>(v);
+        break;
       case kCompute:
         s.compute_busy = std::strcmp(optarg, "busy") == 0 || std::strcmp(optarg, "both") == 0;
         s.compute_sleep = std::strcmp(optarg, "sleep") == 0 || std::strcmp(optarg, "both") == 0;
@@ -341,6 +358,7 @@ int main(int argc, char **argv) {
     if (s.overlap) naa::bench::run_overlap(s, stdout);
     if (s.throughput) naa::bench::run_throughput(s, stdout);
     if (s.setup) naa::bench::run_setup(s, stdout);
+    if (s.waitany) naa::bench::run_waitany(s, stdout);
     if (!s.plot_path.empty() && naa::bench::plot(points, s.plot_path) && !s.csv)
       std::printf("\n# plot written to %s\n", s.plot_path.c_str());
   } catch (const naa::Error &e) {

@@ -185,7 +185,8 @@ void RawClient::absorb(const transport::Completion &c) {
 
 // The same loop as naa_wait's, so that the comparison isolates the session's own cost.
 void RawClient::wait_done() {
-  if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
+  const progress::Policy policy{progress_.mode, progress_.spin, round_trip_.value()};
+  if (!progress_until(*ep_, policy, Deadline::after(timeout_),
                       [this] { return !writes_pending_ && !reply_pending_; },
                       [this](const transport::Completion &c) { absorb(c); }))
     throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");

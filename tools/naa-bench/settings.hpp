@@ -24,6 +24,9 @@ struct Settings {
   bool compute_busy = true, compute_sleep = true;  // --compute: the overlap test's host(s)
   std::vector<std::string> progress_modes = {"spin-then-block", "thread"};  // --progress
   bool latency = true, overlap = true, throughput = true, setup = true;
+  bool waitany = false;          // not in the default set: it needs a napping kernel
+  size_t waitany_handles = 1000;  // --handles
+  uint32_t slow_code = 105;       // --slow-code: the test plugin's nap_fill
   bool raw = false;
   std::string raw_host;        // where the raw peer listens (spawned there unless raw_port)
   uint16_t raw_port = 0;       // 0: spawn our own raw peer

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "progress/driver.hpp"
+
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+
+namespace naa::progress {
+namespace {
+
+// Reading the clock costs as much as a poll: while polling, it is read every this many turns.
+constexpr unsigned kTurnsPerLook = 64;
+
+// Until `until` (Clock::time_point::max(): no end) or a descriptor fires.
+void sleep(std::vector<pollfd> &fds, Clock::time_point now, Clock::time_point until) {
+  if (until == Clock::time_point::max()) {
+    ::ppoll(fds.data(), fds.size(), nullptr, nullptr);
+    return;
+  }
+  const auto left = std::chrono::duration_cast<nanoseconds>(std::max(until - now, Clock::duration::zero())).count();
+  const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+  ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
+}
+
+}  // namespace
+
+bool drive(Work &work, const Policy &policy, Deadline deadline) {
+  std::vector<pollfd> fds;
+  std::vector<pollfd> none;
+  Clock::time_point last_news = Clock::now();
+  bool news = false, polling = false;
+  unsigned quiet = 0;
+  for (;;) {
+    if (work.done()) return true;
+    const Turn turn = work.turn();
+    if (turn == Turn::Moved) {
+      news = true;
+      continue;
+    }
+    if (polling && !news && ++quiet % kTurnsPerLook != 0) continue;
+    const Clock::time_point now = Clock::now();
+    if (news) last_news = now;
+    const bool was_polling = polling && !news;
+    news = polling = false;
+    if (deadline.expired()) return false;
+    const nanoseconds idle = now - last_news;
+    const WaitPlan plan = wait_plan(policy.expected, policy.spin, work.woken());
+    if (turn == Turn::Waiting && policy.mode != Progress::Mode::Block &&
+        (policy.mode == Progress::Mode::Spin || idle < plan.poll)) {
+      // A peer on this core (a software NAA on loopback) moves the data meanwhile.
+      if (was_polling && work.background()) sched_yield();
+      polling = true;
+      continue;
+    }
+    const Clock::time_point end = now + deadline.remaining();
+    if (work.background() && policy.mode != Progress::Mode::Block && idle < plan.length) {
+      sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze
+      continue;
+    }
+    fds.clear();
+    const Armed armed = work.arm(fds);
+    if (armed.ready) continue;
+    Clock::time_point until = std::min(end, armed.due);
+    // What no descriptor signals (a peer gone) is looked at now and then.
+    if (turn == Turn::Waiting)
+      until = std::min(until, now + (work.woken() ? Clock::duration(idle_slice(idle))
+                                                  : Clock::duration(idle_nap(idle))));
+    sleep(fds, now, until);
+    work.woke();
+  }
+}
+
+}  // namespace naa::progress

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Session, the progress driver, the pacing timer and the completion calls (naa_wait, naa_test,
+// naa_waitany, naa_waitall below the C ABI), with NAA_PROGRESS=thread's races, over a fake
+// transport (fake_transport.hpp): no fabric, no naa-server, the NAA's answers scripted.
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+// Before cmocka.h, whose fail() macro would rename Session::fail.
+#include "config/settings.hpp"
+#include "fake_transport.hpp"
+#include "progress/completion.hpp"
+#include "protocol/mrsp.hpp"
+#include "session/session.hpp"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+// cmocka 1.1.5 does not declare its functions extern "C" itself.
+extern "C" {
+#include <cmocka.h>
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+using naa::Progress;
+using naa::fake::Clock;
+
+// CPU time of the calling thread: a waiter that sleeps uses next to none of it.
+std::chrono::nanoseconds thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+// One handle on a fake NAA.
+struct Handle {
+  std::shared_ptr<naa::fake::Peer> peer = std::make_shared<naa::fake::Peer>();
+  naa::fake::Endpoint *ep = nullptr;
+  std::shared_ptr<naa::Session> session;
+  std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
+
+  void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us) {
+    naa::Settings s = naa::Settings::resolve(nullptr);
+    s.timeout = 10s;
+    s.connect_timeout = 5s;
+    s.reconnect = 0;
+    s.progress.mode = mode;
+    s.pacing = pacing;
+    s.pacing_adaptive = false;
+    auto transport = std::make_unique<naa::fake::Transport>(peer);
+    naa::fake::Transport *t = transport.get();
+    std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput}, {out.data(), 64, naa::mrsp::kOutput}};
+    session = std::make_shared<naa::Session>(std::move(transport), 1, regions,
+                                             std::make_unique<naa::rm::Target>("fake", 1, "unit test"),
+                                             s, naa::Deadline::after(5s));
+    ep = t->last;
+  }
+};
+
+// The NAA answers `ep` after `delay`, from another thread.
+std::thread reply_after(naa::fake::Endpoint *ep, std::chrono::milliseconds delay) {
+  return std::thread([ep, delay] {
+    std::this_thread::sleep_for(delay);
+    ep->reply();
+  });
+}
+
+void wait_completes_invocations(void **) {
+  for (Progress::Mode mode : {Progress::Mode::SpinThenBlock, Progress::Mode::Spin,
+                              Progress::Mode::Block, Progress::Mode::Thread}) {
+    Handle h;
+    h.open(mode);
+    for (int i = 0; i < 50; ++i) {
+      assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+      naa_status st{};
+      assert_int_equal(h.session->wait(&st), NAA_SUCCESS);
+      assert_int_equal(st.naa_return_code, 0);
+    }
+    h.peer->auto_reply = false;
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    std::thread naa = reply_after(h.ep, 30ms);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    naa.join();
+    assert_int_equal(h.peer->invocations.load(), 51);
+  }
+}
+
+// A blocking wait sleeps on the endpoint's descriptor until the reply comes: a few polls and
+// next to no CPU time (a spin would use its core for the whole wait, or its share of it on a
+// busy machine), not a timing of the wait itself.
+void block_sleeps_on_the_descriptor(void **) {
+  Handle h;
+  h.open(Progress::Mode::Block);
+  h.peer->auto_reply = false;
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  const unsigned before = h.peer->polls;
+  const auto cpu = thread_cpu();
+  std::thread naa = reply_after(h.ep, 500ms);
+  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  naa.join();
+  const unsigned polls = h.peer->polls - before;
+  const auto used = std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu() - cpu);
+  print_message("a 500 ms blocking wait: %u polls, %ld us of CPU\n", polls, static_cast<long>(used.count()));
+  assert_true(polls < 50);
+  assert_true(used < 20ms);
+}
+
+// naa_waitany over many handles, one answered: that one, found by sleeping on all the
+// descriptors at once (few polls: the armed handles are looked at through their descriptors;
+// next to no CPU time); naa_testany then finds none; naa_waitall ends the rest.
+void waitany_sleeps_on_every_descriptor(void **) {
+  constexpr size_t kHandles = 8, kAnswered = 5;
+  std::vector<Handle> h(kHandles);
+  naa::Sessions sessions;
+  for (Handle &x : h) {
+    x.peer->auto_reply = false;
+    x.open(Progress::Mode::Block);
+    assert_int_equal(x.session->invoke(), NAA_SUCCESS);
+    sessions.push_back(x.session);
+  }
+  auto polls = [&] {
+    unsigned n = 0;
+    for (Handle &x : h) n += x.peer->polls;
+    return n;
+  };
+  const unsigned before = polls();
+  const auto cpu = thread_cpu();
+  std::thread naa = reply_after(h[kAnswered].ep, 500ms);
+  int index = -1;
+  naa_status st{};
+  assert_int_equal(naa::wait_any(sessions, &index, &st), NAA_SUCCESS);
+  naa.join();
+  assert_int_equal(index, kAnswered);
+  const auto used = std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu() - cpu);
+  print_message("a 500 ms naa_waitany over %zu handles: %u polls, %ld us of CPU\n", kHandles,
+                polls() - before, static_cast<long>(used.count()));
+  assert_true(polls() - before < 50 * kHandles);
+  assert_true(used < 20ms);
+
+  sessions[kAnswered] = nullptr;  // inactive now, as naa_waitany leaves it
+  bool flag = true;
+  assert_int_equal(naa::test_any(sessions, &index, &flag, &st), NAA_SUCCESS);
+  assert_false(flag);
+  for (size_t i = 0; i < kHandles; ++i)
+    if (i != kAnswered) h[i].ep->reply();
+  std::vector<naa_status> all(kHandles);
+  assert_int_equal(naa::wait_all(sessions, all.data()), NAA_SUCCESS);
+}
+
+// Pacing is a timer of the driver: naa_invoke posts the data writes only and returns; the wait
+// posts the final write once the guard has passed, not before, and not a sleep slice later
+// (the driver's sleeps last 100 ms at least without a timer to end them).
+void pacing_timer_posts_the_final_write_when_due(void **) {
+  for (Progress::Mode mode : {Progress::Mode::Block, Progress::Mode::Thread}) {
+    Handle h;
+    h.peer->libnaa_server = false;
+    const auto guard = 20ms;
+    const auto opened = Clock::now();
+    h.open(mode, guard);
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    const auto invoked = Clock::now();
+    assert_true(invoked - opened < guard);  // else the guard passed before this test could look
+    assert_true(h.session->wait(nullptr) == NAA_SUCCESS);
+    const Clock::time_point final_at{Clock::duration(h.peer->final_posted_at.load())};
+    const Clock::time_point data_at{Clock::duration(h.peer->data_posted_at.load())};
+    print_message("final write %ld us after the data writes\n",
+                  static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(final_at - data_at).count()));
+    if (mode != Progress::Mode::Thread) assert_true(data_at <= invoked);  // the engine posts later
+    assert_true(final_at - opened >= guard);
+    assert_true(final_at - invoked < 90ms);
+  }
+}
+
+// NAA_PROGRESS=thread: the engine's thread and two application threads drive the same
+// handles at once (naa_invoke hands over, naa_waitany and naa_testany take back and give
+// back); every invocation is ended exactly once.
+void thread_mode_two_threads_drive_the_same_sessions(void **) {
+  constexpr int kRounds = 3000;
+  std::vector<Handle> h(2);
+  naa::Sessions sessions;
+  for (Handle &x : h) {
+    x.open(Progress::Mode::Thread);
+    sessions.push_back(x.session);
+  }
+  std::atomic<int> invoked{0}, ended{0};
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    while (!stop) {
+      int index = -1;
+      bool flag = false;
+      naa_status st{};
+      if (naa::test_any(sessions, &index, &flag, &st) == NAA_SUCCESS && flag && index >= 0) ended++;
+      if (naa::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
+    }
+  });
+  for (int i = 0; i < kRounds; ++i) {
+    for (auto &s : sessions)
+      if (s->invoke() == NAA_SUCCESS) invoked++;
+    int index = -1;
+    naa_status st{};
+    if (naa::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
+  }
+  stop = true;
+  other.join();
+  for (auto &s : sessions)
+    if (s->wait(nullptr) == NAA_SUCCESS) ended++;  // NAA_ERR_STATE when it has ended already
+  print_message("%d invocations, %d ended\n", invoked.load(), ended.load());
+  assert_true(invoked > kRounds);
+  assert_int_equal(ended.load(), invoked.load());
+  assert_int_equal(h[0].peer->invocations + h[1].peer->invocations, static_cast<unsigned>(invoked.load()));
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(wait_completes_invocations),
+      cmocka_unit_test(block_sleeps_on_the_descriptor),
+      cmocka_unit_test(waitany_sleeps_on_every_descriptor),
+      cmocka_unit_test(pacing_timer_posts_the_final_write_when_due),
+      cmocka_unit_test(thread_mode_two_threads_drive_the_same_sessions),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
