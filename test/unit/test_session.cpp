@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -27,6 +28,14 @@ extern "C" {
 }
 
 namespace {
+
+// How much slower than a plain build this one runs (NAA_TEST_TIME_SCALE: 3 under ASan, 5 under
+// TSan, scripts/sanitize.sh): the bounds below are the mechanism's, stretched by it.
+std::chrono::microseconds scaled(std::chrono::microseconds d) {
+  const char *s = std::getenv("NAA_TEST_TIME_SCALE");
+  const double scale = s != nullptr && std::atof(s) > 1 ? std::atof(s) : 1;
+  return std::chrono::microseconds(static_cast<long long>(static_cast<double>(d.count()) * scale));
+}
 
 using namespace std::chrono_literals;
 using naa::Progress;
@@ -109,7 +118,7 @@ void block_sleeps_on_the_descriptor(void **) {
   const auto used = std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu() - cpu);
   print_message("a 500 ms blocking wait: %u polls, %ld us of CPU\n", polls, static_cast<long>(used.count()));
   assert_true(polls < 50);
-  assert_true(used < 20ms);
+  assert_true(used < scaled(20ms));
 }
 
 // naa_waitany over many handles, one answered: that one, found by sleeping on all the
@@ -142,7 +151,7 @@ void waitany_sleeps_on_every_descriptor(void **) {
   print_message("a 500 ms naa_waitany over %zu handles: %u polls, %ld us of CPU\n", kHandles,
                 polls() - before, static_cast<long>(used.count()));
   assert_true(polls() - before < 50 * kHandles);
-  assert_true(used < 20ms);
+  assert_true(used < scaled(20ms));
 
   sessions[kAnswered] = nullptr;  // inactive now, as naa_waitany leaves it
   bool flag = true;
@@ -161,7 +170,7 @@ void pacing_timer_posts_the_final_write_when_due(void **) {
   for (Progress::Mode mode : {Progress::Mode::Block, Progress::Mode::Thread}) {
     Handle h;
     h.peer->libnaa_server = false;
-    const auto guard = 20ms;
+    const auto guard = scaled(20ms);
     const auto opened = Clock::now();
     h.open(mode, guard);
     assert_int_equal(h.session->invoke(), NAA_SUCCESS);
@@ -174,7 +183,7 @@ void pacing_timer_posts_the_final_write_when_due(void **) {
                   static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(final_at - data_at).count()));
     if (mode != Progress::Mode::Thread) assert_true(data_at <= invoked);  // the engine posts later
     assert_true(final_at - opened >= guard);
-    assert_true(final_at - invoked < 90ms);
+    assert_true(final_at - invoked < scaled(90ms));
   }
 }
 
