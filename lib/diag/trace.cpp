@@ -165,4 +165,10 @@ void invocation_end(uint64_t handle, uint64_t t1, int code) {
   add("e", "invocation", "invocation", t1, t1, 0, handle, "\"code\":" + std::to_string(code));
 }
 
+void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1) {
+  std::lock_guard<std::mutex> lock(mu);
+  add("b", name, "invocation", t0, t0, 0, handle, "");
+  add("e", name, "invocation", t1, t1, 0, handle, "");
+}
+
 }  // namespace naa::trace

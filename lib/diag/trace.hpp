@@ -23,5 +23,8 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back);
 void invocation_end(uint64_t handle, uint64_t t1, int code);
+// A stage of the handle's invocation ("transfer", "NAA service") from t0 to t1, nested in its
+// span.
+void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1);
 
 }  // namespace naa::trace

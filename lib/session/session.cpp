@@ -257,6 +257,11 @@ void Session::describe(naa_handle_info_t *info) {
   snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
 }
 
+Session::Stages Session::last_stages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Stages{invoked_at_, writes_completed_, final_write_posted_, naa_message_polled_};
+}
+
 // The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
 // without a reply, it may have lost it (§4.4), and its guard doubles.
 void Session::abandon() {
@@ -363,6 +368,7 @@ void Session::absorb(const transport::Completion &c) {
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_pending_ = false;
+      writes_completed_ = Deadline::Clock::now();
       break;
     case transport::CompletionKind::RemoteImm:
       if (!reply_pending_) {
@@ -372,10 +378,8 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
-      if (pacing_.enabled()) {
-        naa_message_polled_ = Deadline::Clock::now();
-        pacing_.round_trip(naa_message_polled_ - final_write_posted_);
-      }
+      naa_message_polled_ = Deadline::Clock::now();  // also the NAA's service time's end
+      if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
