@@ -189,6 +189,13 @@ void Session::exchange_memory_regions(Deadline deadline) {
   std::string why;
   if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
+  if (reply.type == mrsp::Type::Error && reply.has_memory_limit)
+    throw Error(NAA_ERR_NO_RESOURCES,
+                "NAA at " + ep_->peer() + " refused the memory regions: their " +
+                    std::to_string(reply.memory_limit.requested) +
+                    " bytes exceed the NAA's memory limit (" +
+                    std::to_string(reply.memory_limit.available) +
+                    " bytes left for this client; use smaller buffers or raise the NAA's limit)");
   if (reply.type == mrsp::Type::Error)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
                                       mrsp::error_code_name(reply.error_code) + " (MRSP error " +
