@@ -16,8 +16,9 @@ namespace naa {
 
 // Polls (spin: until the deadline; spin-then-block: while the wait plan of `expected`, how
 // long this took last time, says to, NAA_SPIN_US at least; block: not at all), then sleeps in
-// the endpoint until done() or the deadline. Every completion goes to absorb(). Returns whether
-// done() held before the deadline. Transport errors propagate (Error).
+// the endpoint until done() or the deadline. Every completion goes to absorb(completion, first),
+// first telling whether it is the first of what one poll returned (completions seen at once).
+// Returns whether done() held before the deadline. Transport errors propagate (Error).
 template <class Done, class Absorb>
 bool progress_until(transport::Endpoint &ep, const Progress &progress,
                     std::chrono::nanoseconds expected, Deadline deadline, Done &&done,
@@ -32,14 +33,14 @@ bool progress_until(transport::Endpoint &ep, const Progress &progress,
     // Checked by time only every 64 polls: reading the clock costs as much as a poll.
     for (unsigned i = 1; !done(); ++i) {
       const size_t n = ep.poll(c, 4);
-      for (size_t k = 0; k < n; ++k) absorb(c[k]);
+      for (size_t k = 0; k < n; ++k) absorb(c[k], k == 0);
       if (i % 64 == 0 && (spin_until.expired() || deadline.expired())) break;
     }
   }
   while (!done()) {
     const size_t n = ep.wait(c, 4, deadline);
     if (n == 0) return false;
-    for (size_t k = 0; k < n; ++k) absorb(c[k]);
+    for (size_t k = 0; k < n; ++k) absorb(c[k], k == 0);
   }
   return true;
 }

@@ -371,11 +371,14 @@ bool Session::post_final_if_due() {
   return false;
 }
 
-void Session::absorb(const transport::Completion &c) {
+// One clock read per poll that returned something: completions seen at once share their time,
+// so that the NAA's service (Stages) is not made of the nanoseconds between two of them.
+void Session::absorb(const transport::Completion &c, bool first_of_poll) {
+  if (first_of_poll) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_pending_ = false;
-      writes_completed_ = Deadline::Clock::now();
+      writes_completed_ = seen_at_;
       break;
     case transport::CompletionKind::RemoteImm:
       if (!reply_pending_) {
@@ -385,7 +388,7 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
-      naa_message_polled_ = Deadline::Clock::now();  // also the NAA's service time's end
+      naa_message_polled_ = seen_at_;  // also the NAA's service time's end
       if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
       break;
     default:
@@ -397,7 +400,7 @@ size_t Session::poll_once() {
   post_final_if_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
-  for (size_t i = 0; i < n; ++i) absorb(c[i]);
+  for (size_t i = 0; i < n; ++i) absorb(c[i], i == 0);
   return n;
 }
 
@@ -573,11 +576,12 @@ int Session::wait_on_endpoint(naa_status *status) {
     // Drives the endpoint until the paced final write is due, then posts it.
     if (paced_chain_ != nullptr)
       progress_until(*ep_, progress_, round_trip_.value(), Deadline::at(final_write_not_before()),
-                     [] { return false; }, [this](const transport::Completion &c) { absorb(c); });
+                     [] { return false; },
+                     [this](const transport::Completion &c, bool first) { absorb(c, first); });
     post_final_if_due();
     if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
                         [this] { return finished(); },
-                        [this](const transport::Completion &c) { absorb(c); }))
+                        [this](const transport::Completion &c, bool first) { absorb(c, first); }))
       return timed_out();
   } catch (const Error &e) {
     return fail(e);

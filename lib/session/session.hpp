@@ -93,7 +93,7 @@ class Session : private ProgressEngine::Client {
   void build_chains();
   void post_invocation();
   bool post_final_if_due();
-  void absorb(const transport::Completion &c);
+  void absorb(const transport::Completion &c, bool first_of_poll);
   size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
   int complete(naa_status *status);
@@ -142,6 +142,7 @@ class Session : private ProgressEngine::Client {
   progress::Expected round_trip_;
   Deadline::Clock::time_point invoked_at_{};
   Deadline::Clock::time_point writes_completed_{};  // for Stages
+  Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
 
   std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
   bool reply_pending_ = false;

@@ -187,7 +187,7 @@ void RawClient::absorb(const transport::Completion &c) {
 void RawClient::wait_done() {
   if (!progress_until(*ep_, progress_, round_trip_.value(), Deadline::after(timeout_),
                       [this] { return !writes_pending_ && !reply_pending_; },
-                      [this](const transport::Completion &c) { absorb(c); }))
+                      [this](const transport::Completion &c, bool) { absorb(c); }))
     throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");
 }
 

@@ -55,22 +55,24 @@ void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
 }
 
 // A refused connection may carry the peer's reason (naa-server's reject text) as error data.
-// libfabric 1.17's tcp provider reports a request the peer rejected as EINPROGRESS, without its
-// reason: a connecting client names the likely causes, or, for ECONNREFUSED, that nothing
-// listens there, and for ENOPROTOOPT (the answer was no libfabric connection response), that
-// another service holds the port.
+// libfabric 1.17's tcp provider reports a request the peer rejected without a reason as
+// EINPROGRESS: a connecting client then names the likely causes; ECONNREFUSED without a reason
+// means that nothing listens there, ENOPROTOOPT (the answer was no libfabric connection
+// response) that another service holds the port.
 void OfiEndpoint::raise_eq_error(const std::string &what, bool connecting) {
   fi_eq_err_entry err{};
   fi_eq_readerr(eq_, &err, 0);
-  std::string reason = private_data_text(err.err_data, err.err_data_size);
-  if (!reason.empty()) reason = " (\"" + reason + "\")";
-  if (connecting && err.err == FI_ECONNREFUSED)
-    reason += ": nothing listens there (is the NAA running, on that port?)";
+  const std::string reason = private_data_text(err.err_data, err.err_data_size);
+  std::string why;
+  if (!reason.empty())
+    why = (connecting ? ": refused by the NAA (\"" : " (\"") + reason + "\")";
+  else if (connecting && err.err == FI_ECONNREFUSED)
+    why = ": nothing listens there (is the NAA running, on that port?)";
   else if (connecting && err.err == FI_ENOPROTOOPT)
-    reason += ": what answers there is not an NAA (another service on that port?)";
+    why = ": what answers there is not an NAA (another service on that port?)";
   else if (connecting)
-    reason += ": refused or dropped by the NAA (wrong or missing NAA_AUTH_KEY? too many clients?)";
-  throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
+    why = ": refused or dropped by the NAA (wrong or missing NAA_AUTH_KEY? too many clients?)";
+  throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + why);
 }
 
 }  // namespace naa::transport::ofi_detail
