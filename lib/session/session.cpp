@@ -7,6 +7,7 @@
 #include "protocol/immediate.hpp"
 #include "diag/last_error.hpp"
 #include "diag/log.hpp"
+#include "diag/stats.hpp"
 #include "progress/progress_until.hpp"
 
 #include <algorithm>
@@ -371,10 +372,11 @@ bool Session::post_final_if_due() {
   return false;
 }
 
-// One clock read per poll that returned something: completions seen at once share their time,
-// so that the NAA's service (Stages) is not made of the nanoseconds between two of them.
+// One clock read per poll that returned something, and only for pacing or for NAA_STATS /
+// NAA_TRACE (Stages): completions seen at once share their time, so that the NAA's service is
+// not made of the nanoseconds between two of them.
 void Session::absorb(const transport::Completion &c, bool first_of_poll) {
-  if (first_of_poll) seen_at_ = Deadline::Clock::now();
+  if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_pending_ = false;
