@@ -5,7 +5,9 @@
 ! functions: no wrapper code runs between a Fortran program and libnaa. Only the two string
 ! functions have Fortran wrappers, because C strings are not Fortran strings:
 ! naa_strerror_f(code) and naa_version_f([major, minor, patch]), naa_rc_string_f(rc) and
-! naa_last_error_f([handle] [, code]) (naa_last_error(3)).
+! naa_last_error_f([handle] [, code]) (naa_last_error(3)); naa_string_f turns a C string
+! (type(c_ptr), as a log handler gets its line) or a NUL-padded character array (the fields
+! of naa_stats_function_t and naa_handle_info_t) into a Fortran string.
 !
 !   use naa
 !   real(c_double), allocatable, target :: a(:), c(:)
@@ -40,7 +42,7 @@
 module naa
   use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_int, c_int8_t, c_int32_t, c_int64_t, &
                                          c_f_pointer, c_ptr, c_size_t, c_associated, c_null_ptr, &
-                                         c_sizeof, c_loc
+                                         c_sizeof, c_loc, c_double, c_funptr, c_null_char
   implicit none
   private
 
@@ -123,9 +125,61 @@ module naa
     integer(c_int64_t) :: reconnect = NAA_ATTR_UNSET
   end type naa_attr_t
 
+  ! enum naa_log_level: the level a log handler (naa_set_log_handler) gets
+  integer(c_int), parameter, public :: NAA_LOG_LEVEL_ERROR = 0
+  integer(c_int), parameter, public :: NAA_LOG_LEVEL_WARN = 1
+  integer(c_int), parameter, public :: NAA_LOG_LEVEL_INFO = 2
+  integer(c_int), parameter, public :: NAA_LOG_LEVEL_DEBUG = 3
+
+  ! struct naa_stats_function (naa_stats_get): naa is NUL-padded, read it with naa_string_f
+  type, bind(C), public :: naa_stats_function_t
+    integer(c_int32_t) :: function_code = 0
+    character(kind=c_char) :: naa(64) = c_null_char
+    integer(c_int64_t) :: invocations = 0
+    integer(c_int64_t) :: bytes_out = 0
+    integer(c_int64_t) :: bytes_back = 0
+    integer(c_int64_t) :: waits = 0
+    integer(c_int64_t) :: tests = 0
+    real(c_double) :: invoke_s = 0
+    real(c_double) :: wait_s = 0
+    real(c_double) :: test_s = 0
+    integer(c_int64_t) :: served = 0
+    real(c_double) :: transfer_s = 0
+    real(c_double) :: service_s = 0
+  end type naa_stats_function_t
+
+  ! struct naa_stats: errors(code + 1) counts the failed calls of error code code (errors(1):
+  ! codes beyond the array)
+  type, bind(C), public :: naa_stats_t
+    integer(c_int64_t) :: creates = 0
+    real(c_double) :: create_s = 0
+    integer(c_int64_t) :: completion_calls = 0
+    real(c_double) :: completion_s = 0
+    integer(c_int64_t) :: errors(16) = 0
+    integer(c_size_t) :: n_functions = 0
+  end type naa_stats_t
+
+  ! struct naa_handle_info (naa_handle_info): strings NUL-padded, read them with naa_string_f
+  type, bind(C), public :: naa_handle_info_t
+    character(kind=c_char) :: naa(64) = c_null_char
+    character(kind=c_char) :: transport(32) = c_null_char
+    integer(c_int32_t) :: function_code = 0
+    integer(c_int32_t) :: regions = 0
+    integer(c_int64_t) :: pacing_us = 0
+    integer(c_int64_t) :: timeout_ms = 0
+    character(kind=c_char) :: progress(24) = c_null_char
+  end type naa_handle_info_t
+
   public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_cancel, naa_finalize
   public :: naa_waitall, naa_waitany, naa_testany, naa_testall
+  public :: naa_stats_get, naa_handle_info, naa_set_log_handler
   public :: naa_attr_init, naa_strerror_f, naa_version_f, naa_rc_string_f, naa_last_error_f
+  public :: naa_string_f
+
+  ! A C string, or a NUL-padded character array, as a Fortran string.
+  interface naa_string_f
+    module procedure from_c_string, from_c_chars
+  end interface naa_string_f
 
   interface
     ! int naa_create(uint32_t, naa_param_t *, size_t, naa_param_t *, size_t, naa_handle *)
@@ -234,6 +288,37 @@ module naa
       integer(c_int) :: rc
     end function naa_finalize
 
+    ! int naa_stats_get(naa_stats_t *, naa_stats_function_t *, size_t): up to max_functions
+    ! entries of functions (an array of at least that many)
+    function naa_stats_get(totals, functions, max_functions) bind(C, name='naa_stats_get') &
+        result(rc)
+      import :: c_int, c_size_t, naa_stats_t, naa_stats_function_t
+      type(naa_stats_t), intent(out) :: totals
+      type(naa_stats_function_t), intent(inout) :: functions(*)
+      integer(c_size_t), value :: max_functions
+      integer(c_int) :: rc
+    end function naa_stats_get
+
+    ! int naa_handle_info(const naa_handle *, naa_handle_info_t *)
+    function naa_handle_info(handle, info) bind(C, name='naa_handle_info') result(rc)
+      import :: c_int, naa_handle, naa_handle_info_t
+      type(naa_handle), intent(in) :: handle
+      type(naa_handle_info_t), intent(out) :: info
+      integer(c_int) :: rc
+    end function naa_handle_info
+
+    ! int naa_set_log_handler(naa_log_handler_t, void *): handler is c_funloc of a
+    !   subroutine h(level, line, arg) bind(C)
+    !     integer(c_int), value :: level
+    !     type(c_ptr), value :: line, arg   ! naa_string_f(line) is the line
+    ! or c_null_funptr to restore stderr.
+    function naa_set_log_handler(handler, arg) bind(C, name='naa_set_log_handler') result(rc)
+      import :: c_int, c_funptr, c_ptr
+      type(c_funptr), value :: handler
+      type(c_ptr), value :: arg
+      integer(c_int) :: rc
+    end function naa_set_log_handler
+
     ! const char *naa_strerror(int)
     function c_naa_strerror(error) bind(C, name='naa_strerror') result(s)
       import :: c_int, c_ptr
@@ -279,19 +364,33 @@ contains
     type(c_ptr), intent(in) :: s
     character(len=:), allocatable :: f
     character(kind=c_char), pointer :: chars(:)
-    integer :: i, n
 
     if (.not. c_associated(s)) then
       f = ''
       return
     end if
-    n = int(c_strlen(s))
-    call c_f_pointer(s, chars, [n])
+    call c_f_pointer(s, chars, [c_strlen(s)])
+    f = from_c_chars(chars)
+  end function from_c_string
+
+  ! A NUL-padded character array (a C char[N] field) as a Fortran string, up to its first NUL.
+  function from_c_chars(chars) result(f)
+    character(kind=c_char), intent(in) :: chars(:)
+    character(len=:), allocatable :: f
+    integer :: i, n
+
+    n = size(chars)
+    do i = 1, size(chars)
+      if (chars(i) == c_null_char) then
+        n = i - 1
+        exit
+      end if
+    end do
     allocate (character(len=n) :: f)
     do i = 1, n
       f(i:i) = chars(i)
     end do
-  end function from_c_string
+  end function from_c_chars
 
   ! A naa_attr_t as NAA_ATTR_INIT makes it: every field unset, size and version this
   ! module's.

@@ -244,6 +244,9 @@ typedef struct naa_stats_function {
   double invoke_s;       /* seconds spent in naa_invoke, naa_wait and naa_test */
   double wait_s;
   double test_s;
+  uint64_t served;       /* invocations completed by naa_wait or naa_test, whose stages: */
+  double transfer_s;     /* seconds from naa_invoke until our writes were seen complete */
+  double service_s;      /* seconds from then (or the paced final write) until the reply */
 } naa_stats_function_t;
 /* ...and for the process. */
 typedef struct naa_stats {

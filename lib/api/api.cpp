@@ -2,6 +2,9 @@
 // The C ABI: argument checks, handle lookup, and the mapping of C++ errors to naa_error_t.
 // No exception ever crosses this boundary.
 #include "config.h"
+
+#include <optional>
+
 #include "progress/completion.hpp"
 #include "api/entry.hpp"
 #include "diag/error_text.hpp"
@@ -33,6 +36,18 @@ naa::HandleTable<Session> &handles() {
 constexpr const char kVersion[] =
     NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
 
+// When the invocation handle id's call completed was seen at each stage (NAA_STATS, NAA_TRACE).
+std::optional<naa::stats::Stages> stages_of(uint64_t id) {
+  const auto session = handles().find(id);
+  if (!session) return std::nullopt;
+  const Session::Stages s = session->last_stages();
+  const auto ns = [](naa::Deadline::Clock::time_point t) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
+  return naa::stats::Stages{ns(s.invoked), ns(s.written), ns(s.final_posted), ns(s.replied)};
+}
+
 // guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call
 // has one; its id as the caller passed it, or for a create the new one) and the calling
 // thread. Each call is observed (NAA_STATS, NAA_TRACE) as `call`; *completed (may be null)
@@ -45,8 +60,11 @@ int entry(const char *function, naa::stats::Call call, const naa_handle *handle,
   std::string cause;
   const int code = guarded(function, body, &cause);
   const uint64_t id = call == Call::Create && handle != nullptr ? handle->id : id_before;
-  if (t0 != 0)
-    naa::stats::finish(call, function, t0, id, code, completed != nullptr && *completed);
+  if (t0 != 0) {
+    const bool done = completed != nullptr && *completed;
+    const auto stages = naa::stats::completes(call, code, done) ? stages_of(id) : std::nullopt;
+    naa::stats::finish(call, function, t0, id, code, done, stages ? &*stages : nullptr);
+  }
   if (code != NAA_SUCCESS) naa::last_error::record(function, id, code, std::move(cause));
   return code;
 }

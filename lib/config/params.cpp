@@ -19,6 +19,11 @@ void check_microseconds(const std::string &t, const std::string &s) { parse_micr
 void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
+void check_transport(const std::string &t, const std::string &s) {
+  if (t != "auto" && t != "verbs" && t != "ofi" && !(t.rfind("ofi+", 0) == 0 && t.size() > 4))
+    throw Error(NAA_ERR_CONFIG,
+                s + " '" + t + "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
+}
 
 }  // namespace
 
@@ -33,8 +38,9 @@ const std::vector<Param> &registry() {
        "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
        "node-local one for NAAs attached to each node", rm::check_spread},
       {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
-       "how to reach the NAA; auto: verbs where an RDMA device routes to it, else ofi+tcp",
-       nullptr},
+       "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
+       "verbs where an RDMA device routes to it, else ofi+tcp",
+       check_transport},
       {"NAA_TIMEOUT", "seconds", "60",
        "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
       {"NAA_CONNECT_TIMEOUT", "seconds", "30",
@@ -111,13 +117,13 @@ std::string Values::source_text(size_t i) const {
   const char *name = registry()[i].name;
   switch (entries_[i].source) {
     case Source::Attr: return std::string("naa_attr_t.params ") + name;
-    case Source::Field: return std::string("the naa_attr_t field for ") + name;
+    case Source::Field: return std::string("naa_attr_t.") + entries_[i].field;
     default: return name;
   }
 }
 
-void Values::set_from_field(const char *name, const std::string &text) {
-  entries_[index(name)] = {text, Source::Field};
+void Values::set_from_field(const char *name, const std::string &text, const char *field) {
+  entries_[index(name)] = {text, Source::Field, field};
 }
 
 std::string Values::problem(size_t i) const {

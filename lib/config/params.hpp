@@ -48,8 +48,9 @@ class Values {
   std::string problem(size_t index) const;
 
   // A value an naa_attr_t field gives (Source::Field): it wins over the environment and
-  // attr->params, whose value for `name` is then neither read nor checked.
-  void set_from_field(const char *name, const std::string &text);
+  // attr->params, whose value for `name` is then neither read nor checked. field: its name in
+  // naa_attr_t, for errors.
+  void set_from_field(const char *name, const std::string &text, const char *field);
 
   const std::string &text(const char *name) const;  // the value, or its default
   Source source(const char *name) const;
@@ -73,6 +74,7 @@ class Values {
   struct Entry {
     std::string text;
     Source source = Source::Default;
+    const char *field = nullptr;  // for Source::Field
   };
   size_t index(const char *name) const;
   std::string source_text(size_t index) const;  // names the value's origin in errors

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "config/settings.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "config/auth.hpp"
@@ -22,6 +23,18 @@ Error bad_field(const char *field, const std::string &why) {
 
 // "host:port" or "[v6addr]:port".
 void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
+  if (std::count(text.begin(), text.end(), ':') >= 2 && text.front() != '[') {
+    // host:port:fncode:n_inputs, as NAA_SPEC writes an entry, or an unbracketed IPv6 address.
+    const size_t port = text.find(':');
+    uint64_t ignored = 0;
+    const bool spec = port > 0 && std::count(text.begin(), text.end(), ':') == 3 &&
+                      parse_count(text.substr(port + 1, text.find(':', port + 1) - port - 1).c_str(),
+                                  65535, &ignored);
+    throw bad_field("naa", "'" + text + "' is not host:port" +
+                               (spec ? " (it reads as an NAA_SPEC entry, host:port:fncode:n_inputs: "
+                                       "give only its host:port)"
+                                     : " (an IPv6 address goes in brackets: [v6addr]:port)"));
+  }
   size_t colon = text.rfind(':');
   uint64_t p = 0;
   if (colon == std::string::npos || colon == 0 ||
@@ -41,7 +54,7 @@ bool milliseconds_field(int64_t ms, const char *field, const char *param, params
                                std::to_string(kMaxTimeoutSeconds * 1000));
   std::string frac = std::to_string(ms % 1000);
   values->set_from_field(param, std::to_string(ms / 1000) + "." +
-                                    std::string(3 - frac.size(), '0') + frac);
+                                    std::string(3 - frac.size(), '0') + frac, field);
   return true;
 }
 
@@ -65,7 +78,7 @@ Settings Settings::resolve(const naa_attr_t *attr) {
   if (HOLDS(attr, naa) && attr->naa != nullptr)
     parse_naa(attr->naa, &s.naa_host, &s.naa_port);
   if (HOLDS(attr, transport) && attr->transport != nullptr)
-    s.params.set_from_field("NAA_TRANSPORT", attr->transport);
+    s.params.set_from_field("NAA_TRANSPORT", attr->transport, "transport");
   const bool timeout_set =
       HOLDS(attr, timeout_ms) && milliseconds_field(attr->timeout_ms, "timeout_ms", "NAA_TIMEOUT", &s.params);
   const bool connect_timeout_set =
@@ -75,7 +88,7 @@ Settings Settings::resolve(const naa_attr_t *attr) {
     if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > kMaxReconnect)
       throw bad_field("reconnect", std::to_string(attr->reconnect) + " is not in 0.." +
                                        std::to_string(kMaxReconnect));
-    s.params.set_from_field("NAA_RECONNECT", std::to_string(attr->reconnect));
+    s.params.set_from_field("NAA_RECONNECT", std::to_string(attr->reconnect), "reconnect");
   }
   if (HOLDS(attr, progress) && attr->progress != nullptr) {
     try {
@@ -83,23 +96,23 @@ Settings Settings::resolve(const naa_attr_t *attr) {
     } catch (const Error &e) {
       throw Error(NAA_ERR_INVALID_ARGUMENT, e.what());
     }
-    s.params.set_from_field("NAA_PROGRESS", attr->progress);
+    s.params.set_from_field("NAA_PROGRESS", attr->progress, "progress");
   }
   if (HOLDS(attr, pacing_us) && attr->pacing_us != NAA_ATTR_UNSET) {
     if (attr->pacing_us < 0 || static_cast<uint64_t>(attr->pacing_us) > kMaxMicroseconds)
       throw bad_field("pacing_us", std::to_string(attr->pacing_us) + " is not in 0.." +
                                        std::to_string(kMaxMicroseconds));
-    s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us));
+    s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us), "pacing_us");
   }
   if (HOLDS(attr, auth_key) && attr->auth_key != nullptr) {
     s.params.set_from_field("NAA_AUTH_KEY", auth::checked_key(attr->auth_key, "naa_attr_t.auth_key",
-                                                              NAA_ERR_INVALID_ARGUMENT));
-    s.params.set_from_field("NAA_AUTH_KEY_FILE", "");  // "" sends none: no file either
+                                                              NAA_ERR_INVALID_ARGUMENT), "auth_key");
+    s.params.set_from_field("NAA_AUTH_KEY_FILE", "", "auth_key");  // "" sends none: no file either
   }
   if (HOLDS(attr, local_ip) && attr->local_ip != nullptr)
-    s.params.set_from_field("NAA_LOCAL_IP", attr->local_ip);
+    s.params.set_from_field("NAA_LOCAL_IP", attr->local_ip, "local_ip");
   if (HOLDS(attr, device) && attr->device != nullptr)
-    s.params.set_from_field("NAA_RDMA_DEVICE", attr->device);
+    s.params.set_from_field("NAA_RDMA_DEVICE", attr->device, "device");
   s.params.check();
 
   s.transport = s.params.text("NAA_TRANSPORT");

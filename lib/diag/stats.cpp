@@ -68,12 +68,14 @@ void print() {
   for (const naa_stats_function_t &f : lines()) {
     snprintf(line, sizeof line,
              "%s: function %u at %s: %llu invocations, %llu bytes out, %llu bytes back; "
-             "naa_invoke %.3f ms, naa_wait %llu calls %.3f ms, naa_test %llu polls %.3f ms\n",
+             "naa_invoke %.3f ms, naa_wait %llu calls %.3f ms, naa_test %llu polls %.3f ms; "
+             "transfer %.3f ms, NAA service %.3f ms\n",
              who, f.function_code, f.naa, static_cast<unsigned long long>(f.invocations),
              static_cast<unsigned long long>(f.bytes_out),
              static_cast<unsigned long long>(f.bytes_back), ms(f.invoke_s),
              static_cast<unsigned long long>(f.waits), ms(f.wait_s),
-             static_cast<unsigned long long>(f.tests), ms(f.test_s));
+             static_cast<unsigned long long>(f.tests), ms(f.test_s), ms(f.transfer_s),
+             ms(f.service_s));
     out += line;
   }
   if (totals_.completion_calls > 0) {
@@ -100,6 +102,25 @@ void switch_on_locked(int bits, const std::string &trace_dir) {
   detail::state.store(was | bits);
 }
 
+// The transfer: from naa_invoke until our writes were seen complete; the NAA's service: from
+// then (or from the final write's post, if pacing held it back later) until the reply. Where
+// the reply was seen first (shm may report our writes complete only after the NAA's reply), the
+// client cannot tell the two apart: the service then counts from the final write's post.
+void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Stages &st) {
+  const bool written_first = st.written < st.replied;
+  const uint64_t final_posted = std::clamp(st.final_posted, st.invoked, st.replied);
+  const uint64_t written = written_first ? std::max(st.invoked, st.written) : final_posted;
+  const uint64_t serving = std::max(written, final_posted);
+  if (observed & detail::kTrace) {
+    trace::stage(handle_id, "transfer", st.invoked, written);
+    trace::stage(handle_id, "NAA service", serving, st.replied);
+  }
+  if (!(observed & detail::kStats)) return;
+  ++f->served;
+  f->transfer_s += static_cast<double>(written - st.invoked) / 1e9;
+  f->service_s += static_cast<double>(st.replied - serving) / 1e9;
+}
+
 }  // namespace
 
 bool detail::read_environment() {
@@ -122,7 +143,7 @@ void enable(const std::string &stats, const std::string &trace_dir) {
 uint64_t start(Call call) { return call == Call::Create || on() ? now_ns() : 0; }
 
 void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
-            bool completed) {
+            bool completed, const Stages *stages) {
   const int observed = detail::state.load(std::memory_order_relaxed);
   if (observed <= 0) return;
   const uint64_t t1 = now_ns();
@@ -131,10 +152,10 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
   auto it = handles().find(handle_id);
   Handle *h = it != handles().end() ? &it->second : nullptr;
   naa_stats_function_t *f = h != nullptr ? &lines()[h->line] : nullptr;
+  if (f != nullptr && stages != nullptr && completes(call, code, completed))
+    served(f, h->in_flight ? observed : observed & ~detail::kTrace, handle_id, *stages);
   if (observed & detail::kTrace) {
-    const bool ends = h != nullptr && h->in_flight &&
-                      (call == Call::Wait ? code == NAA_SUCCESS || code == NAA_ERR_NAA
-                                          : call == Call::Test && completed);
+    const bool ends = h != nullptr && h->in_flight && completes(call, code, completed);
     if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) {
       trace::invocation_begin(handle_id, t0, f->function_code, f->naa,
                               h->started ? h->steady_out : h->first_out, h->back);

@@ -33,13 +33,25 @@ inline bool on() {
 // A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR turn them on for the process.
 void enable(const std::string &stats, const std::string &trace_dir);
 
+// When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke
+// began, our writes were seen complete, the final write was posted, the NAA's reply polled.
+struct Stages {
+  uint64_t invoked, written, final_posted, replied;
+};
+
 // Nanoseconds of CLOCK_MONOTONIC; 0 when statistics are off (nothing is then recorded), except
 // for a create, which may turn them on (naa_attr_t.params) and then counts itself.
 uint64_t start(Call call);
 // A public call that began at t0 (start()) ended with code on handle_id (0: none);
-// completed: a naa_test that completed the invocation.
+// completed: a naa_test that completed the invocation; stages: of the invocation the call
+// completed (null: it completed none).
 void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
-            bool completed);
+            bool completed, const Stages *stages);
+// Whether a call (as finish() is told of it) completed an invocation.
+inline bool completes(Call call, int code, bool completed) {
+  return call == Call::Wait ? code == NAA_SUCCESS || code == NAA_ERR_NAA
+                            : call == Call::Test && completed;
+}
 // naa_create succeeded: handle_id serves function_code at naa with these regions.
 void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
              const std::vector<Region> &regions);

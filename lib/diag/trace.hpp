@@ -16,6 +16,8 @@ namespace naa::trace {
 bool open(const std::string &dir);
 
 // A call from t0 to t1 (ns) on handle (0: none), of function code fn at naa (fn 0: unknown).
+// function (and a stage's name) must outlive the process's exit: a literal. Events are kept
+// as given and written as JSON at exit, so that tracing costs little per call.
 // A naa_test that did not complete joins the handle's run of polls (one event per run).
 void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsigned fn,
           const char *naa, int code, bool completed_test);
@@ -23,5 +25,8 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back);
 void invocation_end(uint64_t handle, uint64_t t1, int code);
+// A stage of the handle's invocation ("transfer", "NAA service") from t0 to t1, nested in its
+// span.
+void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1);
 
 }  // namespace naa::trace

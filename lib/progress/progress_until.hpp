@@ -17,9 +17,10 @@ namespace naa {
 inline progress::Clock::time_point no_timer() { return progress::Clock::time_point::max(); }
 
 // Drives `ep` until done() or the deadline under `policy`; returns whether done() held. Every
-// completion goes to absorb(). timer() fires what is due (the paced final write) and returns
-// when it is due next (no_timer(): never), called before every poll. Transport errors
-// propagate (Error).
+// completion goes to absorb(completion, first), first telling whether it is the first of what
+// one poll returned (completions seen at once share one time). timer() fires what is due (the
+// paced final write) and returns when it is due next (no_timer(): never), called before every
+// poll. Transport errors propagate (Error).
 template <class Done, class Absorb, class Timer = decltype(&no_timer)>
 bool progress_until(transport::Endpoint &ep, const progress::Policy &policy, Deadline deadline,
                     Done &&done, Absorb &&absorb, Timer &&timer = no_timer) {
@@ -31,7 +32,7 @@ bool progress_until(transport::Endpoint &ep, const progress::Policy &policy, Dea
     progress::Turn turn() override {
       timer_();
       const size_t n = ep_.poll(c_, 4);
-      for (size_t k = 0; k < n; ++k) absorb_(c_[k]);
+      for (size_t k = 0; k < n; ++k) absorb_(c_[k], k == 0);
       return n > 0 ? progress::Turn::Moved : progress::Turn::Waiting;
     }
     bool woken() override { return ep_.wait_fd() >= 0; }

@@ -136,6 +136,14 @@ size_t encode_error(ErrorCode code, uint8_t *out, size_t cap) {
   return kErrorSize;
 }
 
+size_t encode_memory_refusal(const MemoryLimit &limit, uint8_t *out, size_t cap) {
+  if (cap < kMemoryLimitSize) return 0;
+  put_header(out, Type::Error, static_cast<uint8_t>(ErrorCode::NoMemory));
+  put_be(out + kErrorSize, limit.requested, 8);
+  put_be(out + kErrorSize + 8, limit.available, 8);
+  return kMemoryLimitSize;
+}
+
 DecodeError decode(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   out = Message{};
   if (len < kHeaderSize)
@@ -144,6 +152,10 @@ DecodeError decode(const uint8_t *buf, size_t len, Message &out, std::string *wh
     case static_cast<uint8_t>(Type::Error):
       out.type = Type::Error;
       out.error_code = buf[1];
+      out.has_memory_limit = buf[1] == static_cast<uint8_t>(ErrorCode::NoMemory) &&
+                             len >= kMemoryLimitSize;
+      if (out.has_memory_limit)
+        out.memory_limit = {get_be(buf + kErrorSize, 8), get_be(buf + kErrorSize + 8, 8)};
       return DecodeError::None;
     case static_cast<uint8_t>(Type::AdvertiseRequest):
       out.type = Type::AdvertiseRequest;

@@ -11,7 +11,7 @@
 namespace naa::mrsp {
 
 constexpr size_t kBufferSize = 768, kHeaderSize = 4, kRequestEntrySize = 24, kAdvertEntrySize = 16,
-                 kErrorSize = 4;
+                 kErrorSize = 4, kMemoryLimitSize = 20;
 constexpr size_t kMaxRequestEntries = 31, kMaxAdvertEntries = 47;
 constexpr uint64_t kMaxNaaAddress = (uint64_t{1} << 56) - 1;
 constexpr uint64_t kPlaceholderAlignment = 4096;
@@ -46,10 +46,19 @@ struct AdvertEntry {
 size_t encode_request(const RequestEntry *entries, size_t n, uint8_t *out, size_t cap);
 size_t encode_advert(const AdvertEntry *entries, size_t n, uint8_t *out, size_t cap);
 size_t encode_error(ErrorCode code, uint8_t *out, size_t cap);
+// libnaa's extension of a "not enough memory" error (doc/protocol.md §3.3): after the 4 bytes,
+// the bytes the request asked for and the bytes the NAA had left for it (8 each, big-endian),
+// 20 bytes in all; a receiver that reads only the first 4 sees an ordinary error.
+struct MemoryLimit {
+  uint64_t requested, available;
+};
+size_t encode_memory_refusal(const MemoryLimit &limit, uint8_t *out, size_t cap);
 
 struct Message {
   Type type;
   uint8_t error_code;                 // for Type::Error; any value, see error_code_name()
+  bool has_memory_limit;              // for Type::Error NoMemory with libnaa's extension:
+  MemoryLimit memory_limit;
   std::vector<RequestEntry> request;  // for AdvertiseRequest: all entries in wire order
   std::vector<AdvertEntry> advert;    // for Advertise
 };

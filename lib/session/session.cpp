@@ -7,6 +7,7 @@
 #include "protocol/immediate.hpp"
 #include "diag/last_error.hpp"
 #include "diag/log.hpp"
+#include "diag/stats.hpp"
 #include "progress/progress_until.hpp"
 
 #include <algorithm>
@@ -214,6 +215,13 @@ void Session::exchange_memory_regions(Deadline deadline) {
   std::string why;
   if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
+  if (reply.type == mrsp::Type::Error && reply.has_memory_limit)
+    throw Error(NAA_ERR_NO_RESOURCES,
+                "NAA at " + ep_->peer() + " refused the memory regions: their " +
+                    std::to_string(reply.memory_limit.requested) +
+                    " bytes exceed the NAA's memory limit (" +
+                    std::to_string(reply.memory_limit.available) +
+                    " bytes left for this client; use smaller buffers or raise the NAA's limit)");
   if (reply.type == mrsp::Type::Error)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
                                       mrsp::error_code_name(reply.error_code) + " (MRSP error " +
@@ -280,6 +288,11 @@ void Session::describe(naa_handle_info_t *info) {
   info->pacing_us = pacing_.enabled() ? pacing_.guard().count() : 0;
   info->timeout_ms = timeout_.count();
   snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
+}
+
+Session::Stages Session::last_stages() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return Stages{invoked_at_, writes_completed_, final_write_posted_, naa_message_polled_};
 }
 
 // The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
@@ -386,10 +399,15 @@ progress::Clock::time_point Session::final_write_due() {
   return no_timer();
 }
 
-void Session::absorb(const transport::Completion &c) {
+// One clock read per poll that returned something, and only for pacing or for NAA_STATS /
+// NAA_TRACE (Stages): completions seen at once share their time, so that the NAA's service is
+// not made of the nanoseconds between two of them.
+void Session::absorb(const transport::Completion &c, bool first_of_poll) {
+  if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_pending_ = false;
+      writes_completed_ = seen_at_;
       break;
     case transport::CompletionKind::RemoteImm:
       if (!reply_pending_) {
@@ -399,10 +417,8 @@ void Session::absorb(const transport::Completion &c) {
       }
       reply_ = c;
       reply_pending_ = false;
-      if (pacing_.enabled()) {
-        naa_message_polled_ = Deadline::Clock::now();
-        pacing_.round_trip(naa_message_polled_ - final_write_posted_);
-      }
+      naa_message_polled_ = seen_at_;  // also the NAA's service time's end
+      if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
@@ -414,7 +430,7 @@ size_t Session::poll_once() {
   final_write_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
-  for (size_t i = 0; i < n; ++i) absorb(c[i]);
+  for (size_t i = 0; i < n; ++i) absorb(c[i], i == 0);
   return n;
 }
 
@@ -596,7 +612,7 @@ int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswe
 int Session::wait_on_endpoint(naa_status *status) {
   try {
     if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_), [this] { return finished(); },
-                        [this](const transport::Completion &c) { absorb(c); },
+                        [this](const transport::Completion &c, bool first) { absorb(c, first); },
                         [this] { return final_write_due(); }))
       return timed_out();
   } catch (const Error &e) {

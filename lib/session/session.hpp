@@ -71,6 +71,15 @@ class Session : private ProgressEngine::Client {
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);  // naa_handle_info(3)
+  // When the last completed invocation's stages were seen, for NAA_STATS and NAA_TRACE (the
+  // C entry layer asks after the call that completed it): naa_invoke began, our writes were
+  // seen complete, the final write-with-immediate was posted, the NAA's reply was polled.
+  // A stage is seen when progress is driven: a program that computes between naa_invoke and
+  // naa_wait (NAA_PROGRESS=manual) sees the writes and the reply at once.
+  struct Stages {
+    Deadline::Clock::time_point invoked, written, final_posted, replied;
+  };
+  Stages last_stages();
 
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
@@ -89,7 +98,7 @@ class Session : private ProgressEngine::Client {
   void build_chains();
   void post_invocation();
   progress::Clock::time_point final_write_due();
-  void absorb(const transport::Completion &c);
+  void absorb(const transport::Completion &c, bool first_of_poll);
   size_t poll_once();
   bool finished() const { return !writes_pending_ && !reply_pending_; }
   int complete(naa_status *status);
@@ -141,6 +150,8 @@ class Session : private ProgressEngine::Client {
   // How long round trips take, for the wait plan (progress/wait_plan.hpp).
   progress::Expected round_trip_;
   Deadline::Clock::time_point invoked_at_{};
+  Deadline::Clock::time_point writes_completed_{};  // for Stages
+  Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
 
   std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
   bool reply_pending_ = false;

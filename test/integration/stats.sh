@@ -20,7 +20,7 @@ expect() {
 }
 who='^naa-stats\[[0-9]*, rank 3\]: '
 expect "${who}1 naa_create in [0-9.]* ms\$"
-expect "${who}function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, 24000 bytes out, 16000 bytes back; naa_invoke [0-9.]* ms, naa_wait 1 calls [0-9.]* ms, naa_test $polls polls [0-9.]* ms\$"
+expect "${who}function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, 24000 bytes out, 16000 bytes back; naa_invoke [0-9.]* ms, naa_wait 1 calls [0-9.]* ms, naa_test $polls polls [0-9.]* ms; transfer [0-9.]* ms, NAA service [0-9.]* ms\$"
 expect "${who}errors: none\$"
 [ "$(grep -c '^naa-stats' "$naa_test_dir/err")" -eq 3 ] || { echo "stats: FAIL: not one block of 3 lines" >&2; exit 1; }
 run

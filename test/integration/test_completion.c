@@ -118,7 +118,10 @@ static void test_attr_errors(void **state) {
   assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_ERR_INVALID_ARGUMENT);
   attr = init;
   attr.transport = "carrier-pigeon";
-  assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_ERR_CONFIG);
+  assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_ERR_INVALID_ARGUMENT);
+  char cause[256];
+  naa_last_error(NULL, cause, sizeof cause);
+  assert_non_null(strstr(cause, "naa_attr_t.transport 'carrier-pigeon' is not a transport"));
   /* A nobody-listens NAA: the attr's NAA is the one tried, not NAA_SPEC's. */
   char nobody[96];
   snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_unused_port());

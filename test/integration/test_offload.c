@@ -360,7 +360,8 @@ static void test_auth_key(void **state) {
   unlink(key_file);
 }
 
-/* An NAA that cannot hold the regions answers MRSP with an error message. */
+/* An NAA that cannot hold the regions answers MRSP with an error message, which tells the
+ * client the bytes it asked for and the NAA's limit. */
 static void test_mrsp_refused(void **state) {
   (void)state;
   test_server small;
@@ -370,7 +371,10 @@ static void test_mrsp_refused(void **state) {
   static uint8_t buf[4096];
   naa_param_t p = {buf, sizeof buf, false};
   naa_handle h;
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_PROTOCOL);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_ERR_NO_RESOURCES);
+  char cause[512];
+  assert_int_equal(naa_last_error(NULL, cause, sizeof cause), NAA_ERR_NO_RESOURCES);
+  assert_non_null(strstr(cause, "their 4096 bytes exceed the NAA's memory limit (1024 bytes left"));
   naa_param_t fits = {buf, 1024, false};
   assert_int_equal(naa_create(FN_ADD1, &fits, 1, &fits, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* naa_stats_get(3) against a real naa-server: N invocations of an S-byte in-place buffer give
- * N invocations, N*S bytes each way, N waits; a failed call is counted by its code. */
+ * N invocations, N*S bytes each way, N waits, the transfer and the NAA's service of each
+ * within it; a failed call is counted by its code. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +60,12 @@ static void test_known_workload(void **state) {
   assert_int_equal(f[0].waits, N + 1);
   assert_int_equal(f[0].tests, 0);
   assert_true(f[0].invoke_s > 0 && f[0].wait_s > 0);
+  /* Each invocation's stages were seen, and lie inside it (naa_invoke to naa_wait's return;
+   * the calls follow each other at once). */
+  assert_int_equal(f[0].served, N);
+  assert_true(f[0].transfer_s > 0);
+  assert_true(f[0].service_s > 0);
+  assert_true(f[0].transfer_s + f[0].service_s < f[0].invoke_s + f[0].wait_s);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 

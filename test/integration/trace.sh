@@ -3,7 +3,7 @@
 # NAA_TRACE=DIR: two ranks of examples/vecadd (2 invocations each) write naa-trace.0.json and
 # naa-trace.1.json; each is valid JSON (python3 -m json.tool), in time order, with one
 # invocation span per invocation that begins with its naa_invoke and holds the calls that
-# completed it; naa-trace merges them and summarises both ranks. Without NAA_TRACE, no file.
+# completed it, and its transfer then the NAA's service; naa-trace merges them and summarises both ranks. Without NAA_TRACE, no file.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "trace: SKIP: python3 is not installed"; exit 77; }
@@ -22,8 +22,8 @@ import json, sys
 events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
 ts = [e["ts"] for e in events]
 assert ts == sorted(ts), "events not in time order"
-begins = [e for e in events if e["ph"] == "b"]
-ends = [e for e in events if e["ph"] == "e"]
+begins = [e for e in events if e["ph"] == "b" and e["name"] == "invocation"]
+ends = [e for e in events if e["ph"] == "e" and e["name"] == "invocation"]
 invokes = [e for e in events if e["name"] == "naa_invoke"]
 assert len(begins) == len(ends) == len(invokes) == 2, "not one span per invocation: %d %d %d" % (len(begins), len(ends), len(invokes))
 for b, e, i in zip(begins, ends, invokes):
@@ -34,6 +34,14 @@ for b, e, i in zip(begins, ends, invokes):
     assert {c["name"] for c in inside} >= {"naa_invoke"}
     for c in inside:
         assert c["ts"] + c["dur"] <= e["ts"] + 0.001, "%s sticks out of its span" % c["name"]
+    # The transfer, then the NAA's service, one after the other inside the span.
+    stages = [s for s in events if s["ph"] in "be" and s["name"] in ("transfer", "NAA service")
+              and b["ts"] <= s["ts"] <= e["ts"]]
+    assert [(s["name"], s["ph"]) for s in stages] == [("transfer", "b"), ("transfer", "e"),
+        ("NAA service", "b"), ("NAA service", "e")], "stages: %s" % stages
+    assert all(s["id"] == b["id"] for s in stages), "a stage of another handle"
+    assert b["ts"] <= stages[0]["ts"] and stages[1]["ts"] <= stages[2]["ts"] and stages[3]["ts"] <= e["ts"]
+    assert stages[3]["ts"] > stages[2]["ts"], "no NAA service time"
 assert [b["args"]["bytes_out"] for b in begins] == [16000, 8000], "bytes"
 names = [e["name"] for e in events if e["ph"] == "X"]
 assert names[0] == "naa_create" and names[-1] == "naa_finalize", names
@@ -44,7 +52,7 @@ python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check -o "$naa_test_dir/merged
 cat "$naa_test_dir/summary"
 python3 -m json.tool "$naa_test_dir/merged.json" >/dev/null
 for rank in 0 1; do
-  grep -q "^pid $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* 24000 bytes out, 16000 back" \
+  grep -q "^pid $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* (transfer .* us, NAA service .* us), 24000 bytes out, 16000 back" \
     "$naa_test_dir/summary" || { echo "trace: FAIL: no summary line for rank $rank" >&2; exit 1; }
 done
 mkdir "$naa_test_dir/none"

@@ -14,8 +14,8 @@
 #include "naa.h"
 
 /* Keep in step with test_fortran_binding.f90. */
-#define N_LAYOUT 27
-#define N_CONSTANTS 26
+#define N_LAYOUT 44
+#define N_CONSTANTS 30
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
   size_t i = 0;
@@ -46,6 +46,23 @@ void naa_test_c_layout(size_t out[N_LAYOUT]) {
   out[i++] = offsetof(naa_attr_t, params);
   out[i++] = offsetof(naa_attr_t, connect_timeout_ms);
   out[i++] = offsetof(naa_attr_t, reconnect);
+  out[i++] = sizeof(naa_stats_function_t);
+  out[i++] = offsetof(naa_stats_function_t, naa);
+  out[i++] = offsetof(naa_stats_function_t, invocations);
+  out[i++] = offsetof(naa_stats_function_t, invoke_s);
+  out[i++] = offsetof(naa_stats_function_t, served);
+  out[i++] = offsetof(naa_stats_function_t, transfer_s);
+  out[i++] = offsetof(naa_stats_function_t, service_s);
+  out[i++] = sizeof(naa_stats_function_t[2]) / 2;
+  out[i++] = sizeof(naa_stats_t);
+  out[i++] = offsetof(naa_stats_t, errors);
+  out[i++] = offsetof(naa_stats_t, n_functions);
+  out[i++] = sizeof(naa_handle_info_t);
+  out[i++] = offsetof(naa_handle_info_t, transport);
+  out[i++] = offsetof(naa_handle_info_t, function_code);
+  out[i++] = offsetof(naa_handle_info_t, regions);
+  out[i++] = offsetof(naa_handle_info_t, pacing_us);
+  out[i++] = offsetof(naa_handle_info_t, progress);
 }
 
 void naa_test_c_constants(int out[N_CONSTANTS]) {
@@ -76,6 +93,10 @@ void naa_test_c_constants(int out[N_CONSTANTS]) {
   out[i++] = NAA_UNDEFINED;
   out[i++] = NAA_ATTR_VERSION;
   out[i++] = NAA_ATTR_UNSET;
+  out[i++] = NAA_LOG_LEVEL_ERROR;
+  out[i++] = NAA_LOG_LEVEL_WARN;
+  out[i++] = NAA_LOG_LEVEL_INFO;
+  out[i++] = NAA_LOG_LEVEL_DEBUG;
 }
 
 int naa_test_c_setenv(const char *name, const char *value) { return setenv(name, value, 1); }

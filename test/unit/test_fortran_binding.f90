@@ -5,15 +5,48 @@
 !  - every error-code, return-code and version constant has the C value;
 !  - the string wrappers return the library's strings;
 !  - the five calls reach the library with their arguments intact: by-value function code and
-!    counts, the parameter arrays, the handle, the c_bool flag.
+!    counts, the parameter arrays, the handle, the c_bool flag;
+!  - naa_stats_get, naa_handle_info and naa_set_log_handler (a Fortran handler gets the lines).
+
+! The log handler test_fortran_binding installs: counts the lines in the integer arg points to
+! and keeps the last line and its level.
+module log_sink
+  use, intrinsic :: iso_c_binding, only: c_int, c_ptr, c_f_pointer
+  use naa, only: naa_string_f
+  implicit none
+  integer(c_int) :: last_level = -1
+  character(len=512) :: last_line = ''
+contains
+  subroutine sink(level, line, arg) bind(C)
+    integer(c_int), value :: level
+    type(c_ptr), value :: line, arg
+    integer(c_int), pointer :: lines
+
+    call c_f_pointer(arg, lines)
+    lines = lines + 1
+    last_level = level
+    last_line = naa_string_f(line)
+  end subroutine sink
+
+  ! Where part starts in text (the program's variable named index hides the intrinsic there).
+  function index_of(text, part) result(at)
+    character(len=*), intent(in) :: text, part
+    integer :: at
+
+    at = index(text, part)
+  end function index_of
+end module log_sink
+
 program test_fortran_binding
   use, intrinsic :: iso_c_binding, only: c_bool, c_char, c_double, c_int, c_int32_t, c_intptr_t, &
-                                         c_loc, c_null_char, c_ptr, c_size_t, c_sizeof
+                                         c_loc, c_null_char, c_ptr, c_size_t, c_sizeof, c_funloc, &
+                                         c_null_funptr, c_null_ptr
   use, intrinsic :: iso_fortran_env, only: output_unit
   use naa
+  use log_sink, only: sink, last_level, last_line, index_of
   implicit none
 
-  integer, parameter :: N_LAYOUT = 27, N_CONSTANTS = 26 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 44, N_CONSTANTS = 30 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -35,7 +68,7 @@ program test_fortran_binding
     end function naa_test_c_unused_port
   end interface
 
-  character(len=*), parameter :: layout_names(N_LAYOUT) = [character(len=40) :: &
+  character(len=*), parameter :: layout_names(N_LAYOUT) = [character(len=48) :: &
     'sizeof(naa_param_t)', 'offsetof(naa_param_t, addr)', 'offsetof(naa_param_t, size)', &
     'offsetof(naa_param_t, single_send)', 'stride of naa_param_t[]', 'sizeof(naa_handle)', &
     'offsetof(naa_handle, id)', 'sizeof(naa_status)', 'offsetof(naa_status, naa_return_code)', &
@@ -46,7 +79,15 @@ program test_fortran_binding
     'offsetof(naa_attr_t, progress)', 'offsetof(naa_attr_t, auth_key)', &
     'offsetof(naa_attr_t, local_ip)', 'offsetof(naa_attr_t, device)', 'offsetof(naa_attr_t, pacing_us)', &
     'offsetof(naa_attr_t, params)', 'offsetof(naa_attr_t, connect_timeout_ms)', &
-    'offsetof(naa_attr_t, reconnect)']
+    'offsetof(naa_attr_t, reconnect)', 'sizeof(naa_stats_function_t)', &
+    'offsetof(naa_stats_function_t, naa)', 'offsetof(naa_stats_function_t, invocations)', &
+    'offsetof(naa_stats_function_t, invoke_s)', 'offsetof(naa_stats_function_t, served)', &
+    'offsetof(naa_stats_function_t, transfer_s)', 'offsetof(naa_stats_function_t, service_s)', &
+    'stride of naa_stats_function_t[]', 'sizeof(naa_stats_t)', 'offsetof(naa_stats_t, errors)', &
+    'offsetof(naa_stats_t, n_functions)', 'sizeof(naa_handle_info_t)', &
+    'offsetof(naa_handle_info_t, transport)', 'offsetof(naa_handle_info_t, function_code)', &
+    'offsetof(naa_handle_info_t, regions)', 'offsetof(naa_handle_info_t, pacing_us)', &
+    'offsetof(naa_handle_info_t, progress)']
   character(len=*), parameter :: constant_names(N_CONSTANTS) = [character(len=28) :: &
     'NAA_SUCCESS', 'NAA_ERR_INVALID_ARGUMENT', 'NAA_ERR_INVALID_HANDLE', 'NAA_ERR_NO_NAA', &
     'NAA_ERR_CONNECTION', 'NAA_ERR_TRANSPORT', 'NAA_ERR_TIMEOUT', 'NAA_ERR_NAA', &
@@ -54,7 +95,8 @@ program test_fortran_binding
     'NAA_ERR_UNSUPPORTED', 'NAA_ERR_INTERNAL', 'NAA_RC_SUCCESS', 'NAA_RC_SOCKET_NOT_AVAILABLE', &
     'NAA_RC_KERNEL_TIMEOUT', 'NAA_RC_APPLICATION_MIN', 'NAA_RC_APPLICATION_MAX', &
     'NAA_VERSION_MAJOR', 'NAA_VERSION_MINOR', 'NAA_VERSION_PATCH', 'NAA_ERR_IN_STATUS', &
-    'NAA_UNDEFINED', 'NAA_ATTR_VERSION', 'NAA_ATTR_UNSET']
+    'NAA_UNDEFINED', 'NAA_ATTR_VERSION', 'NAA_ATTR_UNSET', 'NAA_LOG_LEVEL_ERROR', &
+    'NAA_LOG_LEVEL_WARN', 'NAA_LOG_LEVEL_INFO', 'NAA_LOG_LEVEL_DEBUG']
   integer(c_int), parameter :: fortran_constants(N_CONSTANTS) = [ &
     NAA_SUCCESS, NAA_ERR_INVALID_ARGUMENT, NAA_ERR_INVALID_HANDLE, NAA_ERR_NO_NAA, &
     NAA_ERR_CONNECTION, NAA_ERR_TRANSPORT, NAA_ERR_TIMEOUT, NAA_ERR_NAA, &
@@ -62,13 +104,20 @@ program test_fortran_binding
     NAA_ERR_UNSUPPORTED, NAA_ERR_INTERNAL, NAA_RC_SUCCESS, NAA_RC_SOCKET_NOT_AVAILABLE, &
     NAA_RC_KERNEL_TIMEOUT, NAA_RC_APPLICATION_MIN, NAA_RC_APPLICATION_MAX, &
     NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH, NAA_ERR_IN_STATUS, &
-    NAA_UNDEFINED, int(NAA_ATTR_VERSION, c_int), int(NAA_ATTR_UNSET, c_int)]
+    NAA_UNDEFINED, int(NAA_ATTR_VERSION, c_int), int(NAA_ATTR_UNSET, c_int), &
+    NAA_LOG_LEVEL_ERROR, NAA_LOG_LEVEL_WARN, NAA_LOG_LEVEL_INFO, NAA_LOG_LEVEL_DEBUG]
 
   type(naa_param_t), target :: p(2), inputs(2), outputs(1)
   type(naa_handle), target :: h
   type(naa_status), target :: st, sts(2)
   type(naa_attr_t), target :: attr
   type(naa_handle) :: hs(2)
+  type(naa_stats_function_t), target :: fs(2)
+  type(naa_stats_t), target :: totals
+  type(naa_handle_info_t), target :: info
+  character(kind=c_char, len=16), target :: stats_on
+  type(c_ptr), target :: params(2)
+  integer(c_int), target :: lines
   character(kind=c_char, len=32), target :: where
   integer(c_int) :: index
   real(c_double), target :: a(16), b(16), c(16)
@@ -80,6 +129,9 @@ program test_fortran_binding
   integer :: i, failures
 
   failures = 0
+  ! Before libnaa reads its log level (at its first log line): the failed calls' causes, at
+  ! info, reach the log handler below.
+  call expect(set_env('NAA_LOG_LEVEL', 'info') == 0, 'setenv NAA_LOG_LEVEL')
 
   ! --- layout -------------------------------------------------------------------------------
   call naa_test_c_layout(c_layout)
@@ -95,7 +147,16 @@ program test_fortran_binding
               offset(c_loc(attr%progress), c_loc(attr)), offset(c_loc(attr%auth_key), c_loc(attr)), &
               offset(c_loc(attr%local_ip), c_loc(attr)), offset(c_loc(attr%device), c_loc(attr)), &
               offset(c_loc(attr%pacing_us), c_loc(attr)), offset(c_loc(attr%params), c_loc(attr)), &
-              offset(c_loc(attr%connect_timeout_ms), c_loc(attr)), offset(c_loc(attr%reconnect), c_loc(attr))]
+              offset(c_loc(attr%connect_timeout_ms), c_loc(attr)), offset(c_loc(attr%reconnect), c_loc(attr)), &
+              c_sizeof(fs(1)), offset(c_loc(fs(1)%naa), c_loc(fs(1))), &
+              offset(c_loc(fs(1)%invocations), c_loc(fs(1))), offset(c_loc(fs(1)%invoke_s), c_loc(fs(1))), &
+              offset(c_loc(fs(1)%served), c_loc(fs(1))), offset(c_loc(fs(1)%transfer_s), c_loc(fs(1))), &
+              offset(c_loc(fs(1)%service_s), c_loc(fs(1))), offset(c_loc(fs(2)), c_loc(fs(1))), &
+              c_sizeof(totals), offset(c_loc(totals%errors), c_loc(totals)), &
+              offset(c_loc(totals%n_functions), c_loc(totals)), c_sizeof(info), &
+              offset(c_loc(info%transport), c_loc(info)), offset(c_loc(info%function_code), c_loc(info)), &
+              offset(c_loc(info%regions), c_loc(info)), offset(c_loc(info%pacing_us), c_loc(info)), &
+              offset(c_loc(info%progress), c_loc(info))]
   do i = 1, N_LAYOUT
     call expect(f_layout(i) == c_layout(i), trim(layout_names(i)), int(f_layout(i)), int(c_layout(i)))
   end do
@@ -188,6 +249,29 @@ program test_fortran_binding
               index == NAA_UNDEFINED, 'naa_testany(two null handles): flag, index NAA_UNDEFINED')
   call expect(naa_waitall(2_c_int, hs, sts) == NAA_SUCCESS, 'naa_waitall(two null handles)')
   call expect(naa_testall(-1_c_int, hs, flag, sts) == NAA_ERR_INVALID_ARGUMENT, 'naa_testall(count -1)')
+
+  ! --- statistics, the handle query and the log handler ------------------------------------
+  call expect(naa_stats_get(totals, fs, 2_c_size_t) == NAA_ERR_STATE, 'naa_stats_get while off: NAA_ERR_STATE')
+  call expect(naa_handle_info(NAA_HANDLE_NULL, info) == NAA_ERR_INVALID_HANDLE, &
+              'naa_handle_info(NAA_HANDLE_NULL): NAA_ERR_INVALID_HANDLE')
+  lines = 0
+  call expect(naa_set_log_handler(c_funloc(sink), c_loc(lines)) == NAA_SUCCESS, 'naa_set_log_handler(sink)')
+  ! NAA_STATS=1 in attr%params turns statistics on at this create, which fails to connect.
+  stats_on = 'NAA_STATS=1' // c_null_char
+  params = [c_loc(stats_on), c_null_ptr]
+  attr = naa_attr_init()
+  attr%naa = c_loc(where)
+  attr%params = c_loc(params)
+  call expect(naa_create_attr(10_c_int32_t, inputs, 1_c_size_t, outputs, 1_c_size_t, attr, h) &
+              == NAA_ERR_CONNECTION, 'naa_create_attr(NAA_STATS=1, a closed port): NAA_ERR_CONNECTION')
+  call expect(lines >= 1 .and. last_level == NAA_LOG_LEVEL_INFO .and. &
+              index_of(last_line, 'naa_create_attr: connection to') > 0, &
+              'the log handler got the cause, at info: "' // trim(last_line) // '"')
+  call expect(naa_set_log_handler(c_null_funptr, c_null_ptr) == NAA_SUCCESS, 'naa_set_log_handler(NULL)')
+  call expect(naa_stats_get(totals, fs, 2_c_size_t) == NAA_SUCCESS, 'naa_stats_get once on')
+  call expect(totals%creates == 1 .and. totals%errors(NAA_ERR_CONNECTION + 1) == 1 .and. &
+              totals%n_functions == 0, 'naa_stats_t: 1 create, 1 NAA_ERR_CONNECTION, no function')
+  call expect(naa_string_f(fs(1)%naa) == '', 'naa_string_f of an empty char field is ""')
 
   if (failures > 0) then
     write (output_unit, '(i0,a)') failures, ' check(s) FAILED'

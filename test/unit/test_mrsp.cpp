@@ -183,6 +183,21 @@ void error_round_trip(void **) {
   assert_int_equal(static_cast<int>(msg.type), static_cast<int>(mrsp::Type::Error));
   assert_int_equal(msg.error_code, 0x03);
 
+  assert_false(msg.has_memory_limit);
+
+  // libnaa's memory refusal: 16 more bytes, the figures; the first 4 an ordinary error.
+  uint8_t refusal[mrsp::kMemoryLimitSize];
+  assert_int_equal(mrsp::encode_memory_refusal({4096, 1024}, refusal, sizeof refusal - 1), 0);
+  assert_int_equal(mrsp::encode_memory_refusal({4096, 1024}, refusal, sizeof refusal),
+                   mrsp::kMemoryLimitSize);
+  assert_true(decode_exact(refusal, 4, msg));
+  assert_int_equal(msg.error_code, 0x01);
+  assert_false(msg.has_memory_limit);
+  assert_true(decode_exact(refusal, sizeof refusal, msg));
+  assert_true(msg.has_memory_limit);
+  assert_int_equal(msg.memory_limit.requested, 4096);
+  assert_int_equal(msg.memory_limit.available, 1024);
+
   // The reference sender leaves the padding uninitialised.
   const uint8_t dirty[4] = {0x00, 0x02, 0xde, 0xad};
   assert_true(decode_exact(dirty, 4, msg));

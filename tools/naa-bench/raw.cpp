@@ -188,7 +188,7 @@ void RawClient::wait_done() {
   const progress::Policy policy{progress_.mode, progress_.spin, round_trip_.value()};
   if (!progress_until(*ep_, policy, Deadline::after(timeout_),
                       [this] { return !writes_pending_ && !reply_pending_; },
-                      [this](const transport::Completion &c) { absorb(c); }))
+                      [this](const transport::Completion &c, bool) { absorb(c); }))
     throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");
 }
 

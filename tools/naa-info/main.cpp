@@ -56,7 +56,8 @@ void show_transports() {
 #ifdef NAA_HAVE_LIBFABRIC
   std::printf("  ofi     libfabric %s (ofi, ofi+PROVIDER)\n", naa::transport::ofi_runtime_version().c_str());
   auto providers = naa::transport::list_ofi_providers();
-  if (providers.empty()) std::printf("          no provider offers FI_EP_MSG with RMA and remote CQ data\n");
+  if (providers.empty()) std::printf("          no provider offers msg or rdm endpoints with RMA and remote CQ "
+                  "data\n");
   for (const auto &p : providers) std::printf("          %s\n", p.c_str());
 #else
   std::printf("  ofi     not built (configure --with-libfabric)\n");

@@ -136,7 +136,10 @@ bool Connection::exchange_memory_regions() {
   if (error_code != 0) {
     NAA_LOG_WARN("client %s: bad memory-region request (%s); answering MRSP error 0x%02x (%s)",
                  peer.c_str(), why.c_str(), error_code, mrsp::error_code_name(error_code));
-    size_t len = mrsp::encode_error(static_cast<mrsp::ErrorCode>(error_code), send_buf, mrsp::kBufferSize);
+    const auto &limit = handler_.memory_refusal();
+    size_t len = limit ? mrsp::encode_memory_refusal(*limit, send_buf, mrsp::kBufferSize)
+                       : mrsp::encode_error(static_cast<mrsp::ErrorCode>(error_code), send_buf,
+                                            mrsp::kBufferSize);
     send_mrsp(send_buf, len);
     // The error must reach the client before the endpoint is torn down.
     Deadline sent = Deadline::after(std::chrono::seconds(1));

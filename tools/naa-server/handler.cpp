@@ -53,8 +53,10 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
     return kNoMemory;
   }
   if (!budget_.reserve(total, peer_host_)) {
-    *why = std::to_string(total) +
-           " bytes exceed the memory limit (--client-memory/--peer-memory/--total-memory)";
+    memory_refusal_ = mrsp::MemoryLimit{total, budget_.available(peer_host_)};
+    *why = std::to_string(total) + " bytes exceed the memory limit (" +
+           std::to_string(memory_refusal_->available) +
+           " bytes left for this client; --client-memory/--peer-memory/--total-memory)";
     return kNoMemory;
   }
   reserved_ = total;

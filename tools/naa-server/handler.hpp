@@ -37,6 +37,8 @@ class Handler {
   const std::vector<SharedRegion> &regions() const { return regions_; }
   const std::vector<mrsp::RequestEntry> &request() const { return request_; }
   uint64_t reserved() const { return reserved_; }
+  // After on_mrsp refused the regions for the memory budget: what was asked and what was left.
+  const std::optional<mrsp::MemoryLimit> &memory_refusal() const { return memory_refusal_; }
 
   // The return code to answer the immediate V with, or nothing for V = 0 (the host's "no
   // invocation" signal, which must not run a kernel and gets no reply).
@@ -48,6 +50,7 @@ class Handler {
   const std::string peer_host_;
   KernelRunner runner_;
   uint64_t reserved_ = 0;
+  std::optional<mrsp::MemoryLimit> memory_refusal_;
   std::vector<mrsp::RequestEntry> request_;
   std::vector<SharedRegion> regions_;
   std::vector<naa_kernel_region> parameters_;  // the non-internal regions, for the kernels

@@ -9,6 +9,7 @@
 // sessions that stop invoking (issue 18.4).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -32,6 +33,15 @@ class MemoryBudget {
     used_ += bytes;
     mine += bytes;
     return true;
+  }
+
+  // What a request from peer could still reserve, for a refusal to tell the client.
+  uint64_t available(const std::string &peer = {}) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_peer_.find(peer);
+    const uint64_t mine = it != by_peer_.end() ? it->second : 0;
+    return std::min({per_client_, total_ - std::min(used_, total_),
+                     per_peer_ - std::min(mine, per_peer_)});
   }
 
   void release(uint64_t bytes, const std::string &peer = {}) {

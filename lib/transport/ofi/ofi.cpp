@@ -17,6 +17,8 @@
 // they share); this file holds the Transport and what the rest of libnaa asks of libfabric.
 #include "transport/ofi/ofi.hpp"
 
+#include <algorithm>
+
 #include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
@@ -219,10 +221,14 @@ std::vector<std::string> list_ofi_providers() {
     fi_info *list = nullptr;
     if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &list) < 0) continue;
     InfoPtr owned(list);
-    for (fi_info *i = list; i != nullptr; i = i->next)
-      lines.push_back(std::string(i->fabric_attr->prov_name) + "  " +
-                      (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " + i->fabric_attr->name +
-                      "  domain " + i->domain_attr->name);
+    for (fi_info *i = list; i != nullptr; i = i->next) {
+      // libfabric lists a provider once per variant of its attributes (tcp;ofi_rxm thrice):
+      // what a user chooses from is the provider, endpoint type, fabric and domain.
+      std::string line = std::string(i->fabric_attr->prov_name) + "  " +
+                         (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " +
+                         i->fabric_attr->name + "  domain " + i->domain_attr->name;
+      if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+    }
   }
   return lines;
 }

@@ -194,7 +194,7 @@ void OfiEndpoint::check_events() {
   uint32_t event = 0;
   fi_eq_cm_entry entry{};
   ssize_t rc = fi_eq_read(eq_, &event, &entry, sizeof entry, 0);
-  if (rc == -FI_EAVAIL) raise_eq_error("connection to " + peer_);
+  if (rc == -FI_EAVAIL) raise_eq_error("connection to " + peer_, false);
   if (rc >= 0 && event == FI_SHUTDOWN) {
     connected_ = false;
     throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected");

@@ -116,7 +116,7 @@ class OfiEndpoint : public Endpoint {
 
   // ofi_endpoint_msg.cpp
   void wait_connected(Deadline deadline, const std::string &what);
-  [[noreturn]] void raise_eq_error(const std::string &what);
+  [[noreturn]] void raise_eq_error(const std::string &what, bool connecting);
 
   // ofi_endpoint_rdm.cpp
   void accept_by_message(const std::string &private_data);

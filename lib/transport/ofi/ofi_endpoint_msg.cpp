@@ -39,11 +39,7 @@ void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
     int timeout = deadline.remaining_ms(kWaitSliceMs);
     ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, timeout, 0);
-    // libfabric 1.17's tcp provider reports a rejected request as EINPROGRESS, without the
-    // peer's reason: on the client side, name the likely causes.
-    if (rc == -FI_EAVAIL)
-      raise_eq_error(pep_ != nullptr ? what : what + ": refused or dropped by the NAA (wrong or "
-                                                     "missing NAA_AUTH_KEY? too many clients?)");
+    if (rc == -FI_EAVAIL) raise_eq_error(what, pep_ == nullptr);
     if (rc >= 0 && event == FI_CONNECTED) {
       if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
         peer_data_.assign(buf + sizeof(fi_eq_cm_entry), static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
@@ -59,12 +55,24 @@ void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
 }
 
 // A refused connection may carry the peer's reason (naa-server's reject text) as error data.
-void OfiEndpoint::raise_eq_error(const std::string &what) {
+// libfabric 1.17's tcp provider reports a request the peer rejected without a reason as
+// EINPROGRESS: a connecting client then names the likely causes; ECONNREFUSED without a reason
+// means that nothing listens there, ENOPROTOOPT (the answer was no libfabric connection
+// response) that another service holds the port.
+void OfiEndpoint::raise_eq_error(const std::string &what, bool connecting) {
   fi_eq_err_entry err{};
   fi_eq_readerr(eq_, &err, 0);
-  std::string reason = private_data_text(err.err_data, err.err_data_size);
-  if (!reason.empty()) reason = " (\"" + reason + "\")";
-  throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + reason);
+  const std::string reason = private_data_text(err.err_data, err.err_data_size);
+  std::string why;
+  if (!reason.empty())
+    why = (connecting ? ": refused by the NAA (\"" : " (\"") + reason + "\")";
+  else if (connecting && err.err == FI_ECONNREFUSED)
+    why = ": nothing listens there (is the NAA running, on that port?)";
+  else if (connecting && err.err == FI_ENOPROTOOPT)
+    why = ": what answers there is not an NAA (another service on that port?)";
+  else if (connecting)
+    why = ": refused or dropped by the NAA (wrong or missing NAA_AUTH_KEY? too many clients?)";
+  throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + why);
 }
 
 }  // namespace naa::transport::ofi_detail
