@@ -122,12 +122,28 @@ class OfiTransport : public Transport {
  private:
   // Connected endpoints where the provider has them (tcp, verbs), reliable datagrams where it
   // has only those (shm, PROVIDER;ofi_rxm, lnx). "ofi" without a provider keeps to MSG.
+  // Looked up once per process and provider: fi_getinfo walks every interface (netlink and
+  // ethtool calls), and a warm naa_create over tcp made this lookup anew each time.
   fi_ep_type endpoint_type() {
     if (!type_) {
-      type_ = FI_EP_MSG;
-      if (!provider_.empty() && !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
-        rdm_probe_ = find_info(provider_, auto_progress_, FI_EP_RDM, nullptr, nullptr, 0);
-      if (rdm_probe_) type_ = FI_EP_RDM;
+      struct Known {
+        fi_ep_type type = FI_EP_MSG;
+        InfoPtr rdm_probe;
+      };
+      static std::mutex mutex;
+      static auto *known = new std::map<std::string, Known>;  // never destroyed
+      const std::string key = provider_ + '\n' + std::to_string(auto_progress_);
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = known->find(key);
+      if (it == known->end()) {
+        Known k;
+        if (!provider_.empty() && !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
+          k.rdm_probe = find_info(provider_, auto_progress_, FI_EP_RDM, nullptr, nullptr, 0);
+        if (k.rdm_probe) k.type = FI_EP_RDM;
+        it = known->emplace(key, std::move(k)).first;
+      }
+      type_ = it->second.type;
+      if (it->second.rdm_probe) rdm_probe_ = InfoPtr(fi_dupinfo(it->second.rdm_probe.get()));
     }
     return *type_;
   }
