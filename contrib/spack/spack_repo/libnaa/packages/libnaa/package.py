@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="6692cb288cbc37f873be5dee0b5129bfd14eed05d6661e0bc67e24b8ce2aff86")
+    version("0.1.0", sha256="0ff4f4191bbdfc1c34819fa8894ae30397dee8d54ec2c3d9b5c7cbd996bc991f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
