@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="0ff4f4191bbdfc1c34819fa8894ae30397dee8d54ec2c3d9b5c7cbd996bc991f")
+    version("0.1.0", sha256="d447fc48ff959de5f7542d321d8ff80424a58703b3a062e967afbb874aac5bf2")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
