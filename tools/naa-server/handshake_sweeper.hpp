@@ -56,7 +56,7 @@ class HandshakeSweeper {
   HandshakeSweeper(const HandshakeSweeper &) = delete;
   HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
 
-  bool due(Clock::time_point now) const { return now >= next_sweep_; }
+  bool due(Clock::time_point now) const { return now >= next_look_; }
   // On the listener's thread, between two waits for a request: shuts down the connections to
   // the port that sent nothing for `timeout` and are not one of `served` ("ip:port" as
   // transport::Endpoint::peer() spells it).
@@ -77,11 +77,13 @@ class HandshakeSweeper {
 
   const uint16_t port_;
   const std::chrono::milliseconds timeout_;
-  const Clock::duration period_;
+  const Clock::duration period_;       // of the sweeps
+  const Clock::duration look_period_;  // of the looks for a shortage of descriptors between them
   DIR *const fd_dir_;
   const int tcp_fd_, tcp6_fd_;
   std::map<ino_t, Clock::time_point> first_seen_;
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
+  Clock::time_point next_look_;
   Clock::time_point next_sweep_;
 };
 
