@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Holds N handles to the NAA of NAA_SPEC (function code 3, naa-server's noop), each having
  * run one invocation, idle until stdin closes: the clients of idle_server.sh, which measures
- * what an idle naa-server costs. Writes "ready" to READY_FILE once every handle is idle. */
+ * what an idle naa-server costs. Writes "ready" to READY_FILE once every handle is idle. After
+ * the pause each handle invokes once more, and the slowest of those round trips is printed
+ * ("slowest after the pause: MS ms"): a server that napped through the pause answers late. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "naa.h"
 
@@ -32,6 +35,22 @@ int main(int argc, char **argv) {
   if (f == NULL || fputs("ready\n", f) < 0 || fclose(f) != 0) return 1;
   while (getchar() != EOF) {
   }
+  double slowest = 0;
+  for (int i = 0; i < n; ++i) {
+    struct timespec t0, t1;
+    naa_status st;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = naa_invoke(&h[i]);
+    if (rc == NAA_SUCCESS) rc = naa_wait(&h[i], &st);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != NAA_SUCCESS) {
+      fprintf(stderr, "handle %d after the pause: %s\n", i, naa_strerror(rc));
+      return 1;
+    }
+    const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (ms > slowest) slowest = ms;
+  }
+  printf("slowest after the pause: %.3f ms\n", slowest);
   for (int i = 0; i < n; ++i) naa_finalize(&h[i]);
   free(h);
   free(buf);

@@ -67,6 +67,7 @@ void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &
   msg.addr = peer_addr_;
   msg.context = reinterpret_cast<void *>(context);
   retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
+  wake_peer();
   nap_.reset();  // an answer is due (MRSP): the waits for it start short
 }
 
@@ -147,6 +148,10 @@ void OfiEndpoint::open() {
   check(fi_ep_bind(ep_, &cq_->fid, FI_RECV), "fi_ep_bind(rx cq)");
   check(fi_enable(ep_), "fi_enable");
   if (rdm_) open_control();
+  if (same_host_) {
+    bell_ = std::make_unique<ShmBell>(own_name());
+    if (!bell_->ok()) bell_.reset();
+  }
 }
 
 void OfiEndpoint::close() {
@@ -207,6 +212,7 @@ void OfiEndpoint::check_events() {
 // last completion (progress/wait_plan.hpp): a message after a pause waits a share of the pause.
 size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
   if (!cq_wakes_) {
+    if (bell_ && peer_bell_ && peer_bell_->rings()) return sleep_on_bell(out, max, deadline);
     // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
     // and turn the nap into a spin.
     nap_.take(deadline.remaining());
@@ -240,6 +246,30 @@ size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline)
     if (::poll(fds, 2, timeout) < 0 && errno != EINTR) check(-errno, "poll");
   }
   return read_cq(out, max);
+}
+
+// shm with a peer that rings (ofi_shm_bell.hpp): sleeps until rung, the peer's process ends,
+// or `deadline`, whichever comes first: no nap, so no post waits for the end of one.
+size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline) {
+  bell_->raise();
+  size_t n = 0;
+  try {
+    n = read_cq(out, max);
+    if (n == 0 && control_in_.empty() && !peer_left_) {
+      pollfd fds[2] = {{bell_->fd(), POLLIN, 0}, {peer_pidfd_, POLLIN, 0}};
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::max(deadline.remaining(), Deadline::Clock::duration::zero()))
+                            .count();
+      const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+      if (::ppoll(fds, peer_pidfd_ >= 0 ? 2 : 1, &timeout, nullptr) < 0 && errno != EINTR)
+        check(-errno, "ppoll");
+    }
+  } catch (...) {
+    bell_->lower();
+    throw;
+  }
+  bell_->lower();
+  return n > 0 ? n : read_cq(out, max);
 }
 
 size_t OfiEndpoint::read_cq(Completion *out, size_t max) {

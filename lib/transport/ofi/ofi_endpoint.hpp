@@ -28,6 +28,7 @@
 #include "transport/ofi/ofi_context.hpp"
 #include "transport/ofi/ofi_control.hpp"
 #include "transport/ofi/ofi_fabric.hpp"
+#include "transport/ofi/ofi_shm_bell.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -108,6 +109,11 @@ class OfiEndpoint : public Endpoint {
   void check_events();
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
+  size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
+  // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
+  void wake_peer() noexcept {
+    if (peer_bell_) peer_bell_->pull();
+  }
   size_t read_cq(Completion *out, size_t max);
   size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out);
 
@@ -202,6 +208,8 @@ class OfiEndpoint : public Endpoint {
   pid_t peer_pid_ = 0;
   std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;
+  std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
+  std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
   // Whether the provider keeps a chain's writes in order and completes them in order (MSG
   // asks for it); where not, the final write waits for the data writes (post_writes).
   bool ordered_writes_ = false;

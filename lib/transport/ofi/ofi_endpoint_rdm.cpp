@@ -30,6 +30,7 @@ void OfiEndpoint::attach(const std::string &name, uint32_t pid) {
   peer_name_ = name;
   peer_ = address_text(info_->addr_format, name);
   watch_process(pid);
+  if (same_host_) peer_bell_ = std::make_unique<ShmBellRope>(name);
 }
 
 void OfiEndpoint::accept_by_message(const std::string &private_data) {
@@ -147,6 +148,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
                                           ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
   }
   ++control_sends_pending_;
+  if (to == peer_addr_) wake_peer();
   nap_.reset();  // an answer is due: the waits for it start short
 }
 
@@ -225,6 +227,7 @@ void OfiEndpoint::remove_dead_peer_region() {
   if (shm_unlink(object.c_str()) == 0)
     NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone", object.c_str() + 1,
                  static_cast<int>(peer_pid_));
+  shm_unlink(shm_bell_object(peer_name_).c_str());  // and its bell, where it had one
 }
 
 bool OfiEndpoint::peer_process_gone() const {
@@ -272,6 +275,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
   peer_name_ = name;
   peer_data_ = answer->data;
   watch_process(answer->pid);
+  if (same_host_) peer_bell_ = std::make_unique<ShmBellRope>(name);
   connected_ = true;
 }
 

@@ -85,6 +85,7 @@ void OfiEndpoint::post_data_writes(WriteChain &chain) {
     retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
     if (!ordered_writes_) ++fence_pending_;
   }
+  if (ops.size() > 1) wake_peer();  // shm: its progress moves segmented writes
 }
 
 void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
@@ -95,6 +96,7 @@ void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
   retry_post("fi_writemsg", [&] {
     return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
   });
+  wake_peer();
 }
 
 void OfiEndpoint::wait_fence() {

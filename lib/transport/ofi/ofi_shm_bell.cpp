@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/ofi/ofi_shm_bell.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "diag/log.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
+
+namespace naa::transport::ofi_detail {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+// The abstract socket (no file left behind by a killed process) of the bell page `object`.
+socklen_t bell_address(const std::string &object, sockaddr_un *addr) {
+  *addr = {};
+  addr->sun_family = AF_UNIX;
+  const size_t len = std::min(object.size() - 1, sizeof addr->sun_path - 1);
+  std::memcpy(addr->sun_path + 1, object.data() + 1, len);  // without the object's '/'
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + len);
+}
+
+std::atomic<uint32_t> *map_word(int fd) {
+  void *p = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<std::atomic<uint32_t> *>(p);
+}
+
+void unmap_word(std::atomic<uint32_t> *word) {
+  if (word != nullptr) munmap(word, kPage);
+}
+
+}  // namespace
+
+std::string shm_bell_object(const std::string &name) {
+  const std::string object = shm_object(name);
+  if (object.size() < 2 || object.find('/', 1) != std::string::npos) return {};
+  return object + ".bell";
+}
+
+ShmBell::ShmBell(const std::string &own_name) : object_(shm_bell_object(own_name)) {
+  if (object_.empty()) return;
+  // Our region's name is new (give_unique_shm_source), so is the bell's.
+  int fd = shm_open(object_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd >= 0) {
+    if (ftruncate(fd, kPage) == 0) word_ = map_word(fd);
+    ::close(fd);
+  }
+  if (word_ != nullptr) {
+    sockaddr_un addr;
+    const socklen_t len = bell_address(object_, &addr);
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr *>(&addr), len) == 0) return;
+  }
+  NAA_LOG_INFO("shm endpoint %s: no bell (%s); it naps while it waits", object_.c_str() + 1,
+               strerror(errno));
+  if (fd >= 0) shm_unlink(object_.c_str());
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  unmap_word(word_);
+  word_ = nullptr;
+  object_.clear();
+}
+
+ShmBell::~ShmBell() {
+  if (fd_ >= 0) ::close(fd_);
+  unmap_word(word_);
+  if (!object_.empty()) shm_unlink(object_.c_str());
+}
+
+void ShmBell::raise() {
+  word_->store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void ShmBell::lower() {
+  word_->store(0, std::memory_order_relaxed);
+  char rings[64];
+  while (recv(fd_, rings, sizeof rings, 0) > 0) {
+  }
+}
+
+// The name came from the peer: only a page of this user's, whole (a shorter file would fault
+// at the first look), is mapped.
+ShmBellRope::ShmBellRope(const std::string &peer_name) {
+  const std::string object = shm_bell_object(peer_name);
+  if (object.empty()) return;
+  int fd = shm_open(object.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0) return;  // an older libnaa: it naps
+  has_bell_ = true;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+      st.st_size >= static_cast<off_t>(kPage))
+    word_ = map_word(fd);
+  ::close(fd);
+  if (word_ == nullptr)
+    NAA_LOG_INFO("shm peer %s: its bell's page cannot be mapped; every post rings it",
+                 object.c_str() + 1);
+  sockaddr_un addr;
+  socket_name_.assign(reinterpret_cast<const char *>(&addr), bell_address(object, &addr));
+  fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+ShmBellRope::~ShmBellRope() {
+  if (fd_ >= 0) ::close(fd_);
+  unmap_word(word_);
+}
+
+void ShmBellRope::ring() noexcept {
+  const char ring = 1;
+  if (fd_ < 0 || sendto(fd_, &ring, 1, MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(socket_name_.data()),
+                        static_cast<socklen_t>(socket_name_.size())) != 1)
+    NAA_LOG_DEBUG("shm peer's bell not rung (%s): it sees the post after its sleep",
+                  fd_ < 0 ? "no socket" : strerror(errno));
+}
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A bell for a thread asleep on an shm endpoint's completion queue. libfabric 1.17's shm wakes
+// nobody when a peer writes (fi_shm(7): manual progress only), so a connection of naa-server
+// that had nothing to do napped, and an invocation after a pause waited for the rest of its
+// nap: up to 1/16 of the pause, 0.5 s after a long one; 64 idle clients woke it 230 times a
+// second. Each shm endpoint therefore has a bell: an abstract Unix datagram socket to sleep on,
+// and a word in a small shared page that says whether it sleeps. The sleeper raises the word
+// before it looks at its queue for the last time; the peer, after every post, looks at the word
+// and rings (one datagram) only when it is raised: a sender that keeps its peer busy pays one
+// fence and one load per post, and a sleeper cannot miss a post (each side fences between its
+// store and its load, so one of them sees the other's).
+//
+// Both are named after the endpoint's shm region ("/PID-HEX" becomes "/PID-HEX.bell"), so a
+// peer finds them from the endpoint name it already has, and a peer whose page is there is a
+// libnaa that rings (an older one has none, and its peers keep napping for it). Private to
+// lib/transport.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace naa::transport::ofi_detail {
+
+// Ours: made with the endpoint, gone with it (the page unlinked; a killed process's page is
+// removed by the peer that sees it die, as its region is).
+class ShmBell {
+ public:
+  // For the endpoint named `own_name` ("fi_shm://..."); ok() is false (logged) when the page
+  // or the socket cannot be made: the endpoint then naps as before.
+  explicit ShmBell(const std::string &own_name);
+  ~ShmBell();
+  ShmBell(const ShmBell &) = delete;
+  ShmBell &operator=(const ShmBell &) = delete;
+
+  bool ok() const { return word_ != nullptr && fd_ >= 0; }
+  int fd() const { return fd_; }  // readable when rung
+  // Before the last look at the queue: from here on, a peer's post rings.
+  void raise();
+  // After the sleep: takes the rings that came and lowers the word.
+  void lower();
+
+ private:
+  std::atomic<uint32_t> *word_ = nullptr;
+  int fd_ = -1;
+  std::string object_;
+};
+
+// The peer's, for ringing it.
+class ShmBellRope {
+ public:
+  // For the peer endpoint named `peer_name`; rings() is false where it has no bell (not shm,
+  // or an older libnaa).
+  explicit ShmBellRope(const std::string &peer_name);
+  ~ShmBellRope();
+  ShmBellRope(const ShmBellRope &) = delete;
+  ShmBellRope &operator=(const ShmBellRope &) = delete;
+
+  bool rings() const { return has_bell_; }
+  // After a post to the peer: rings if it sleeps (always, where its page could not be mapped).
+  void pull() noexcept {
+    if (!has_bell_) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (word_ != nullptr && (word_->load(std::memory_order_relaxed) == 0 ||
+                             word_->exchange(0, std::memory_order_relaxed) == 0))
+      return;
+    ring();
+  }
+
+ private:
+  void ring() noexcept;
+
+  bool has_bell_ = false;
+  std::atomic<uint32_t> *word_ = nullptr;
+  std::string socket_name_;
+  int fd_ = -1;  // unbound, for sending
+};
+
+// The bell page of the endpoint named `name`, for removing a dead peer's ("" when not shm).
+std::string shm_bell_object(const std::string &name);
+
+}  // namespace naa::transport::ofi_detail
