@@ -17,6 +17,7 @@ namespace {
 
 enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kReplyWrites = 3, kInvocationRecv = 4 };
 constexpr int kStopCheckMs = 200;
+constexpr unsigned kCheapPollsPerYield = 32;
 
 }  // namespace
 
@@ -91,7 +92,12 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   if (n == 0) {
     const auto idle = progress::Clock::now() - last_news_;
     if (idle < progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll) {
-      sched_yield();  // the client may share this core (loopback, shm): it moves meanwhile
+      // The client may share this core (loopback, shm): it moves meanwhile. Every few
+      // microseconds of polling: after every poll where a poll is itself a system call (tcp,
+      // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
+      // lands during the yield is seen only after it (shm 1 B round trip: median 1.9 us
+      // yielding after every poll, 1.5 us after every 32nd).
+      if (ep_->wait_fd() >= 0 || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
     // The stop flag is looked at as rarely as the transport wakes for a long-idle client, the

@@ -48,6 +48,7 @@ class Connection {
   Handler handler_;  // owns the regions: declared before the registrations of them
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
+  unsigned empty_polls_ = 0;  // while polling for the next invocation
 
   // Declared before everything registered with it (destroyed after them).
   std::unique_ptr<transport::Endpoint> ep_;
