@@ -18,6 +18,7 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/nap.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
+#include "transport/ofi/ofi_shm_leftovers.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
@@ -55,7 +56,10 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   prov_name_ = probe->fabric_attr->prov_name;
   if (named_ && port == 0) reserved_fd_ = reserve_port(&port);
   std::string service = named_ ? shm_service(port) : std::to_string(port);
-  if (named_) claim_name(service);
+  if (named_) {
+    claim_name(service);
+    remove_dead_processes_regions();
+  }
   const char *node = named_ || host.empty() ? nullptr : host.c_str();
   int rc = 0;
   InfoPtr info = find_info(prov_name_, false, FI_EP_RDM, node, service.c_str(), FI_SOURCE, &rc);

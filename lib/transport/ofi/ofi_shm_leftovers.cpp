@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/ofi/ofi_shm_leftovers.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cinttypes>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+
+#include "diag/log.hpp"
+
+namespace naa::transport::ofi_detail {
+namespace {
+
+// One to ten digits at `at`; moves `at` past them.
+bool digits(const std::string &s, size_t *at) {
+  const size_t from = *at;
+  while (*at < s.size() && std::isdigit(static_cast<unsigned char>(s[*at]))) ++*at;
+  return *at > from && *at - from <= 10;
+}
+
+}  // namespace
+
+bool libnaa_region_name(const std::string &name, long *pid) {
+  size_t at = 0;
+  if (!digits(name, &at) || name[0] == '0' || at >= name.size() || name[at] != '-') return false;
+  *pid = std::strtol(name.c_str(), nullptr, 10);
+  ++at;
+  for (size_t i = 0; i < 16; ++i, ++at)
+    if (at >= name.size() || !std::isxdigit(static_cast<unsigned char>(name[at])) ||
+        std::isupper(static_cast<unsigned char>(name[at])))
+      return false;
+  if (at < name.size() && name[at] == ':') {  // shm's ":UID:INDEX"
+    ++at;
+    if (!digits(name, &at) || at >= name.size() || name[at] != ':') return false;
+    ++at;
+    if (!digits(name, &at)) return false;
+  }
+  if (name.compare(at, std::string::npos, ".bell") == 0) at += 5;
+  return at == name.size() && *pid > 0 && *pid <= INT32_MAX;
+}
+
+size_t remove_dead_processes_regions(const std::string &dir) {
+  DIR *d = opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  size_t removed = 0;
+  uint64_t bytes = 0;
+  while (dirent *e = readdir(d)) {
+    long pid = 0;
+    const std::string name = e->d_name;
+    if (!libnaa_region_name(name, &pid)) continue;
+    struct stat st {};
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid())
+      continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to know
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+      ++removed;
+      bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+  }
+  closedir(d);
+  if (removed != 0)
+    NAA_LOG_INFO("removed %zu shm object(s) (%" PRIu64 " MiB) that processes which died left in %s",
+                 removed, bytes >> 20, dir.c_str());
+  return removed;
+}
+
+}  // namespace naa::transport::ofi_detail

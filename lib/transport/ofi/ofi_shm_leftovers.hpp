@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libfabric 1.17's shm unlinks an endpoint's 16 MiB region when the endpoint closes, and a
+// killed process (SIGKILL at a job's time limit, a crash) leaves it in /dev/shm, where it holds
+// its memory until the node reboots. A peer that sees the process die removes that peer's
+// region; when both ends die, nobody did: the test suite alone left 1000 of them (5 GB) on a
+// development machine. naa-server therefore removes, when its shm listener starts, what dead
+// libnaa processes left: only objects of its own user, named as libnaa names its endpoints
+// (PID-16HEX, with shm's ":UID:INDEX" and the bell's ".bell", ofi_shm_names.hpp and
+// ofi_shm_bell.hpp) and whose PID no process has. A live process's object is never touched:
+// its pid exists (a pid reused since only keeps a leftover longer). Private to lib/transport.
+#pragma once
+
+#include <string>
+
+namespace naa::transport::ofi_detail {
+
+// Removes them from `dir` (/dev/shm); returns how many. Logged when any.
+size_t remove_dead_processes_regions(const std::string &dir = "/dev/shm");
+
+// Whether `name` (a file name in /dev/shm) is one of libnaa's endpoint objects; its pid in `pid`.
+bool libnaa_region_name(const std::string &name, long *pid);
+
+}  // namespace naa::transport::ofi_detail

@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# What killed libnaa processes leave in /dev/shm (an endpoint's 16 MiB region, its bell) is
+# removed when naa-server's shm listener starts, and nothing else is: not the objects of a live
+# process, not names libnaa does not make (lib/transport/ofi/ofi_shm_leftovers.hpp).
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+require_shm
+
+# A pid no process has now.
+pid=$(( ($(cat /proc/sys/kernel/ns_last_pid 2>/dev/null || echo 3000) + 7000) % $(cat /proc/sys/kernel/pid_max) ))
+[ "$pid" -ge 1000 ] || pid=$((pid + 1000))
+while kill -0 "$pid" 2>/dev/null; do pid=$((pid + 1)); done
+hex=0123456789abcdef
+dead="$pid-$hex:0:0 $pid-$hex:0:0.bell $pid-fedcba9876543210"
+live="$$-$hex:0:0 $$-$hex:0:0.bell"
+other="$pid-$hex.other $pid-0123 $pid-${hex}extra"
+for f in $dead $live $other; do
+  head -c 4096 /dev/zero > "/dev/shm/$f"
+  naa_test_files="$naa_test_files /dev/shm/$f"
+done
+
+NAA_LOG_LEVEL=info start_server > "$naa_test_dir/server.log" 2>&1
+status=0
+for f in $dead; do
+  if [ -e "/dev/shm/$f" ]; then echo "FAIL: $f, left by process $pid that is gone, is still there" >&2; status=1; fi
+done
+for f in $live $other; do
+  if [ ! -e "/dev/shm/$f" ]; then echo "FAIL: $f was removed" >&2; status=1; fi
+done
+grep "that processes which died left in /dev/shm" "$naa_test_dir/server.log" ||
+  { echo "FAIL: no log line names the removal" >&2; status=1; }
+[ $status -ne 0 ] || echo "the 3 objects of dead process $pid removed; live and foreign ones kept"
+exit $status
