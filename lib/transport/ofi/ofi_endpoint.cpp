@@ -23,6 +23,7 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
   // Only shm guarantees a peer on this host, whose process can be watched.
   same_host_ = rdm_ && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
   cq_wakes_ = !same_host_;
+  if (same_host_) event_checks_ = EventCheckPacer(EventCheckPacer::kCheapPollsPerCheck);
   peer_ = rdm_ ? "?" : sockaddr_name(info_->dest_addr);
   imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
   const uint64_t mr_mode = info_->domain_attr->mr_mode;
