@@ -11,11 +11,15 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <ctime>
 
 #include "diag/log.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
 namespace {
+
+constexpr time_t kListenerGrace = 60;  // seconds
 
 // One to ten digits at `at`; moves `at` past them.
 bool digits(const std::string &s, size_t *at) {
@@ -45,6 +49,13 @@ bool libnaa_region_name(const std::string &name, long *pid) {
   return at == name.size() && *pid > 0 && *pid <= INT32_MAX;
 }
 
+// "naa-UID-PORT" of this user: a listener's (shm_service()).
+bool listener_name(const std::string &name) {
+  const std::string prefix = "naa-" + std::to_string(geteuid()) + "-";
+  size_t at = prefix.size();
+  return name.compare(0, at, prefix) == 0 && digits(name, &at) && at == name.size();
+}
+
 size_t remove_dead_processes_regions(const std::string &dir) {
   DIR *d = opendir(dir.c_str());
   if (d == nullptr) return 0;
@@ -53,12 +64,20 @@ size_t remove_dead_processes_regions(const std::string &dir) {
   while (dirent *e = readdir(d)) {
     long pid = 0;
     const std::string name = e->d_name;
-    if (!libnaa_region_name(name, &pid)) continue;
+    const bool listener = listener_name(name);
+    if (!listener && !libnaa_region_name(name, &pid)) continue;
     struct stat st {};
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
         st.st_uid != geteuid())
       continue;
-    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to know
+    if (listener) {
+      // A live server holds an flock on its listener's object from just after creating it:
+      // an unlocked one is a dead server's, unless it is that young (a server starting now).
+      if (time(nullptr) - st.st_mtime < kListenerGrace || shm_name_state(name) != NameState::Stale)
+        continue;
+    } else if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
+      continue;  // alive, or not ours to know
+    }
     if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
       ++removed;
       bytes += static_cast<uint64_t>(st.st_blocks) * 512;

@@ -6,7 +6,9 @@
 // development machine. naa-server therefore removes, when its shm listener starts, what dead
 // libnaa processes left: only objects of its own user, named as libnaa names its endpoints
 // (PID-16HEX, with shm's ":UID:INDEX" and the bell's ".bell", ofi_shm_names.hpp and
-// ofi_shm_bell.hpp) and whose PID no process has. A live process's object is never touched:
+// ofi_shm_bell.hpp) and whose PID no process has, and the listener objects (naa-UID-PORT) that
+// no live server holds an flock on and that are older than a minute (a server that starts
+// creates its object a moment before it locks it). A live process's object is never touched:
 // its pid exists (a pid reused since only keeps a leftover longer). Private to lib/transport.
 #pragma once
 
