@@ -279,6 +279,7 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
+  else if (awaiting_peer_ && peer_bell_) peer_bell_->pull();
   return 0;
 }
 
@@ -288,6 +289,7 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Complet
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const fi_cq_data_entry &e = entries[i];
+    if (e.flags & (FI_RECV | FI_REMOTE_CQ_DATA)) awaiting_peer_ = false;  // the peer moved
     if (is_control(e.op_context)) {
       if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len);
       else if (control_sends_pending_ > 0) --control_sends_pending_;

@@ -112,6 +112,7 @@ class OfiEndpoint : public Endpoint {
   size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
+    awaiting_peer_ = true;
     if (peer_bell_) peer_bell_->pull();
   }
   size_t read_cq(Completion *out, size_t max);
@@ -210,6 +211,14 @@ class OfiEndpoint : public Endpoint {
   int peer_pidfd_ = -1;
   std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
   std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
+  // shm: we posted to the peer and nothing came from it since. A transfer larger than shm's
+  // inject size moves only while both sides make progress where shm cannot copy across
+  // processes (no process_vm_writev: ptrace restricted), in segments that are no posts of
+  // ours: a peer that went to sleep in between would sleep through them (a 16 MiB invocation
+  // after a pause took 5-10 s), so while awaiting it, every empty read of our CQ rings it again
+  // if it sleeps (a fence and a load otherwise; every 64th read was too rare for a waiter that
+  // naps between reads).
+  bool awaiting_peer_ = false;
   // Whether the provider keeps a chain's writes in order and completes them in order (MSG
   // asks for it); where not, the final write waits for the data writes (post_writes).
   bool ordered_writes_ = false;
