@@ -197,7 +197,7 @@ void Session::exchange_memory_regions(Deadline deadline) {
   // reply (the wait plan), from how long the process's last exchanges took.
   static progress::SharedExpected answer_took;
   const auto asked = progress::Clock::now();
-  const progress::Policy policy{progress_.mode, progress_.spin, answer_took.value()};
+  const progress::Policy policy{progress_.mode, progress_.spin, answer_took.value(), true};
   auto absorb = [&](const transport::Completion &c, bool) {
     if (c.kind == transport::CompletionKind::Send && c.context == kMrspSend) {
       sent = true;

@@ -5,6 +5,7 @@
 #include "transport/ofi/ofi_endpoint.hpp"
 
 #include <rdma/fi_cm.h>
+#include <sched.h>
 
 #include <cstring>
 
@@ -50,6 +51,8 @@ void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
     const bool polling = !poll_until.expired();
     ssize_t rc = polling ? fi_eq_read(eq_, &event, buf, sizeof buf, 0)
                          : fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+    // The peer may need this core (loopback on a loaded host): it moves meanwhile.
+    if (polling && rc == -FI_EAGAIN) sched_yield();
     if (rc == -FI_EAVAIL) raise_eq_error(what, pep_ == nullptr);
     if (rc >= 0 && event == FI_CONNECTED) {
       if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
