@@ -107,6 +107,7 @@ class OfiEndpoint : public Endpoint {
 
   // ofi_endpoint.cpp
   void open_once();
+  void open_queues();
   void open();
   void close();
   void on_cq_error();

@@ -76,6 +76,7 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
       return ep;
     }
     if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
+    fabric_->queues.expire(kQueuesKept);
     if (rc == -FI_EAVAIL) {
       fi_eq_err_entry err{};
       fi_eq_readerr(eq_.get(), &err, 0);

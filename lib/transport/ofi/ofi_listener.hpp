@@ -28,6 +28,8 @@ class OfiListener : public Listener {
 
  private:
   static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
+  // How long a closed connection's queues wait for the next one (ofi_queue_stock.hpp).
+  static constexpr std::chrono::seconds kQueuesKept{1};
 
   void sleep_until_event(Deadline deadline);
 
