@@ -3,7 +3,6 @@
 
 #include <netinet/in.h>
 #include <poll.h>
-#include <sched.h>
 #include <rdma/fi_cm.h>
 #include <sys/socket.h>
 
@@ -86,14 +85,8 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
   }
 }
 
-// At most a slice, never past `deadline`; without a descriptor to sleep on, short naps. Just
-// after news (a connection's socket accepted: its request follows at once) it polls instead,
-// for TransportOptions::setup_spin: the request then costs no second wake-up of this thread.
+// At most a slice, never past `deadline`; without a descriptor to sleep on, short naps.
 void OfiListener::sleep_until_event(Deadline deadline) {
-  if (!options_.setup_sleeps && Deadline::Clock::now() - news_ < options_.setup_spin) {
-    sched_yield();  // the client may share this core: it moves meanwhile
-    return;
-  }
   if (eq_fd_ < 0) {
     std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kNoDescriptorNap, deadline.remaining()));
     return;
@@ -101,7 +94,7 @@ void OfiListener::sleep_until_event(Deadline deadline) {
   fid_t eq = &eq_->fid;
   if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return;  // something is there already
   pollfd p{eq_fd_, POLLIN, 0};
-  if (::poll(&p, 1, deadline.remaining_ms(kWaitSliceMs)) > 0) news_ = Deadline::Clock::now();
+  ::poll(&p, 1, deadline.remaining_ms(kWaitSliceMs));
 }
 
 }  // namespace naa::transport::ofi_detail

@@ -40,7 +40,6 @@ class OfiListener : public Listener {
   int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
   const TransportOptions options_;
-  Deadline::Clock::time_point news_;  // when the EQ's descriptor last woke the listener
 };
 
 }  // namespace naa::transport::ofi_detail
