@@ -185,6 +185,9 @@ transport::TransportOptions Values::transport_options() const {
   options.provider_progress = progress().mode == Progress::Mode::Provider;
   options.device = text("NAA_RDMA_DEVICE");
   options.write_chunk = write_chunk();
+  const Progress p = progress();
+  options.setup_spin = p.spin;
+  options.setup_sleeps = p.mode == Progress::Mode::Block;
   return options;
 }
 

@@ -49,7 +49,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     if (turn == Turn::Waiting && policy.mode != Progress::Mode::Block &&
         (policy.mode == Progress::Mode::Spin || idle < plan.poll)) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
-      if (was_polling && work.background()) sched_yield();
+      if (was_polling && (work.background() || policy.yields)) sched_yield();
       polling = true;
       continue;
     }

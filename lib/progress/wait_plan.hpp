@@ -19,7 +19,9 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace naa::progress {
 
@@ -50,6 +52,21 @@ class Expected {
 
  private:
   nanoseconds value_{0};
+};
+
+// The same, for a wait that the threads of a process repeat one after another (the steps of
+// a connection's setup: each naa_create makes a new connection). A lost update between two
+// threads only makes one estimate stale.
+class SharedExpected {
+ public:
+  void observe(nanoseconds took) {
+    const int64_t before = value_.load(std::memory_order_relaxed);
+    value_.store(std::max<int64_t>(took.count(), before / 4 * 3), std::memory_order_relaxed);
+  }
+  nanoseconds value() const { return nanoseconds(value_.load(std::memory_order_relaxed)); }
+
+ private:
+  std::atomic<int64_t> value_{0};
 };
 
 }  // namespace naa::progress

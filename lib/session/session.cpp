@@ -193,23 +193,25 @@ void Session::exchange_memory_regions(Deadline deadline) {
   bool sent = false;
   size_t received = 0;
   bool got_reply = false;
-  while (!sent || !got_reply) {
-    transport::Completion c[4];
-    size_t n = ep_->wait(c, 4, deadline);
-    if (n == 0)
-      throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
-                                   "exchange in time (NAA_CONNECT_TIMEOUT)");
-    for (size_t i = 0; i < n; ++i) {
-      if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend) {
-        sent = true;
-      } else if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
-        got_reply = true;
-        received = c[i].bytes;
-      } else {
-        throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
-      }
+  // The answer is due within microseconds on a fast link: waited for as naa_wait waits for a
+  // reply (the wait plan), from how long the process's last exchanges took.
+  static progress::SharedExpected answer_took;
+  const auto asked = progress::Clock::now();
+  const progress::Policy policy{progress_.mode, progress_.spin, answer_took.value(), true};
+  auto absorb = [&](const transport::Completion &c, bool) {
+    if (c.kind == transport::CompletionKind::Send && c.context == kMrspSend) {
+      sent = true;
+    } else if (c.kind == transport::CompletionKind::Recv && c.context == kMrspRecv) {
+      got_reply = true;
+      received = c.bytes;
+    } else {
+      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
     }
-  }
+  };
+  if (!progress_until(*ep_, policy, deadline, [&] { return sent && got_reply; }, absorb))
+    throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
+                                 "exchange in time (NAA_CONNECT_TIMEOUT)");
+  answer_took.observe(progress::Clock::now() - asked);
 
   mrsp::Message reply;
   std::string why;

@@ -9,6 +9,7 @@
 // NAA_ERR_TRANSPORT for a failed operation, NAA_ERR_NO_RESOURCES for registration failures).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -167,6 +168,13 @@ struct TransportOptions {
   std::string device;
   // NAA_OFI_WRITE_CHUNK: libfabric writes longer than this are split (SIZE_MAX: never).
   size_t write_chunk = SIZE_MAX;
+  // How the waits of a connection's setup (for the peer's acceptance or the client's request)
+  // are spent: polling while the answer is due by the wait plan (progress/wait_plan.hpp: twice
+  // as long as the last one took, `setup_spin` at least; waking a sleeping thread costs 30-47
+  // us on a virtual machine, more than the answer takes on loopback), then asleep. NAA_SPIN_US;
+  // `setup_sleeps` (NAA_PROGRESS=block): asleep at once.
+  std::chrono::microseconds setup_spin{100};
+  bool setup_sleeps = false;
 };
 
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens

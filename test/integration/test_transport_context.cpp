@@ -5,7 +5,9 @@
 //   not: such an endpoint saw the environment's values). The endpoint's log line tells where
 //   it splits its writes (a peer cannot see it: tcp reports no length with remote CQ data);
 // - the Context's registration cache: live endpoints share a buffer's registration, and it is
-//   dropped with its last user.
+//   dropped with its last user;
+// - the Context's queue stock: a closed endpoint's EQ and CQ go to the next endpoint, drained
+//   (none of the closed one's completions reaches the new one).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -148,6 +150,47 @@ void test_live_endpoints_share_registrations(void **) {
   assert_true(d->rkey > other->rkey);  // registered anew once its last user let go
 }
 
+// A connected pair over `listener`: the client's endpoint built on another thread.
+std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> connected_pair(Listener &listener) {
+  std::unique_ptr<Endpoint> client;
+  std::thread t([&] { client = open_transport("ofi+tcp")->connect("127.0.0.1", listener.port(), "", soon()); });
+  auto server = listener.next_request(soon());
+  assert_non_null(server.get());
+  server->accept(soon());
+  t.join();
+  return {std::move(client), std::move(server)};
+}
+
+void test_queues_go_to_the_next_endpoint(void **) {
+  auto transport = open_transport("ofi+tcp");
+  auto listener = transport->listen("127.0.0.1", 0);
+  std::vector<uint8_t> buf(64, 1), other(64, 2);
+  auto [client, server] = connected_pair(*listener);
+  auto mr = client->register_memory(buf.data(), buf.size(), false);
+  client->post_recv(buf.data(), buf.size(), *mr, 66);  // never completed: flushed at close
+  const int first_fd = client->wait_fd();
+  assert_true(first_fd >= 0);
+  mr.reset();
+  client.reset();  // its queues are kept
+  server.reset();  // the stock has a pair already: closed
+  // The descriptors that closing freed are taken, so that new queues would get new numbers.
+  std::vector<int> holes;
+  for (int i = 0; i < 16; ++i) holes.push_back(dup(0));
+  auto [again, peer] = connected_pair(*listener);
+  assert_int_equal(again->wait_fd(), first_fd);  // the kept CQ (still open: no hole took it)
+  auto recv_mr = again->register_memory(buf.data(), buf.size(), false);
+  auto send_mr = peer->register_memory(other.data(), other.size(), false);
+  again->post_recv(buf.data(), buf.size(), *recv_mr, 77);
+  peer->post_send(other.data(), 8, *send_mr, 88);
+  Completion c[4];
+  size_t n = 0;
+  while (n == 0) n = again->wait(c, 4, soon());
+  assert_int_equal(static_cast<int>(c[0].kind), static_cast<int>(CompletionKind::Recv));
+  assert_int_equal(c[0].context, 77);  // not the closed endpoint's receive
+  assert_int_equal(buf[0], 2);
+  for (int fd : holes) close(fd);
+}
+
 }  // namespace
 
 int main() {
@@ -155,6 +198,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_reach_another_thread),
       cmocka_unit_test(test_live_endpoints_share_registrations),
+      cmocka_unit_test(test_queues_go_to_the_next_endpoint),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -111,19 +111,28 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   return n;
 }
 
+// The request is due as soon as the client sees its connection: polled for while due by the
+// wait plan (from how long the server's last clients took, --spin-us at least), then slept for.
 bool Connection::exchange_memory_regions() {
   const std::string &peer = ep_->peer();
   Deadline deadline = Deadline::after(mrsp_timeout_);
+  static progress::SharedExpected request_took;
+  const auto accepted = progress::Clock::now();
+  const Deadline poll_until = Deadline::after(progress::wait_plan(request_took.value(), spin_).poll);
   size_t received = 0;
   bool got = false;
   while (!got) {
     if (stop_.load()) return false;
     transport::Completion c[4];
-    size_t n = ep_->wait(c, 4, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
+    const bool polling = !poll_until.expired();
+    size_t n = polling ? ep_->poll(c, 4)
+                       : ep_->wait(c, 4, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
+    if (n == 0 && polling) sched_yield();  // the client may share this core: it moves meanwhile
     for (size_t i = 0; i < n; ++i)
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
         got = true;
         received = c[i].bytes;
+        request_took.observe(progress::Clock::now() - accepted);
       }
     if (!got && deadline.expired()) {
       NAA_LOG_WARN("client %s sent no memory-region request within %ld ms; dropping it",

@@ -18,6 +18,11 @@ namespace naa::server {
 namespace {
 
 constexpr auto kAcceptSlice = std::chrono::milliseconds(200);
+// Threads kept parked for the next clients (worker_pool.hpp): a client that reconnects or a
+// program that creates handles one after another finds one; after a second without a client
+// an idle server has none left.
+constexpr size_t kParkedWorkers = 4;
+constexpr auto kParkTime = std::chrono::seconds(1);
 
 void write_ready_file(const std::string &path, uint16_t port) {
   // Written under a temporary name and renamed, so a reader never sees a partial file.
@@ -45,7 +50,8 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
                                                 : std::max(1u, options.max_clients / 2)),
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
-              options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2) {
+              options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
+      pool_(kParkedWorkers, kParkTime) {
   if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
@@ -71,7 +77,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 
-Server::~Server() { reap(true); }
+Server::~Server() { pool_.stop(); }
 
 void Server::listen(const std::string &transport_name, uint16_t port) {
   Listening l;
@@ -92,16 +98,10 @@ std::string Server::transport_names() const {
   return names;
 }
 
-void Server::reap(bool all) {
+void Server::reap() {
+  pool_.reap();
   std::lock_guard<std::mutex> lock(workers_mu_);
-  for (auto it = workers_.begin(); it != workers_.end();) {
-    if (all || it->done.load()) {
-      it->thread.join();
-      it = workers_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
 
 void Server::run(const std::atomic<bool> &stop) {
@@ -110,7 +110,7 @@ void Server::run(const std::atomic<bool> &stop) {
     acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
   accept_loop(listening_[0], stop);
   for (std::thread &t : acceptors) t.join();
-  reap(true);
+  pool_.stop();
 }
 
 std::set<std::string> Server::served_peers() {
@@ -129,7 +129,7 @@ void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
       NAA_LOG_WARN("connection request failed: %s", e.what());
       continue;
     }
-    reap(false);
+    reap();
     if (ep) admit(std::move(ep), stop);
     // Here, between two waits, and after admit(): every connection handed over is a worker's
     // by now, and the others are libfabric's, touched by no other thread (handshake_sweeper.hpp).
@@ -160,8 +160,11 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
       auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
                                                options_.mrsp_timeout, options_.idle_timeout,
                                                options_.spin, stop);
-      w.thread = std::thread([conn, &w] {
+      // The connection ends (its endpoint closed, its memory given back) before the client
+      // stops counting for the limits.
+      pool_.run([conn = std::move(conn), &w]() mutable {
         conn->run();
+        conn.reset();
         w.done.store(true);
       });
       return;

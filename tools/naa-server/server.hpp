@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The software NAA: accepts clients on every transport it listens on (one accepting thread
-// each) and serves each client on its own thread.
+// each) and serves each client on its own thread (worker_pool.hpp).
 #pragma once
 
 #include <atomic>
@@ -18,6 +18,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "key_check.hpp"
+#include "worker_pool.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -69,10 +70,10 @@ class Server {
     std::unique_ptr<transport::Listener> listener;
     std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
   };
+  // A client being served (or served until just now: reap() forgets it).
   struct Worker {
     std::string peer;  // Endpoint::peer() of the client
     std::string host;  // peer_host() of it
-    std::thread thread;
     std::atomic<bool> done{false};
   };
   void listen(const std::string &transport_name, uint16_t port);
@@ -80,7 +81,7 @@ class Server {
   std::set<std::string> served_peers();
   void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
   const char *refusal(const transport::Endpoint &ep, const std::string &host);
-  void reap(bool all);
+  void reap();
 
   const ServerOptions options_;
   const unsigned peer_clients_;
@@ -91,6 +92,8 @@ class Server {
   std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;
   std::list<Worker> workers_;
+  // After workers_, so that it is destroyed first: its jobs mark their Worker done.
+  WorkerPool pool_;
 };
 
 }  // namespace naa::server

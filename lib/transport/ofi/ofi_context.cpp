@@ -46,6 +46,7 @@ std::shared_ptr<OfiContext> OfiContext::acquire(const fi_info *info) {
 }
 
 OfiContext::~OfiContext() {
+  queues.clear();  // opened on the fabric and the domain
   close_fid(domain != nullptr ? &domain->fid : nullptr);
   close_fid(fabric != nullptr ? &fabric->fid : nullptr);
 }

@@ -5,7 +5,8 @@
 // It dies with its last user. Private to lib/transport.
 //
 // What stays per endpoint, and why: the endpoint, its event queue (MSG connection events), its
-// address vector (RDM) and its completion queue. A CQ shared by several MSG endpoints could not
+// address vector (RDM) and its completion queue (a closed MSG endpoint's EQ and CQ go to the
+// next one, drained: ofi_queue_stock.hpp). A CQ shared by several MSG endpoints could not
 // tell which endpoint a peer's write-with-immediate (a remote CQ-data completion) belongs to:
 // libfabric gives such a completion no op_context, and fi_cq_readfrom names a source only on
 // RDM endpoints. (Verbs can share one: its completions carry the QP number.)
@@ -21,6 +22,7 @@
 #include <memory>
 
 #include "transport/ofi/ofi_fabric.hpp"
+#include "transport/ofi/ofi_queue_stock.hpp"
 #include "transport/registration_cache.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -61,6 +63,8 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
 
   fid_fabric *fabric = nullptr;
   fid_domain *domain = nullptr;
+  // The EQ and CQ of the last closed MSG endpoint, for the next one (ofi_queue_stock.hpp).
+  OfiQueueStock queues;
 
  private:
   uint64_t mr_mode_ = 0;

@@ -110,8 +110,17 @@ void OfiEndpoint::open_once() {
   }
 }
 
-void OfiEndpoint::open() {
+// The EQ (MSG) and the CQ: those of a closed MSG endpoint where its Context kept them
+// (ofi_queue_stock.hpp), else new ones.
+void OfiEndpoint::open_queues() {
   if (!rdm_) {
+    if (std::optional<OfiQueues> kept = context_->queues.take()) {
+      eq_ = kept->eq;
+      cq_ = kept->cq;
+      eq_fd_ = kept->eq_fd;
+      wait_fd_ = kept->cq_fd;
+      return;
+    }
     // An fd here too, where the provider has one: a thread asleep on the CQ then also wakes
     // for a disconnect, which only the EQ shows.
     fi_eq_attr eq_attr{};
@@ -134,6 +143,10 @@ void OfiEndpoint::open() {
     cq_attr.wait_obj = FI_WAIT_UNSPEC;
     check(fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr), "fi_cq_open");
   }
+}
+
+void OfiEndpoint::open() {
+  open_queues();
   check(fi_endpoint(context_->domain, info_.get(), &ep_, nullptr), "fi_endpoint");
   if (rdm_) {
     fi_av_attr av_attr{};
@@ -156,9 +169,14 @@ void OfiEndpoint::open() {
 }
 
 void OfiEndpoint::close() {
-  if (ep_ != nullptr) close_fid(&ep_->fid);
+  const bool unbound = ep_ == nullptr || fi_close(&ep_->fid) == 0;
   if (control_mr_ != nullptr) close_fid(&control_mr_->fid);
   if (av_ != nullptr) close_fid(&av_->fid);
+  if (!rdm_ && unbound && eq_ != nullptr && cq_ != nullptr) {
+    context_->queues.give_back({eq_, cq_, eq_fd_, wait_fd_});
+    eq_ = nullptr;
+    cq_ = nullptr;
+  }
   if (cq_ != nullptr) close_fid(&cq_->fid);
   if (eq_ != nullptr) close_fid(&eq_->fid);
   ep_ = nullptr;

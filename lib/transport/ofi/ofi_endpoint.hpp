@@ -54,6 +54,11 @@ class OfiEndpoint : public Endpoint {
   // Splits writes longer than `chunk` (NAA_OFI_WRITE_CHUNK; over ofi+tcp on loopback no split
   // size beat unsplit writes: doc/performance.md).
   void limit_writes(size_t chunk);
+  // How the waits for the connection are spent (TransportOptions::setup_spin, setup_sleeps).
+  void plan_setup_waits(const TransportOptions &options) {
+    setup_spin_ = options.setup_spin;
+    setup_sleeps_ = options.setup_sleeps;
+  }
 
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid);
@@ -103,6 +108,7 @@ class OfiEndpoint : public Endpoint {
 
   // ofi_endpoint.cpp
   void open_once();
+  void open_queues();
   void open();
   void close();
   void on_cq_error();
@@ -192,6 +198,8 @@ class OfiEndpoint : public Endpoint {
   int wait_fd_ = -1;
   int eq_fd_ = -1;  // MSG: the EQ's wait descriptor, where it has one
   bool connected_ = false;
+  std::chrono::microseconds setup_spin_{0};
+  bool setup_sleeps_ = true;
   fid_eq *eq_ = nullptr;  // MSG: connection events
   fid_cq *cq_ = nullptr;
   fid_ep *ep_ = nullptr;

@@ -5,8 +5,11 @@
 #include "transport/ofi/ofi_endpoint.hpp"
 
 #include <rdma/fi_cm.h>
+#include <sched.h>
 
 #include <cstring>
+
+#include "progress/wait_plan.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -32,18 +35,30 @@ void OfiEndpoint::reject(const char *reason) {
     fi_reject(pep_, info_->handle, reason, reason != nullptr ? strlen(reason) + 1 : 0);
 }
 
+// Polls while the connection is due (TransportOptions::setup_spin), then sleeps in slices.
 void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
+  // How long the process's connections took to be made, the server's acceptances and the
+  // clients' connects apart.
+  static progress::SharedExpected connect_took, accept_took;
+  progress::SharedExpected &took = pep_ == nullptr ? connect_took : accept_took;
+  const auto start = Deadline::Clock::now();
+  const Deadline poll_until = Deadline::after(
+      setup_sleeps_ ? progress::microseconds(0) : progress::wait_plan(took.value(), setup_spin_).poll);
   for (;;) {
     uint32_t event = 0;
     // The peer's accept data (naa-server's identity) follows the entry.
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
-    int timeout = deadline.remaining_ms(kWaitSliceMs);
-    ssize_t rc = fi_eq_sread(eq_, &event, buf, sizeof buf, timeout, 0);
+    const bool polling = !poll_until.expired();
+    ssize_t rc = polling ? fi_eq_read(eq_, &event, buf, sizeof buf, 0)
+                         : fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+    // The peer may need this core (loopback on a loaded host): it moves meanwhile.
+    if (polling && rc == -FI_EAGAIN) sched_yield();
     if (rc == -FI_EAVAIL) raise_eq_error(what, pep_ == nullptr);
     if (rc >= 0 && event == FI_CONNECTED) {
       if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
         peer_data_.assign(buf + sizeof(fi_eq_cm_entry), static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
       connected_ = true;
+      took.observe(Deadline::Clock::now() - start);
       return;
     }
     if (rc >= 0 && event == FI_SHUTDOWN)

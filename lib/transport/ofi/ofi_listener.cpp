@@ -17,8 +17,8 @@
 namespace naa::transport::ofi_detail {
 
 OfiListener::OfiListener(const std::string &provider, const std::string &host, uint16_t port,
-                         size_t write_chunk)
-    : write_chunk_(write_chunk) {
+                         const TransportOptions &options)
+    : options_(options) {
   InfoPtr hints = make_hints(provider);
   fi_info *info = nullptr;
   std::string service = std::to_string(port);
@@ -70,10 +70,12 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
       size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
       auto ep = std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
                                               std::string(buf + sizeof entry, data_len));
-      ep->limit_writes(write_chunk_);
+      ep->limit_writes(options_.write_chunk);
+      ep->plan_setup_waits(options_);
       return ep;
     }
     if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
+    fabric_->queues.expire(kQueuesKept);
     if (rc == -FI_EAVAIL) {
       fi_eq_err_entry err{};
       fi_eq_readerr(eq_.get(), &err, 0);

@@ -18,15 +18,18 @@ namespace naa::transport::ofi_detail {
 
 class OfiListener : public Listener {
  public:
-  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  // `options`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK), how
+  // they wait for their connection.
   OfiListener(const std::string &provider, const std::string &host, uint16_t port,
-              size_t write_chunk);
+              const TransportOptions &options);
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
 
  private:
   static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
+  // How long a closed connection's queues wait for the next one (ofi_queue_stock.hpp).
+  static constexpr std::chrono::seconds kQueuesKept{1};
 
   void sleep_until_event(Deadline deadline);
 
@@ -36,7 +39,7 @@ class OfiListener : public Listener {
   FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
   int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
-  size_t write_chunk_;
+  const TransportOptions options_;
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The event queue and completion queue of a closed FI_EP_MSG endpoint, kept by its Context for
+// the next endpoint: opening the two with their wait objects (a socketpair and an epoll set
+// each in libfabric 1.17's tcp provider) took about 35 us of every ofi+tcp connection on each
+// side (doc/performance.md). A queue pair is kept only drained (its endpoint closed, every
+// entry and error read), so the next endpoint never sees its predecessor's completions; a
+// stale wake-up of its descriptor at most ends one sleep early. One pair at most: a program
+// (or naa-server) making one connection after another finds it, and a burst of connections
+// leaves no more descriptors behind than one; a listener closes a pair kept unused for a
+// second (expire()), so that an idle naa-server holds none. Private to lib/transport.
+#pragma once
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+namespace naa::transport::ofi_detail {
+
+struct OfiQueues {
+  fid_eq *eq = nullptr;
+  fid_cq *cq = nullptr;
+  int eq_fd = -1;  // their wait descriptors, or -1
+  int cq_fd = -1;
+};
+
+class OfiQueueStock {
+ public:
+  OfiQueueStock() = default;
+  ~OfiQueueStock() { clear(); }
+  OfiQueueStock(const OfiQueueStock &) = delete;
+  OfiQueueStock &operator=(const OfiQueueStock &) = delete;
+
+  std::optional<OfiQueues> take();
+  // Keeps `q`, whose endpoint is closed, if it drains and the stock is empty; closes it
+  // otherwise.
+  void give_back(OfiQueues q);
+  // Closes what is kept (before the domain and fabric it was opened on).
+  void clear();
+  // Closes what has been kept longer than `age`.
+  void expire(std::chrono::steady_clock::duration age);
+
+ private:
+  std::mutex mu_;
+  std::optional<OfiQueues> kept_;           // under mu_
+  std::chrono::steady_clock::time_point kept_at_;  // under mu_
+};
+
+}  // namespace naa::transport::ofi_detail

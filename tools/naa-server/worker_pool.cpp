@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "worker_pool.hpp"
+
+#include <utility>
+
+namespace naa::server {
+
+void WorkerPool::run(std::function<void()> job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (parked_ > jobs_.size()) {
+    jobs_.push_back(std::move(job));
+    wake_.notify_one();
+    return;
+  }
+  Thread &t = threads_.emplace_back();
+  t.thread = std::thread(&WorkerPool::serve, this, &t, std::move(job));
+}
+
+void WorkerPool::serve(Thread *self, std::function<void()> job) {
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  for (;;) {
+    job();
+    job = nullptr;  // what it holds (the client's connection) goes before the thread parks
+    lock.lock();
+    if (stopping_ || parked_ >= max_parked_) break;
+    ++parked_;
+    wake_.wait_for(lock, park_time_, [this] { return stopping_ || !jobs_.empty(); });
+    --parked_;
+    if (stopping_ || jobs_.empty()) break;
+    job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+  }
+  self->ended = true;
+}
+
+void WorkerPool::reap() {
+  std::list<Thread> ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      auto next = std::next(it);
+      if (it->ended) ended.splice(ended.end(), threads_, it);
+      it = next;
+    }
+  }
+  for (Thread &t : ended) t.thread.join();
+}
+
+void WorkerPool::stop() {
+  std::list<Thread> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    wake_.notify_all();
+    all.splice(all.end(), threads_);
+  }
+  for (Thread &t : all) t.thread.join();
+}
+
+}  // namespace naa::server
