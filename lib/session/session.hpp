@@ -26,6 +26,7 @@
 #include "naa.h"
 #include "progress/driver.hpp"
 #include "progress/wait_plan.hpp"
+#include "progress/wait_set.hpp"
 #include "progress/progress_engine.hpp"
 #include "protocol/regions.hpp"
 #include "rm/resolver.hpp"
@@ -51,21 +52,25 @@ class Session : private ProgressEngine::Client {
   int wait(naa_status *status);
   int cancel();
 
-  // For completion over many handles (lib/progress/completion.cpp), which sleeps on all their
-  // descriptors at once: whether an invocation is in flight; whether test() would now end
-  // it, done or failed (ends nothing itself); taking it from the progress engine so that the
-  // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
-  // (-1: there is none) with armed->ready telling that something may be there already and
-  // armed->due lowered to the pacing timer; and what wait() returns when the deadline has
-  // passed.
+  // For completion over many handles (lib/progress/completion.cpp), which sleeps on the
+  // waiting thread's set of descriptors (progress/wait_set.hpp), kept across its calls:
+  // whether an invocation is in flight; whether test() would now end it, done or failed (ends
+  // nothing itself); taking it from the progress engine so that the caller drives it as
+  // wait() does, and giving it back; arming the endpoint and registering its descriptor in
+  // the set, with armed->ready telling that something may be there already and armed->due
+  // lowered to the pacing timer; and what wait() returns when the deadline has passed.
   bool in_flight();
   bool done();
-  // join_wait: takes it back, tells how to wait for it and returns the descriptor of an
-  // endpoint arm() left armed and nobody has polled since, or -1; one lock for the three, as
+  // How the waiter looks at the handle: no descriptor (shm) or none the set took: poll it
+  // every turn; a descriptor in the set but not armed (a paced final write, news): poll it;
+  // armed and in the set: nothing until its descriptor fires.
+  enum class Watch { None, Polled, Watched };
+  // join_wait: takes it back, tells how to wait for it and whether an earlier arm() left it
+  // Watched in `set` with nobody polling it since (else Polled); one lock for the three, as
   // a wait over a thousand handles asks each of them.
-  int join_wait(progress::Policy *policy);
+  Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
   void give_back();
-  int arm(progress::Armed *armed);
+  Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
@@ -146,6 +151,13 @@ class Session : private ProgressEngine::Client {
   uint32_t request_imm_;
 
   bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
+  // The set its endpoint's descriptor is registered in (at most one), and that set's count of
+  // drops when it was last known to be there.
+  std::shared_ptr<progress::WaitSet> watch_set_;
+  uint64_t watch_drops_ = 0;
+  bool watched_by(const progress::WaitSet *set);
+  bool watch(const std::shared_ptr<progress::WaitSet> &set);
+  void unwatch();
 
   // How long round trips take, for the wait plan (progress/wait_plan.hpp).
   progress::Expected round_trip_;
