@@ -57,12 +57,15 @@ class Waiter final : private progress::Work {
     bool all_block = true;
     for (size_t i = 0; i < sessions.size(); ++i) {
       if (!sessions[i]) continue;
+      progress::Policy p;
+      const Watch w = sessions[i]->join_wait(&p, set_.get());
+      if (w == Watch::Inactive) continue;
       ++left_;
       owners_[i] = sessions[i].get();
       deadline_[i] = now + sessions[i]->timeout();
-      progress::Policy p;
-      watched_[i] = sessions[i]->join_wait(&p, set_.get()) == Watch::Watched;
+      watched_[i] = w == Watch::Watched;
       if (!watched_[i]) polled_.push_back(i);
+      if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
       policy_.spin = std::max(policy_.spin, p.spin);
@@ -71,8 +74,7 @@ class Waiter final : private progress::Work {
     if (all_block) policy_.mode = Progress::Mode::Block;
   }
   ~Waiter() {
-    for (const auto &s : sessions_)
-      if (s && s->progress().mode == Progress::Mode::Thread) s->give_back();
+    for (const size_t i : taken_) sessions_[i]->give_back();
   }
   Waiter(const Waiter &) = delete;
   Waiter &operator=(const Waiter &) = delete;
@@ -205,6 +207,7 @@ class Waiter final : private progress::Work {
   std::vector<char> watched_;
   std::vector<char> unwoken_;
   std::vector<size_t> polled_;  // the pending handles not Watched, in no order
+  std::vector<size_t> taken_;   // the handles taken from the progress engine
   size_t left_ = 0;             // pending handles
   progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
   size_t found_ = kNone;

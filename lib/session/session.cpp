@@ -583,6 +583,7 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
 
 Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
   return !with_engine_ && state_ == State::Running && armed_ && watched_by(set) ? Watch::Watched

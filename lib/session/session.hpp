@@ -63,11 +63,11 @@ class Session : private ProgressEngine::Client {
   bool done();
   // How the waiter looks at the handle: no descriptor (shm) or none the set took: poll it
   // every turn; a descriptor in the set but not armed (a paced final write, news): poll it;
-  // armed and in the set: nothing until its descriptor fires.
-  enum class Watch { None, Polled, Watched };
-  // join_wait: takes it back, tells how to wait for it and whether an earlier arm() left it
-  // Watched in `set` with nobody polling it since (else Polled); one lock for the three, as
-  // a wait over a thousand handles asks each of them.
+  // armed and in the set: nothing until its descriptor fires. Inactive: nothing in flight.
+  enum class Watch { None, Polled, Watched, Inactive };
+  // join_wait: whether anything is in flight (else Inactive), takes it back, tells how to
+  // wait for it and whether an earlier arm() left it Watched in `set` with nobody polling it
+  // since (else Polled); one lock for them all, as a wait over a thousand handles asks each.
   Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
   void give_back();
   Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
