@@ -30,13 +30,13 @@ std::string hex(uint32_t v) {
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
                  Settings settings, Deadline deadline)
-    : settings_(std::move(settings)),
+    : timeout_(settings.timeout),
+      progress_(settings.progress),
+      settings_(std::move(settings)),
       transport_(std::move(transport)),
       function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
-      timeout_(settings_.timeout),
-      progress_(settings_.progress),
       peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(imm::host_request(function_code)) {
   connect_first(deadline);
@@ -511,7 +511,7 @@ int Session::wait_locked(naa_status *status) {
 }
 
 void Session::take_back_locked() {
-  if (!engine_ || !with_engine_ || state_ != State::Running) return;
+  if (progress_.mode != Progress::Mode::Thread || !engine_ || !with_engine_ || state_ != State::Running) return;
   engine_->withdraw(this);
   with_engine_ = false;
   if (settled_.load(std::memory_order_acquire) || posted_) return;

@@ -125,16 +125,26 @@ class Session : private ProgressEngine::Client {
   void give_back_locked();
 
   std::mutex mu_;
+  // What a wait over many handles asks each of them (join_wait), next to the lock: a thousand
+  // handles cost a thousand cache lines, not several thousand.
+  const std::chrono::milliseconds timeout_;
+  const Progress progress_;
+  State state_ = State::Ready;
+  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
+  // The set its endpoint's descriptor is registered in (at most one), and that set's count of
+  // drops when it was last known to be there.
+  std::shared_ptr<progress::WaitSet> watch_set_;
+  uint64_t watch_drops_ = 0;
+  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
+  progress::Expected round_trip_;
+
   const Settings settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;
   const std::vector<Region> regions_;
   std::unique_ptr<rm::Target> target_;
-  const std::chrono::milliseconds timeout_;
-  const Progress progress_;
   std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
-  State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
   std::string peer_;  // the NAA's address, also while disconnected
 
@@ -150,17 +160,10 @@ class Session : private ProgressEngine::Client {
   bool first_invoked_ = false;
   uint32_t request_imm_;
 
-  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
-  // The set its endpoint's descriptor is registered in (at most one), and that set's count of
-  // drops when it was last known to be there.
-  std::shared_ptr<progress::WaitSet> watch_set_;
-  uint64_t watch_drops_ = 0;
   bool watched_by(const progress::WaitSet *set);
   bool watch(const std::shared_ptr<progress::WaitSet> &set);
   void unwatch();
 
-  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
-  progress::Expected round_trip_;
   Deadline::Clock::time_point invoked_at_{};
   Deadline::Clock::time_point writes_completed_{};  // for Stages
   Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
