@@ -99,10 +99,11 @@ naa::Sessions sessions_of(int count, const naa_handle *list, bool in_flight = tr
   if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
   if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
   naa::Sessions sessions(static_cast<size_t>(count));
+  handles().find_all(sessions.size(), [list](size_t i) { return list[i].id; }, sessions.data());
   for (size_t i = 0; i < sessions.size(); ++i) {
     if (list[i].id == 0) continue;
-    auto s = naa::live(handles(), list[i].id);
-    if (!in_flight || s->in_flight()) sessions[i] = std::move(s);
+    if (!sessions[i]) naa::live(handles(), list[i].id);  // throws, saying why
+    if (in_flight && !sessions[i]->in_flight()) sessions[i] = nullptr;
   }
   return sessions;
 }
