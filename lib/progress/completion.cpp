@@ -139,8 +139,24 @@ class Waiter final : private progress::Work {
       news = true;
       if (ends(i)) return progress::Turn::Moved;
     }
+    if (!news && slept_) look_again();
+    slept_ = false;
     return news ? progress::Turn::Moved : progress::Turn::Waiting;
   }
+
+  // After a sleep that no descriptor ended (a slice of the wait plan ran out): the Watched
+  // handles that another thread waiting for them meanwhile polled or took into its own set
+  // are polled again. Only two threads waiting for one handle at once do that; it costs a
+  // lock per handle once a slice (0.1 to 1 s), and bounds what they lose to a slice.
+  void look_again() {
+    for (size_t i = 0; i < owners_.size(); ++i)
+      if (owners_[i] != nullptr && watched_[i] && !sessions_[i]->watched_in(set_.get())) {
+        watched_[i] = false;
+        polled_.push_back(i);
+      }
+  }
+
+  void woke() override { slept_ = true; }
 
   bool ends(size_t i) {
     Session &s = *sessions_[i];
@@ -214,6 +230,7 @@ class Waiter final : private progress::Work {
   naa_status *status_ = nullptr;
   int *rc_ = nullptr;
   bool every_fd_ = true;
+  bool slept_ = false;  // the last turn came after a sleep
 };
 
 }  // namespace

@@ -590,6 +590,11 @@ Session::Watch Session::join_wait(progress::Policy *policy, const progress::Wait
                                                                                 : Watch::Polled;
 }
 
+bool Session::watched_in(const progress::WaitSet *set) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::Running && !with_engine_ && armed_ && watched_by(set);
+}
+
 bool Session::watched_by(const progress::WaitSet *set) {
   return set != nullptr && watch_set_.get() == set && watch_set_->holds(this, &watch_drops_);
 }

@@ -71,6 +71,9 @@ class Session : private ProgressEngine::Client {
   Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
   void give_back();
   Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
+  // Whether it is still armed in `set`: another thread that waits for it meanwhile may have
+  // polled it or moved it to its own set.
+  bool watched_in(const progress::WaitSet *set);
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }

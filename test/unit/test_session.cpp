@@ -226,6 +226,42 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
   assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
+// Two threads wait for one handle at once (MPI would not allow it; libnaa does): the second
+// takes it into its own wait set and returns with another handle; the first, asleep on its
+// own set, must still find the handle once answered, at the end of a sleep slice (the wait
+// plan's, 0.1 s here), not at the handles' deadline.
+void waitany_finds_a_handle_another_thread_took(void **) {
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(scaled(3s));
+  std::vector<Handle> h(3);
+  for (Handle &x : h) {
+    x.peer->auto_reply = false;
+    x.open(Progress::Mode::Block, 0us, timeout);
+    assert_int_equal(x.session->invoke(), NAA_SUCCESS);
+  }
+  int first_index = -1, first_rc = -1;
+  Clock::time_point first_returned;
+  std::thread first([&] {
+    first_rc = naa::wait_any({h[0].session, h[1].session}, &first_index, nullptr);
+    first_returned = Clock::now();
+  });
+  std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
+  std::thread naa = reply_after(h[2].ep, 20ms);
+  int index = -1;
+  assert_int_equal(naa::wait_any({h[1].session, h[2].session}, &index, nullptr), NAA_SUCCESS);
+  naa.join();
+  assert_int_equal(index, 1);  // handle 2, its position in this call
+  const auto answered = Clock::now();
+  h[1].ep->reply();  // fires in this thread's set, where nobody waits
+  first.join();
+  print_message("the first thread found it %ld ms after the answer\n",
+                static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(first_returned - answered).count()));
+  assert_int_equal(first_rc, NAA_SUCCESS);
+  assert_int_equal(first_index, 1);
+  assert_true(first_returned - answered < timeout / 2);
+  h[0].ep->reply();
+  assert_int_equal(h[0].session->wait(nullptr), NAA_SUCCESS);
+}
+
 // Pacing is a timer of the driver: naa_invoke posts the data writes only and returns; the wait
 // posts the final write once the guard has passed, not before, and not a sleep slice later
 // (the driver's sleeps last 100 ms at least without a timer to end them).
@@ -297,6 +333,7 @@ int main() {
       cmocka_unit_test(block_sleeps_on_the_descriptor),
       cmocka_unit_test(waitany_sleeps_on_every_descriptor),
       cmocka_unit_test(waitany_over_many_handles_loses_no_wake_up),
+      cmocka_unit_test(waitany_finds_a_handle_another_thread_took),
       cmocka_unit_test(pacing_timer_posts_the_final_write_when_due),
       cmocka_unit_test(thread_mode_two_threads_drive_the_same_sessions),
   };
