@@ -91,17 +91,19 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
   });
 }
 
-// The handles of a naa_waitall & co. call, null where inactive (NAA_HANDLE_NULL or nothing in
-// flight). A handle that is neither live nor null fails the whole call, as a bad request
-// argument fails MPI's.
-naa::Sessions sessions_of(int count, const naa_handle *list) {
+// The handles of a naa_waitall & co. call, null where inactive (NAA_HANDLE_NULL or, when
+// `in_flight`, nothing in flight: the blocking calls learn that as they join the wait, one
+// lock per handle less). A handle that is neither live nor null fails the whole call, as a bad
+// request argument fails MPI's.
+naa::Sessions sessions_of(int count, const naa_handle *list, bool in_flight = true) {
   if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
   if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
   naa::Sessions sessions(static_cast<size_t>(count));
+  handles().find_all(sessions.size(), [list](size_t i) { return list[i].id; }, sessions.data());
   for (size_t i = 0; i < sessions.size(); ++i) {
     if (list[i].id == 0) continue;
-    auto s = naa::live(handles(), list[i].id);
-    if (s->in_flight()) sessions[i] = std::move(s);
+    if (!sessions[i]) naa::live(handles(), list[i].id);  // throws, saying why
+    if (in_flight && !sessions[i]->in_flight()) sessions[i] = nullptr;
   }
   return sessions;
 }
@@ -159,14 +161,14 @@ int pnaa_finalize(naa_handle *handle) {
 }
 
 int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
-  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(sessions_of(count, handles), statuses); });
+  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(sessions_of(count, handles, false), statuses); });
 }
 
 int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status) {
   return entry("naa_waitany", Call::Completion, nullptr, [&] {
     if (index == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "index is NULL");
     *index = NAA_UNDEFINED;
-    return naa::wait_any(sessions_of(count, handles), index, status);
+    return naa::wait_any(sessions_of(count, handles, false), index, status);
   });
 }
 

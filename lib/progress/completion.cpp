@@ -10,6 +10,7 @@
 
 #include "deadline.hpp"
 #include "progress/driver.hpp"
+#include "progress/wait_set.hpp"
 
 namespace naa {
 namespace {
@@ -37,22 +38,34 @@ bool end_now(Session &s, naa_status *status, int *rc) {
 // The in-flight handles of one blocking call, each with its own deadline (its NAA_TIMEOUT
 // from the call), driven by the calling thread through the progress driver: handles of
 // NAA_PROGRESS=thread are taken from the engine for the call, as naa_wait does, and given back
-// still running when it ends. A turn polls the handles that are not armed and looks at the
-// descriptors of the armed ones in one ppoll(2), so that a thousand idle handles cost one
-// system call a turn, not a thousand polls under a thousand locks; it sleeps on all the
-// descriptors at once. The mode that polls most among them decides how it waits.
+// still running when it ends. The thread's set of descriptors (progress/wait_set.hpp) is kept
+// across its calls, and so is the arming of the handles in it: a turn polls only the handles
+// not Watched and asks the set, in one epoll_wait(2), which of the others fired; a sleep is
+// one ppoll(2) on the set. A thousand idle handles thus cost no system call of their own, and a
+// wake-up turns only the handles whose descriptor fired. The mode that polls most among them
+// decides how it waits.
 class Waiter final : private progress::Work {
  public:
-  explicit Waiter(const Sessions &sessions) : sessions_(sessions) {
+  explicit Waiter(const Sessions &sessions)
+      : sessions_(sessions),
+        set_(progress::WaitSet::of_this_thread()),
+        owners_(sessions.size()),
+        deadline_(sessions.size()),
+        watched_(sessions.size()),
+        unwoken_(sessions.size()) {
     const auto now = Clock::now();
     bool all_block = true;
     for (size_t i = 0; i < sessions.size(); ++i) {
       if (!sessions[i]) continue;
-      pending_.push_back(i);
-      deadline_.push_back(now + sessions[i]->timeout());
       progress::Policy p;
-      fds_.push_back(pollfd{sessions[i]->join_wait(&p), POLLIN, 0});
-      unwoken_.push_back(false);
+      const Watch w = sessions[i]->join_wait(&p, set_.get());
+      if (w == Watch::Inactive) continue;
+      ++left_;
+      owners_[i] = sessions[i].get();
+      deadline_[i] = now + sessions[i]->timeout();
+      watched_[i] = w == Watch::Watched;
+      if (!watched_[i]) polled_.push_back(i);
+      if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
       policy_.spin = std::max(policy_.spin, p.spin);
@@ -61,13 +74,12 @@ class Waiter final : private progress::Work {
     if (all_block) policy_.mode = Progress::Mode::Block;
   }
   ~Waiter() {
-    for (const auto &s : sessions_)
-      if (s && s->progress().mode == Progress::Mode::Thread) s->give_back();
+    for (const size_t i : taken_) sessions_[i]->give_back();
   }
   Waiter(const Waiter &) = delete;
   Waiter &operator=(const Waiter &) = delete;
 
-  bool empty() const { return pending_.empty(); }
+  bool empty() const { return left_ == 0; }
 
   // Blocks until a pending handle has completed, failed or passed its deadline, then ends it
   // (status may be null) and returns its position in `sessions`; *rc is its result.
@@ -76,51 +88,80 @@ class Waiter final : private progress::Work {
     rc_ = rc;
     for (;;) {
       found_ = kNone;
-      const Deadline first = Deadline::at(*std::min_element(deadline_.begin(), deadline_.end()));
-      if (progress::drive(*this, policy_, first)) return remove(found_);
+      Clock::time_point first = Clock::time_point::max();
+      for (size_t i = 0; i < owners_.size(); ++i)
+        if (owners_[i] != nullptr) first = std::min(first, deadline_[i]);
+      if (progress::drive(*this, policy_, Deadline::at(first))) return remove(found_);
       const auto now = Clock::now();
-      for (size_t k = 0; k < pending_.size(); ++k)
-        if (now >= deadline_[k]) {
-          *rc = sessions_[pending_[k]]->expire(status);
+      for (size_t i = 0; i < owners_.size(); ++i)
+        if (owners_[i] != nullptr && now >= deadline_[i]) {
+          *rc = sessions_[i]->expire(status);
           if (status != nullptr) status->error = static_cast<uint8_t>(*rc);
-          return remove(k);
+          return remove(i);
         }
     }
   }
 
  private:
+  using Watch = Session::Watch;
   static constexpr size_t kNone = SIZE_MAX;
 
   bool done() override { return found_ != kNone; }
 
-  // The handles not known to be armed are polled, and, when this call waits on more than one,
-  // armed at once if that found nothing; those armed (by this call or an earlier one) are
-  // polled only when their descriptor says something came: all of them in one ppoll(2), which
-  // skips the negative descriptors of the others.
+  // The handles not Watched are polled, and, when this call waits on more than one, armed at
+  // once if that found nothing; of the Watched ones only those the set says fired are polled
+  // (and are no longer Watched until armed again). A handle of the set that this call does
+  // not wait for is dropped from it when it fires: level-triggered, it would fire at every
+  // look. A turn therefore costs what is polled and what fired, not the handles waited for.
   progress::Turn turn() override {
-    bool any_armed = false;
-    for (size_t k = 0; k < pending_.size(); ++k) {
-      if (fds_[k].fd < 0) {
-        if (ends(k)) return progress::Turn::Moved;
-        if (pending_.size() > 1 && !unwoken_[k] && !arm_one(k)) return progress::Turn::Moved;
+    for (size_t n = 0; n < polled_.size();) {
+      const size_t i = polled_[n];
+      if (ends(i)) return progress::Turn::Moved;
+      if (left_ > 1 && !unwoken_[i]) {
+        if (!arm_one(n)) return progress::Turn::Moved;
+        if (watched_[i]) continue;  // arm_one took it out of polled_
       }
-      any_armed = any_armed || fds_[k].fd >= 0;
+      ++n;
     }
-    const timespec now{0, 0};
-    if (!any_armed || ::ppoll(fds_.data(), fds_.size(), &now, nullptr) <= 0)
-      return progress::Turn::Waiting;
-    for (size_t k = 0; k < pending_.size(); ++k) {
-      if (fds_[k].fd < 0 || fds_[k].revents == 0) continue;
-      fds_[k].fd = -1;
-      if (ends(k)) return progress::Turn::Moved;
+    if (!set_) return progress::Turn::Waiting;
+    const void *fired[64];
+    const size_t n = set_->fired(fired, 64);
+    bool news = false;
+    for (size_t f = 0; f < n; ++f) {
+      const auto it = std::find(owners_.begin(), owners_.end(), fired[f]);
+      const size_t i = static_cast<size_t>(it - owners_.begin());
+      if (it == owners_.end() || !watched_[i]) {
+        if (it == owners_.end()) set_->drop(fired[f]);
+        continue;
+      }
+      watched_[i] = false;
+      polled_.push_back(i);
+      news = true;
+      if (ends(i)) return progress::Turn::Moved;
     }
-    return progress::Turn::Moved;  // something came, not yet an end: look again
+    if (!news && slept_) look_again();
+    slept_ = false;
+    return news ? progress::Turn::Moved : progress::Turn::Waiting;
   }
 
-  bool ends(size_t k) {
-    Session &s = *sessions_[pending_[k]];
+  // After a sleep that no descriptor ended (a slice of the wait plan ran out): the Watched
+  // handles that another thread waiting for them meanwhile polled or took into its own set
+  // are polled again. Only two threads waiting for one handle at once do that; it costs a
+  // lock per handle once a slice (0.1 to 1 s), and bounds what they lose to a slice.
+  void look_again() {
+    for (size_t i = 0; i < owners_.size(); ++i)
+      if (owners_[i] != nullptr && watched_[i] && !sessions_[i]->watched_in(set_.get())) {
+        watched_[i] = false;
+        polled_.push_back(i);
+      }
+  }
+
+  void woke() override { slept_ = true; }
+
+  bool ends(size_t i) {
+    Session &s = *sessions_[i];
     if (!s.done() || !end_now(s, status_, rc_)) return false;
-    found_ = k;
+    found_ = i;
     return true;
   }
 
@@ -130,53 +171,66 @@ class Waiter final : private progress::Work {
   // seen or signalled.
   progress::Armed arm(std::vector<pollfd> &fds) override {
     progress::Armed all;
-    every_fd_ = true;
-    for (size_t k = 0; k < pending_.size(); ++k) {
-      if (fds_[k].fd >= 0) continue;
-      if (!arm_one(k, &all, &fds)) {
+    every_fd_ = set_ != nullptr;
+    for (size_t n = 0; n < polled_.size();) {
+      const size_t i = polled_[n];
+      if (!arm_one(n, &all)) {
         all.ready = true;
         return all;
       }
+      if (!watched_[i]) ++n;
     }
-    fds.insert(fds.end(), fds_.begin(), fds_.end());
+    if (set_) fds.push_back(pollfd{set_->fd(), POLLIN, 0});
     return all;
   }
 
-  // Arms pending handle k; false when something may be there already. An endpoint with a
-  // timer due (a paced final write) stays unarmed, polled every turn, its descriptor in `fds`.
-  bool arm_one(size_t k, progress::Armed *all = nullptr, std::vector<pollfd> *fds = nullptr) {
+  // Arms polled_[n]; false when something may be there already. Armed in the set, it leaves
+  // polled_ (the last one takes its place). An endpoint with a timer due (a paced final
+  // write) is in the set but stays polled.
+  bool arm_one(size_t n, progress::Armed *all = nullptr) {
+    const size_t i = polled_[n];
     progress::Armed one;
-    const int fd = sessions_[pending_[k]]->arm(&one);
+    const Watch w = sessions_[i]->arm(&one, set_);
     if (one.ready) return false;
     if (all != nullptr) all->due = std::min(all->due, one.due);
-    if (fd >= 0 && one.due == progress::Clock::time_point::max()) fds_[k].fd = fd;
-    else if (fd >= 0 && fds != nullptr) fds->push_back(pollfd{fd, POLLIN, 0});
-    if (fd < 0) {
+    if (w == Watch::None) {
       every_fd_ = false;
-      unwoken_[k] = true;
+      unwoken_[i] = true;
+    }
+    if (w == Watch::Watched) {
+      watched_[i] = true;
+      polled_[n] = polled_.back();
+      polled_.pop_back();
     }
     return true;
   }
 
-  size_t remove(size_t k) {
-    const size_t i = pending_[k];
-    pending_.erase(pending_.begin() + static_cast<long>(k));
-    fds_.erase(fds_.begin() + static_cast<long>(k));
-    unwoken_.erase(unwoken_.begin() + static_cast<long>(k));
-    deadline_.erase(deadline_.begin() + static_cast<long>(k));
+  size_t remove(size_t i) {
+    owners_[i] = nullptr;
+    --left_;
+    const auto it = std::find(polled_.begin(), polled_.end(), i);
+    if (it != polled_.end()) polled_.erase(it);
     return i;
   }
 
   const Sessions &sessions_;
-  std::vector<size_t> pending_;
+  const std::shared_ptr<progress::WaitSet> set_;  // null: epoll failed, every handle polled
+  // Per handle of the call: its session while pending (as the set names it, null once
+  // ended or when inactive), its deadline, whether it is Watched in set_, whether it has no
+  // descriptor (shm: arming is no use).
+  std::vector<const void *> owners_;
   std::vector<Clock::time_point> deadline_;
+  std::vector<char> watched_;
+  std::vector<char> unwoken_;
+  std::vector<size_t> polled_;  // the pending handles not Watched, in no order
+  std::vector<size_t> taken_;   // the handles taken from the progress engine
+  size_t left_ = 0;             // pending handles
   progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
-  std::vector<pollfd> fds_;  // per pending handle: its descriptor while armed, else -1
-  std::vector<bool> unwoken_;  // per pending handle: no descriptor (shm), arming is no use
   size_t found_ = kNone;
   naa_status *status_ = nullptr;
   int *rc_ = nullptr;
   bool every_fd_ = true;
+  bool slept_ = false;  // the last turn came after a sleep
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // naa_waitall, naa_waitany, naa_testany and naa_testall: MPI's completion over many requests,
 // for handles. The caller (api.cpp) has looked every handle up; inactive ones (NAA_HANDLE_NULL,
-// nothing in flight) are null here and ignored, as MPI ignores inactive requests.
+// and for the test calls nothing in flight) are null here; inactive ones are ignored, as MPI
+// ignores inactive requests (the wait calls find those with nothing in flight themselves).
 #pragma once
 
 #include <memory>

@@ -30,13 +30,13 @@ std::string hex(uint32_t v) {
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<Region> regions, std::unique_ptr<rm::Target> target,
                  Settings settings, Deadline deadline)
-    : settings_(std::move(settings)),
+    : timeout_(settings.timeout),
+      progress_(settings.progress),
+      settings_(std::move(settings)),
       transport_(std::move(transport)),
       function_code_(function_code),
       regions_(std::move(regions)),
       target_(std::move(target)),
-      timeout_(settings_.timeout),
-      progress_(settings_.progress),
       peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(imm::host_request(function_code)) {
   connect_first(deadline);
@@ -114,6 +114,7 @@ void Session::disconnect() {
   with_engine_ = false;
   posted_ = false;
   armed_ = false;
+  unwatch();
   settled_.store(false);
   engine_error_.reset();
   paced_chain_ = nullptr;
@@ -169,6 +170,7 @@ Session::~Session() {
   if (engine_ && engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
   else if (engine_) engine_->withdraw(this);
   abandon();
+  unwatch();
 }
 
 void Session::exchange_memory_regions(Deadline deadline) {
@@ -511,7 +513,7 @@ int Session::wait_locked(naa_status *status) {
 }
 
 void Session::take_back_locked() {
-  if (!engine_ || !with_engine_ || state_ != State::Running) return;
+  if (progress_.mode != Progress::Mode::Thread || !engine_ || !with_engine_ || state_ != State::Running) return;
   engine_->withdraw(this);
   with_engine_ = false;
   if (settled_.load(std::memory_order_acquire) || posted_) return;
@@ -559,32 +561,59 @@ bool Session::done() {
 // As the progress engine's step(): arming comes before the last poll.
 // An endpoint armed and found empty stays armed until the next poll: its descriptor, level
 // triggered, then tells of anything new, so a caller may sleep on it again without arming.
-int Session::arm(progress::Armed *armed) {
+Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set) {
   std::lock_guard<std::mutex> lock(mu_);
   armed->ready = true;
   if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
-    return -1;
+    return Watch::Polled;
   const int fd = ep_->wait_fd();
-  if (armed_) {
-    armed->ready = false;
-    return fd;
-  }
   try {
-    armed->due = std::min(armed->due, final_write_due());
-    if (fd >= 0 && !ep_->arm_wait()) return fd;  // something may be there: still ready
-    armed->ready = poll_once() > 0;
-    armed_ = fd >= 0 && !armed->ready && paced_chain_ == nullptr;
+    if (!armed_) {
+      armed->due = std::min(armed->due, final_write_due());
+      if (fd >= 0 && !ep_->arm_wait()) return Watch::Polled;  // something may be there: still ready
+      if (poll_once() > 0) return Watch::Polled;
+      armed_ = fd >= 0 && paced_chain_ == nullptr;
+    }
+    armed->ready = false;
   } catch (const Error &e) {
     fail(e);
+    return Watch::Polled;
   }
-  return fd;
+  if (fd < 0 || !watch(set)) return Watch::None;
+  return armed_ ? Watch::Watched : Watch::Polled;
 }
 
-int Session::join_wait(progress::Policy *policy) {
+Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
-  return !with_engine_ && state_ == State::Running && armed_ ? ep_->wait_fd() : -1;
+  return !with_engine_ && state_ == State::Running && armed_ && watched_by(set) ? Watch::Watched
+                                                                                : Watch::Polled;
+}
+
+bool Session::watched_in(const progress::WaitSet *set) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::Running && !with_engine_ && armed_ && watched_by(set);
+}
+
+bool Session::watched_by(const progress::WaitSet *set) {
+  return set != nullptr && watch_set_.get() == set && watch_set_->holds(this, &watch_drops_);
+}
+
+// Into `set`, out of any other: a handle waited for by another thread moves to its set.
+bool Session::watch(const std::shared_ptr<progress::WaitSet> &set) {
+  if (watched_by(set.get())) return true;
+  unwatch();
+  if (!set || !set->add(this, ep_->wait_fd(), &watch_drops_)) return false;
+  watch_set_ = set;
+  return true;
+}
+
+// Before the descriptor is closed: no set may name a session gone.
+void Session::unwatch() {
+  if (watch_set_) watch_set_->remove(this);
+  watch_set_.reset();
 }
 
 progress::Policy Session::policy_locked() const {

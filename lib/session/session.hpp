@@ -26,6 +26,7 @@
 #include "naa.h"
 #include "progress/driver.hpp"
 #include "progress/wait_plan.hpp"
+#include "progress/wait_set.hpp"
 #include "progress/progress_engine.hpp"
 #include "protocol/regions.hpp"
 #include "rm/resolver.hpp"
@@ -51,21 +52,28 @@ class Session : private ProgressEngine::Client {
   int wait(naa_status *status);
   int cancel();
 
-  // For completion over many handles (lib/progress/completion.cpp), which sleeps on all their
-  // descriptors at once: whether an invocation is in flight; whether test() would now end
-  // it, done or failed (ends nothing itself); taking it from the progress engine so that the
-  // caller drives it as wait() does, and giving it back; arming the endpoint's descriptor
-  // (-1: there is none) with armed->ready telling that something may be there already and
-  // armed->due lowered to the pacing timer; and what wait() returns when the deadline has
-  // passed.
+  // For completion over many handles (lib/progress/completion.cpp), which sleeps on the
+  // waiting thread's set of descriptors (progress/wait_set.hpp), kept across its calls:
+  // whether an invocation is in flight; whether test() would now end it, done or failed (ends
+  // nothing itself); taking it from the progress engine so that the caller drives it as
+  // wait() does, and giving it back; arming the endpoint and registering its descriptor in
+  // the set, with armed->ready telling that something may be there already and armed->due
+  // lowered to the pacing timer; and what wait() returns when the deadline has passed.
   bool in_flight();
   bool done();
-  // join_wait: takes it back, tells how to wait for it and returns the descriptor of an
-  // endpoint arm() left armed and nobody has polled since, or -1; one lock for the three, as
-  // a wait over a thousand handles asks each of them.
-  int join_wait(progress::Policy *policy);
+  // How the waiter looks at the handle: no descriptor (shm) or none the set took: poll it
+  // every turn; a descriptor in the set but not armed (a paced final write, news): poll it;
+  // armed and in the set: nothing until its descriptor fires. Inactive: nothing in flight.
+  enum class Watch { None, Polled, Watched, Inactive };
+  // join_wait: whether anything is in flight (else Inactive), takes it back, tells how to
+  // wait for it and whether an earlier arm() left it Watched in `set` with nobody polling it
+  // since (else Polled); one lock for them all, as a wait over a thousand handles asks each.
+  Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
   void give_back();
-  int arm(progress::Armed *armed);
+  Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
+  // Whether it is still armed in `set`: another thread that waits for it meanwhile may have
+  // polled it or moved it to its own set.
+  bool watched_in(const progress::WaitSet *set);
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
@@ -120,16 +128,26 @@ class Session : private ProgressEngine::Client {
   void give_back_locked();
 
   std::mutex mu_;
+  // What a wait over many handles asks each of them (join_wait), next to the lock: a thousand
+  // handles cost a thousand cache lines, not several thousand.
+  const std::chrono::milliseconds timeout_;
+  const Progress progress_;
+  State state_ = State::Ready;
+  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
+  // The set its endpoint's descriptor is registered in (at most one), and that set's count of
+  // drops when it was last known to be there.
+  std::shared_ptr<progress::WaitSet> watch_set_;
+  uint64_t watch_drops_ = 0;
+  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
+  progress::Expected round_trip_;
+
   const Settings settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;
   const std::vector<Region> regions_;
   std::unique_ptr<rm::Target> target_;
-  const std::chrono::milliseconds timeout_;
-  const Progress progress_;
   std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
-  State state_ = State::Ready;
   int failed_code_ = NAA_SUCCESS;
   std::string peer_;  // the NAA's address, also while disconnected
 
@@ -145,10 +163,10 @@ class Session : private ProgressEngine::Client {
   bool first_invoked_ = false;
   uint32_t request_imm_;
 
-  bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
+  bool watched_by(const progress::WaitSet *set);
+  bool watch(const std::shared_ptr<progress::WaitSet> &set);
+  void unwatch();
 
-  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
-  progress::Expected round_trip_;
   Deadline::Clock::time_point invoked_at_{};
   Deadline::Clock::time_point writes_completed_{};  // for Stages
   Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned

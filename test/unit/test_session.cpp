@@ -55,9 +55,10 @@ struct Handle {
   std::shared_ptr<naa::Session> session;
   std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
 
-  void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us) {
+  void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
+            std::chrono::milliseconds timeout = 10s) {
     naa::Settings s = naa::Settings::resolve(nullptr);
-    s.timeout = 10s;
+    s.timeout = timeout;
     s.connect_timeout = 5s;
     s.reconnect = 0;
     s.progress.mode = mode;
@@ -163,6 +164,104 @@ void waitany_sleeps_on_every_descriptor(void **) {
   assert_int_equal(naa::wait_all(sessions, all.data()), NAA_SUCCESS);
 }
 
+// naa_waitany keeps its set of descriptors and the arming of the handles in it across calls:
+// no wake-up may be lost to that. 200 handles (every tenth without a descriptor, as ofi+shm)
+// answered one at a time in a shuffled order, each after 0-2 ms (before or after the waiter
+// sleeps), each waited for in Block mode (asleep at once: only a descriptor or a poll can end
+// the wait) and invoked again once ended; then waits over half of them while a handle of the
+// other half is answered (its registration, fired for nobody, is dropped), and a wait over
+// all must still find that one. Each wait must return the answered handle well before the
+// handles' deadline: a lost wake-up is a sleep until the deadline.
+void waitany_over_many_handles_loses_no_wake_up(void **) {
+  constexpr size_t kHandles = 200;
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(scaled(2s));
+  std::vector<Handle> h(kHandles);
+  naa::Sessions sessions;
+  for (size_t i = 0; i < kHandles; ++i) {
+    h[i].peer->auto_reply = false;
+    h[i].peer->descriptor = i % 10 != 3;
+    h[i].open(Progress::Mode::Block, 0us, timeout);
+    assert_int_equal(h[i].session->invoke(), NAA_SUCCESS);
+    sessions.push_back(h[i].session);
+  }
+  std::vector<size_t> order;
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < kHandles; ++i) order.push_back(i);
+  srand(24);
+  for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[static_cast<size_t>(rand()) % (i + 1)]);
+  auto answered_in_time = [&](const naa::Sessions &among, size_t answer, long delay_us) {
+    std::thread naa([&, answer, delay_us] {
+      std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+      h[answer].ep->reply();
+    });
+    const auto start = Clock::now();
+    int index = -1;
+    naa_status st{};
+    const int rc = naa::wait_any(among, &index, &st);
+    const auto took = Clock::now() - start;
+    naa.join();
+    if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= timeout / 2)
+      print_message("handle %zu answered after %ld us: naa_waitany returned %d, index %d, after %ld ms\n",
+                    answer, delay_us, rc, index,
+                    static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+    return rc == NAA_SUCCESS && index == static_cast<int>(answer) && took < timeout / 2;
+  };
+  for (size_t answer : order) {
+    assert_true(answered_in_time(sessions, answer, rand() % 2000));
+    assert_int_equal(h[answer].session->invoke(), NAA_SUCCESS);
+  }
+  naa::Sessions half(sessions.begin(), sessions.begin() + kHandles / 2);
+  for (size_t other = kHandles / 2; other < kHandles; other += 7) {
+    h[other].ep->reply();  // fires in the set while nobody waits for it
+    assert_true(answered_in_time(half, other % (kHandles / 2), 1000));
+    assert_int_equal(h[other % (kHandles / 2)].session->invoke(), NAA_SUCCESS);
+    int index = -1;
+    const auto start = Clock::now();
+    assert_int_equal(naa::wait_any(sessions, &index, nullptr), NAA_SUCCESS);
+    assert_int_equal(index, static_cast<int>(other));
+    assert_true(Clock::now() - start < timeout / 2);
+    assert_int_equal(h[other].session->invoke(), NAA_SUCCESS);
+  }
+  for (Handle &x : h) x.ep->reply();
+  assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
+}
+
+// Two threads wait for one handle at once (MPI would not allow it; libnaa does): the second
+// takes it into its own wait set and returns with another handle; the first, asleep on its
+// own set, must still find the handle once answered, at the end of a sleep slice (the wait
+// plan's, 0.1 s here), not at the handles' deadline.
+void waitany_finds_a_handle_another_thread_took(void **) {
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(scaled(3s));
+  std::vector<Handle> h(3);
+  for (Handle &x : h) {
+    x.peer->auto_reply = false;
+    x.open(Progress::Mode::Block, 0us, timeout);
+    assert_int_equal(x.session->invoke(), NAA_SUCCESS);
+  }
+  int first_index = -1, first_rc = -1;
+  Clock::time_point first_returned;
+  std::thread first([&] {
+    first_rc = naa::wait_any({h[0].session, h[1].session}, &first_index, nullptr);
+    first_returned = Clock::now();
+  });
+  std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
+  std::thread naa = reply_after(h[2].ep, 20ms);
+  int index = -1;
+  assert_int_equal(naa::wait_any({h[1].session, h[2].session}, &index, nullptr), NAA_SUCCESS);
+  naa.join();
+  assert_int_equal(index, 1);  // handle 2, its position in this call
+  const auto answered = Clock::now();
+  h[1].ep->reply();  // fires in this thread's set, where nobody waits
+  first.join();
+  print_message("the first thread found it %ld ms after the answer\n",
+                static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(first_returned - answered).count()));
+  assert_int_equal(first_rc, NAA_SUCCESS);
+  assert_int_equal(first_index, 1);
+  assert_true(first_returned - answered < timeout / 2);
+  h[0].ep->reply();
+  assert_int_equal(h[0].session->wait(nullptr), NAA_SUCCESS);
+}
+
 // Pacing is a timer of the driver: naa_invoke posts the data writes only and returns; the wait
 // posts the final write once the guard has passed, not before, and not a sleep slice later
 // (the driver's sleeps last 100 ms at least without a timer to end them).
@@ -233,6 +332,8 @@ int main() {
       cmocka_unit_test(wait_completes_invocations),
       cmocka_unit_test(block_sleeps_on_the_descriptor),
       cmocka_unit_test(waitany_sleeps_on_every_descriptor),
+      cmocka_unit_test(waitany_over_many_handles_loses_no_wake_up),
+      cmocka_unit_test(waitany_finds_a_handle_another_thread_took),
       cmocka_unit_test(pacing_timer_posts_the_final_write_when_due),
       cmocka_unit_test(thread_mode_two_threads_drive_the_same_sessions),
   };

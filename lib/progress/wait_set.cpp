@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "progress/wait_set.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace naa::progress {
+
+std::shared_ptr<WaitSet> WaitSet::of_this_thread() {
+  thread_local std::shared_ptr<WaitSet> set;
+  thread_local pid_t pid = 0;
+  const pid_t now = getpid();
+  if (!set || pid != now) {
+    const int epfd = epoll_create1(EPOLL_CLOEXEC);
+    set = epfd >= 0 ? std::make_shared<WaitSet>(epfd) : nullptr;
+    pid = now;
+  }
+  return set;
+}
+
+WaitSet::~WaitSet() { close(epfd_); }
+
+bool WaitSet::add(const void *owner, int fd, uint64_t *seen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  *seen = drops_.load(std::memory_order_relaxed);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = const_cast<void *>(owner);
+  if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) != 0) return false;
+  fds_[owner] = fd;
+  return true;
+}
+
+void WaitSet::remove(const void *owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  forget(owner);
+}
+
+void WaitSet::drop(const void *owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (forget(owner)) drops_.fetch_add(1, std::memory_order_release);
+}
+
+bool WaitSet::forget(const void *owner) {
+  const auto it = fds_.find(owner);
+  if (it == fds_.end()) return false;
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, it->second, nullptr);
+  fds_.erase(it);
+  return true;
+}
+
+bool WaitSet::holds(const void *owner, uint64_t *seen) {
+  const uint64_t drops = drops_.load(std::memory_order_acquire);
+  if (drops == *seen) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  *seen = drops;
+  return fds_.count(owner) != 0;
+}
+
+size_t WaitSet::fired(const void **out, size_t max) {
+  epoll_event ev[64];
+  const int n = epoll_wait(epfd_, ev, static_cast<int>(std::min<size_t>(max, 64)), 0);
+  for (int i = 0; i < n; ++i) out[i] = ev[i].data.ptr;
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+}  // namespace naa::progress

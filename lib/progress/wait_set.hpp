@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The descriptors a waiting thread sleeps on, kept across its calls: naa_waitany over a
+// thousand handles costs one epoll_wait(2) a turn, not a ppoll(2) over a thousand descriptors,
+// and a wake-up turns only the handles whose descriptor fired (lib/progress/completion.cpp).
+// One set per thread that waits (of_this_thread()); an owner (a Session) is registered in at
+// most one set at a time, with its endpoint's descriptor, level-triggered, by add(); it leaves
+// the set (remove()) before that descriptor is closed, so no event ever names an owner gone.
+// A registration that fires while its thread waits for other handles is dropped (drop()):
+// level-triggered, it would fire at every look; its owner learns it through holds().
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace naa::progress {
+
+class WaitSet {
+ public:
+  // The calling thread's set (a new one in a fork()ed child: the epoll instance is shared
+  // with the parent); null if epoll_create1 fails (the caller then polls).
+  static std::shared_ptr<WaitSet> of_this_thread();
+
+  explicit WaitSet(int epfd) : epfd_(epfd) {}
+  ~WaitSet();
+  WaitSet(const WaitSet &) = delete;
+  WaitSet &operator=(const WaitSet &) = delete;
+
+  int fd() const { return epfd_; }  // readable when a registered descriptor is
+
+  // false: the descriptor could not be registered (the owner is then polled). *seen: the
+  // count of drops so far, for holds().
+  bool add(const void *owner, int fd, uint64_t *seen);
+  void remove(const void *owner);
+  // Whether `owner` is still registered: a cheap answer unless a drop() happened since
+  // `*seen` (the count of drops the owner last saw, updated).
+  bool holds(const void *owner, uint64_t *seen);
+
+  // Without waiting: up to `max` owners whose descriptor is readable.
+  size_t fired(const void **out, size_t max);
+  void drop(const void *owner);
+
+ private:
+  bool forget(const void *owner);  // under mu_; whether it was there
+
+  const int epfd_;
+  std::mutex mu_;
+  std::unordered_map<const void *, int> fds_;  // owner -> its registered descriptor
+  std::atomic<uint64_t> drops_{0};
+};
+
+}  // namespace naa::progress
