@@ -167,6 +167,10 @@ struct TransportOptions {
   std::string device;
   // NAA_OFI_WRITE_CHUNK: libfabric writes longer than this are split (SIZE_MAX: never).
   size_t write_chunk = SIZE_MAX;
+  // NAA_SHM_IDLE_ENDPOINTS: how many ofi+shm endpoints of ended connections a process keeps
+  // for its next ones, per side (ofi/ofi_idle_endpoint.hpp). None unless asked: handles and
+  // naa-server ask through Settings (default 2); raw users of the transport keep none.
+  size_t idle_endpoints = 0;
 };
 
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens

@@ -65,7 +65,7 @@ class OfiTransport : public Transport {
  public:
   OfiTransport(std::string provider, const TransportOptions &options)
       : provider_(std::move(provider)), auto_progress_(options.provider_progress),
-        write_chunk_(options.write_chunk),
+        write_chunk_(options.write_chunk), idle_endpoints_(options.idle_endpoints),
         name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
 
   const char *name() const override { return name_.c_str(); }
@@ -101,7 +101,9 @@ class OfiTransport : public Transport {
                  chosen->domain_attr->name,
                  chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     auto context = OfiContext::acquire(chosen.get());
-    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr);
+    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr,
+                                            std::string(), OfiEndpoint::Reuse::Client,
+                                            idle_endpoints_);
     ep->limit_writes(write_chunk_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     try {
@@ -115,7 +117,7 @@ class OfiTransport : public Transport {
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     if (endpoint_type() == FI_EP_RDM)
-      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_);
+      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_, idle_endpoints_);
     return std::make_unique<OfiListener>(provider_, host, port, write_chunk_);
   }
 
@@ -201,6 +203,7 @@ class OfiTransport : public Transport {
   std::string provider_;
   const bool auto_progress_;
   const size_t write_chunk_;
+  const size_t idle_endpoints_;
   std::string name_;
   std::optional<fi_ep_type> type_;
   InfoPtr rdm_probe_;  // what the provider offers for RDM, when it offers no MSG

@@ -16,12 +16,14 @@
 namespace naa::transport::ofi_detail {
 
 OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
-                         std::string request_data)
-    : context_(std::move(context)), info_(std::move(info)), pep_(pep),
+                         std::string request_data, Reuse reuse, size_t idle_bound)
+    : context_(std::move(context)), info_(std::move(info)), reuse_(reuse),
+      idle_bound_(idle_bound), pep_(pep),
       peer_data_(std::move(request_data)) {
   rdm_ = info_->ep_attr->type == FI_EP_RDM;
   // Only shm guarantees a peer on this host, whose process can be watched.
   same_host_ = rdm_ && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+  sources_ = same_host_ && (info_->caps & FI_SOURCE);
   cq_wakes_ = !same_host_;
   peer_ = rdm_ ? "?" : sockaddr_name(info_->dest_addr);
   imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
@@ -37,9 +39,12 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
 
 OfiEndpoint::~OfiEndpoint() {
   if (connected_ && !rdm_) fi_shutdown(ep_, 0);
-  if (connected_ && rdm_ && !peer_left_) say_goodbye();
+  // A server endpoint answers a client's goodbye with its own, after everything it sent: a
+  // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp).
+  if (connected_ && rdm_ && (!peer_left_ || (reuse_ == Reuse::Server && peer_goodbye_)))
+    say_goodbye();
+  if (!park()) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
-  close();
 }
 
 void OfiEndpoint::limit_writes(size_t chunk) {
@@ -53,6 +58,7 @@ void OfiEndpoint::post_recv(void *buf, size_t length, const MemoryRegion &mr, ui
   retry_post("fi_recv", [&] {
     return fi_recv(ep_, buf, length, desc, FI_ADDR_UNSPEC, reinterpret_cast<void *>(context));
   });
+  if (sources_) posted_recvs_.push_back({context, buf, length, desc});
 }
 
 // libfabric has no solicited-event bit; the peer wakes on any completion.
@@ -67,6 +73,7 @@ void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &
   msg.addr = peer_addr_;
   msg.context = reinterpret_cast<void *>(context);
   retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
+  ++tx_pending_;
   nap_.reset();  // an answer is due (MRSP): the waits for it start short
 }
 
@@ -109,6 +116,7 @@ void OfiEndpoint::open_once() {
 }
 
 void OfiEndpoint::open() {
+  if (adopt_idle()) return;
   if (!rdm_) {
     // An fd here too, where the provider has one: a thread asleep on the CQ then also wakes
     // for a disconnect, which only the EQ shows.
@@ -123,9 +131,11 @@ void OfiEndpoint::open() {
   }
   // An fd wait object where the provider has one: the progress thread sleeps on many
   // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
+  // shm's CQ does not wake its wait object for a peer's message (sleep_on_cq naps there), so
+  // it gets none: its descriptors would be held for nothing, by idle endpoints too.
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
-  cq_attr.wait_obj = FI_WAIT_FD;
+  cq_attr.wait_obj = cq_wakes_ ? FI_WAIT_FD : FI_WAIT_NONE;
   if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
     if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
   } else {
@@ -147,6 +157,7 @@ void OfiEndpoint::open() {
   check(fi_ep_bind(ep_, &cq_->fid, FI_RECV), "fi_ep_bind(rx cq)");
   check(fi_enable(ep_), "fi_enable");
   if (rdm_) open_control();
+  if (same_host_) count_opened();
 }
 
 void OfiEndpoint::close() {
@@ -167,6 +178,11 @@ void OfiEndpoint::close() {
 void OfiEndpoint::on_cq_error() {
   fi_cq_err_entry err{};
   fi_cq_readerr(cq_, &err, 0);
+  if (parking_ && err.err == FI_ECANCELED && !is_control(err.op_context)) {
+    forget_recv(reinterpret_cast<uint64_t>(err.op_context));
+    return;
+  }
+  failed_ = true;
   if (is_control(err.op_context)) {
     if (!(err.flags & FI_RECV) && control_sends_pending_ > 0) --control_sends_pending_;
     NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(), fi_error_text(err.err).c_str());
@@ -220,7 +236,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) 
   fi_cq_data_entry entries[8];
   ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
                            deadline.remaining_ms(static_cast<int>(slice.count())));
-  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  if (rc > 0) return translate(entries, nullptr, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
     check(static_cast<int>(rc), "fi_cq_sread");
@@ -244,21 +260,26 @@ size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline)
 
 size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   fi_cq_data_entry entries[8];
-  ssize_t rc = fi_cq_read(cq_, entries, std::min<size_t>(max, 8));
-  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  fi_addr_t sources[8];
+  const size_t n = std::min<size_t>(max, 8);
+  ssize_t rc = sources_ ? fi_cq_readfrom(cq_, entries, n, sources) : fi_cq_read(cq_, entries, n);
+  if (rc > 0) return translate(entries, sources_ ? sources : nullptr, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
   return 0;
 }
 
 // Completions of the transport's own operations (control messages, RDM's data writes) are
-// consumed here; the rest are handed on.
-size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Completion *out) {
+// consumed here, and with `sources` (FI_SOURCE) what came from another than the peer is
+// dropped; the rest are handed on.
+size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *sources,
+                              size_t n, Completion *out) {
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const fi_cq_data_entry &e = entries[i];
+    const fi_addr_t source = sources != nullptr ? sources[i] : FI_ADDR_UNSPEC;
     if (is_control(e.op_context)) {
-      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len);
+      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len, source);
       else if (control_sends_pending_ > 0) --control_sends_pending_;
       continue;
     }
@@ -266,6 +287,14 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Complet
       if (fence_pending_ > 0) --fence_pending_;
       continue;
     }
+    const bool inbound = (e.flags & (FI_RECV | FI_REMOTE_CQ_DATA)) != 0;
+    if (inbound && sources != nullptr && !from_peer(source)) {
+      drop_stale(e, source);
+      continue;
+    }
+    if (e.flags & FI_RECV) forget_recv(reinterpret_cast<uint64_t>(e.op_context));
+    if (e.flags & FI_REMOTE_CQ_DATA) ++imms_received_;
+    else if (!inbound && tx_pending_ > 0) --tx_pending_;
     Completion &c = out[k++];
     c.context = reinterpret_cast<uint64_t>(e.op_context);
     c.bytes = e.len;

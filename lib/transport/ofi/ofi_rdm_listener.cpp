@@ -45,8 +45,8 @@ int reserve_port(uint16_t *port) {
 }  // namespace
 
 OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host,
-                               uint16_t port, size_t write_chunk)
-    : write_chunk_(write_chunk) {
+                               uint16_t port, size_t write_chunk, size_t idle_endpoints)
+    : write_chunk_(write_chunk), idle_endpoints_(idle_endpoints) {
   InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
   if (!probe)
     throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
@@ -124,7 +124,8 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
           InfoPtr info(fi_dupinfo(fresh_info_.get()));
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
           if (named_) give_unique_shm_source(info.get());
-          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data,
+                                                  OfiEndpoint::Reuse::Server, idle_endpoints_);
           ep->limit_writes(write_chunk_);
           ep->attach(request->name, request->pid);
           return ep;
