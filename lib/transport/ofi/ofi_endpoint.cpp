@@ -40,8 +40,10 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
 OfiEndpoint::~OfiEndpoint() {
   if (connected_ && !rdm_) fi_shutdown(ep_, 0);
   // A server endpoint answers a client's goodbye with its own, after everything it sent: a
-  // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp).
-  if (connected_ && rdm_ && (!peer_left_ || (reuse_ == Reuse::Server && peer_goodbye_)))
+  // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp). Not to a client of
+  // this process: shm frees a closed endpoint's region in the process that mapped it.
+  if (connected_ && rdm_ &&
+      (!peer_left_ || (reuse_ == Reuse::Server && peer_goodbye_ && peer_pid_ != getpid())))
     say_goodbye();
   if (!park()) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
@@ -178,6 +180,11 @@ void OfiEndpoint::close() {
 void OfiEndpoint::on_cq_error() {
   fi_cq_err_entry err{};
   fi_cq_readerr(cq_, &err, 0);
+  if (err.op_context == &sink_context_) {  // drain_unexpected's: cancelled, or a long message
+    sink_done_ = true;
+    sink_cancelled_ = err.err == FI_ECANCELED;
+    return;
+  }
   if (parking_ && err.err == FI_ECANCELED && !is_control(err.op_context)) {
     forget_recv(reinterpret_cast<uint64_t>(err.op_context));
     return;
@@ -285,6 +292,10 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *
     }
     if (e.op_context == &fence_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
       if (fence_pending_ > 0) --fence_pending_;
+      continue;
+    }
+    if (e.op_context == &sink_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
+      sink_done_ = true;
       continue;
     }
     const bool inbound = (e.flags & (FI_RECV | FI_REMOTE_CQ_DATA)) != 0;

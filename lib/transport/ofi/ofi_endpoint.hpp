@@ -112,6 +112,7 @@ class OfiEndpoint : public Endpoint {
   bool from_peer(fi_addr_t source) const;
   void drop_stale(const fi_cq_data_entry &e, fi_addr_t source);
   void forget_recv(uint64_t context);
+  bool drain_unexpected();
   void forget_address(fi_addr_t addr);
   void count_opened();
 
@@ -207,6 +208,8 @@ class OfiEndpoint : public Endpoint {
   std::vector<PostedRecv> posted_recvs_;  // shm: to cancel at park, to post again after a drop
   std::map<std::string, fi_addr_t> av_names_;  // RDM: what the address vector holds
   unsigned long stale_dropped_ = 0;
+  char sink_context_ = 0;  // its address marks drain_unexpected's receive
+  bool sink_done_ = false, sink_cancelled_ = false;
   std::chrono::steady_clock::time_point stale_logged_{};
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
   std::string peer_data_;

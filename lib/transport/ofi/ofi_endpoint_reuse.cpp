@@ -16,8 +16,17 @@
 //   this endpoint never inserted, and is dropped.
 // - A server endpoint parks only after its client's goodbye (the client's last message) and
 //   its own answer; it removes the client's entry at once.
+// - Before the old peer's entry is removed, the messages of its that no receive took are taken
+//   and dropped (drain_unexpected): shm names a queued message's source only when a receive
+//   takes it, by a slot of its peer map that the next peer may have by then (test_shm_reuse
+//   shows such a message otherwise reaching the next client's receive).
 // - The receives still posted are cancelled before it parks (their buffers belong to the
 //   connection that ended), and an endpoint whose completion failed is closed, never parked.
+// What it does not stop: the old peer's RMA writes land where its keys still point (a client
+// waits for its old peer's last message before a new connection starts, and parks only with
+// no reply due); and a request naming an idle client endpoint, made by a process of the same
+// user, makes naa-server send to it, after which libfabric 1.17 crashes the client that reads
+// it once that server endpoint is closed (as it would a live one's).
 #include <rdma/fi_cm.h>
 #include <unistd.h>
 
@@ -80,6 +89,33 @@ void OfiEndpoint::forget_recv(uint64_t context) {
       posted_recvs_.erase(i);
       return;
     }
+}
+
+// A message that found no receive waits in shm's queue of unexpected messages, and shm names
+// its source when a receive takes it, by the sender's slot in our peer map, which a peer
+// inserted later may have taken over: left there, a message of the old peer would pass for the
+// new one's. Receives into a scratch slot take them until one is cancelled unmatched.
+bool OfiEndpoint::drain_unexpected() {
+  uint8_t *slot = control_slot(kControlSlots);  // a send slot: no control send is pending
+  const Deadline deadline = Deadline::after(kControlFlush);
+  for (unsigned taken = 0; taken < 256; ++taken) {
+    sink_done_ = sink_cancelled_ = false;
+    retry_post("fi_recv", [&] {
+      return fi_recv(ep_, slot, control::kMaxMessage, fi_mr_desc(control_mr_), FI_ADDR_UNSPEC,
+                     &sink_context_);
+    });
+    Completion c[8];
+    read_cq(c, 8);
+    if (!sink_done_) fi_cancel(&ep_->fid, &sink_context_);
+    while (!sink_done_ && !deadline.expired()) read_cq(c, 8);
+    if (!sink_done_) return false;
+    if (sink_cancelled_) {
+      if (taken > 0)
+        NAA_LOG_INFO("%s: %u message(s) of the connection that ended dropped unread", peer_.c_str(), taken);
+      return true;
+    }
+  }
+  return false;
 }
 
 bool OfiEndpoint::adopt_idle() {
@@ -157,6 +193,7 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
       if (deadline.expired()) throw Error(NAA_ERR_TIMEOUT, "no goodbye");
       std::this_thread::yield();
     }
+    if (!drain_unexpected()) throw Error(NAA_ERR_TIMEOUT, "unexpected messages not drained");
     forget_address(peer_addr_);
     settled = !failed_;
   } catch (const Error &e) {
@@ -197,6 +234,7 @@ bool OfiEndpoint::park() noexcept {
       read_cq(c, 8);
     }
     if (busy() || failed_) return false;
+    if (!client && !drain_unexpected()) return false;
     // All but a client's old peer (see settle_old_peer). The listener's entry too: a server
     // started anew at the same port has a new region under the same name.
     std::vector<fi_addr_t> others;
