@@ -107,6 +107,7 @@ class OfiEndpoint : public Endpoint {
 
   // ofi_endpoint_reuse.cpp
   bool adopt_idle();
+  void take_objects(IdleRdm &idle);
   bool settle_old_peer(const IdleRdm &idle);
   bool park() noexcept;
   bool from_peer(fi_addr_t source) const;

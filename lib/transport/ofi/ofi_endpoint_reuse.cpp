@@ -118,24 +118,25 @@ bool OfiEndpoint::drain_unexpected() {
   return false;
 }
 
+// The fabric objects (and what belongs to them) from an idle endpoint, and back.
+void OfiEndpoint::take_objects(IdleRdm &idle) {
+  std::swap(ep_, idle.ep);
+  std::swap(cq_, idle.cq);
+  std::swap(av_, idle.av);
+  std::swap(control_mr_, idle.control_mr);
+  std::swap(control_buf_, idle.control_buf);  // the posted receives' slots move with it
+  std::swap(control_send_next_, idle.control_send_next);
+  std::swap(wait_fd_, idle.wait_fd);
+  std::swap(av_names_, idle.av_names);
+}
+
 bool OfiEndpoint::adopt_idle() {
   if (reuse_ == Reuse::No || idle_bound_ == 0 || !sources_) return false;
   const bool client = reuse_ == Reuse::Client;
   for (size_t tries = context_->idle_endpoints(); tries > 0; --tries) {
     std::unique_ptr<IdleRdm> idle = context_->take(client);
     if (!idle) return false;
-    ep_ = idle->ep;
-    cq_ = idle->cq;
-    av_ = idle->av;
-    control_mr_ = idle->control_mr;
-    control_buf_ = std::move(idle->control_buf);  // the posted receives' slots move with it
-    control_send_next_ = idle->control_send_next;
-    wait_fd_ = idle->wait_fd;
-    av_names_ = std::move(idle->av_names);
-    idle->ep = nullptr;
-    idle->cq = nullptr;
-    idle->av = nullptr;
-    idle->control_mr = nullptr;
+    take_objects(*idle);  // ours empty: the idle one is left with nothing to close
     if (!client) {
       Completion c[8];
       while (read_cq(c, 8) > 0) {  // what the old client sent last is dropped (no peer yet)
@@ -146,24 +147,12 @@ bool OfiEndpoint::adopt_idle() {
       NAA_LOG_DEBUG("reusing an idle shm endpoint (%s)", client ? "client" : "server");
       return true;
     }
-    if (failed_) {  // closed with its IdleRdm
+    take_objects(*idle);  // back to it: closed with it, or parked again
+    if (failed_) {
       failed_ = false;
       continue;
     }
     // Its old peer has not said goodbye yet: back to the Context, behind the others.
-    idle->ep = ep_;
-    idle->cq = cq_;
-    idle->av = av_;
-    idle->control_mr = control_mr_;
-    idle->control_buf = std::move(control_buf_);
-    idle->control_send_next = control_send_next_;
-    idle->av_names = std::move(av_names_);
-    ep_ = nullptr;
-    cq_ = nullptr;
-    av_ = nullptr;
-    control_mr_ = nullptr;
-    control_buf_.clear();
-    av_names_.clear();
     context_->park(std::move(idle), idle_bound_, true);
   }
   return false;
@@ -218,7 +207,9 @@ bool OfiEndpoint::park() noexcept {
       !connected_)
     return false;
   const bool client = reuse_ == Reuse::Client;
-  if (client && (peer_left_ || imms_received_ != imms_sent_)) return false;
+  // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
+  if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
+    return false;
   if (!client && !peer_goodbye_) return false;
   try {
     parking_ = true;
@@ -247,14 +238,7 @@ bool OfiEndpoint::park() noexcept {
   }
   auto idle = std::make_unique<IdleRdm>();
   idle->client = client;
-  idle->ep = ep_;
-  idle->cq = cq_;
-  idle->av = av_;
-  idle->control_mr = control_mr_;
-  idle->control_buf = std::move(control_buf_);
-  idle->control_send_next = control_send_next_;
-  idle->wait_fd = wait_fd_;
-  idle->av_names = std::move(av_names_);
+  take_objects(*idle);
   if (client) {
     idle->old_peer = peer_addr_;
     idle->old_peer_name = peer_name_;
@@ -262,10 +246,6 @@ bool OfiEndpoint::park() noexcept {
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
   }
-  ep_ = nullptr;
-  cq_ = nullptr;
-  av_ = nullptr;
-  control_mr_ = nullptr;
   context_->park(std::move(idle), idle_bound_);
   return true;
 }
