@@ -39,11 +39,12 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
 
 OfiEndpoint::~OfiEndpoint() {
   if (connected_ && !rdm_) fi_shutdown(ep_, 0);
-  // A server endpoint answers a client's goodbye with its own, after everything it sent: a
+  // A server endpoint answers a shm client's goodbye with its own, after everything it sent: a
   // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp). Not to a client of
   // this process: shm frees a closed endpoint's region in the process that mapped it.
   if (connected_ && rdm_ &&
-      (!peer_left_ || (reuse_ == Reuse::Server && peer_goodbye_ && peer_pid_ != getpid())))
+      (!peer_left_ ||
+       (reuse_ == Reuse::Server && sources_ && peer_goodbye_ && peer_pid_ != getpid())))
     say_goodbye();
   if (!park()) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);

@@ -200,6 +200,13 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   return settled;
 }
 
+void OfiEndpoint::park_unused() {
+  if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
+  auto idle = std::make_unique<IdleRdm>();
+  take_objects(*idle);
+  context_->park(std::move(idle), idle_bound_);
+}
+
 // Whether the endpoint went to the Context: only an shm one whose connection ended well (see
 // the top of this file), with nothing of its own in flight.
 bool OfiEndpoint::park() noexcept {

@@ -80,6 +80,13 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
                           named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
   if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
+  if (named_ && idle_endpoints_ > 0) {
+    InfoPtr spare(fi_dupinfo(fresh_info_.get()));
+    if (!spare) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+    give_unique_shm_source(spare.get());
+    OfiEndpoint(fabric_, std::move(spare), nullptr, {}, OfiEndpoint::Reuse::Server, idle_endpoints_)
+        .park_unused();
+  }
   if (!named_) {
     std::string name = ep_->own_name();
     if (name.size() >= sizeof(sockaddr_in))

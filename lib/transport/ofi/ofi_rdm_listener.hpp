@@ -17,7 +17,9 @@
 namespace naa::transport::ofi_detail {
 
 // A reliable-datagram listener: an RDM endpoint at a well-known address that receives
-// connection requests; each one gets a fresh endpoint of its own (see the top of ofi.cpp).
+// connection requests; each one gets an endpoint of its own (see the top of ofi.cpp): over shm
+// an idle one of an ended connection, or the spare opened with the listener, where
+// NAA_SHM_IDLE_ENDPOINTS allows (ofi_endpoint_reuse.cpp), else a fresh one.
 class OfiRdmListener : public Listener {
  public:
   // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK);
