@@ -83,6 +83,13 @@ int parse_cpu(const std::string &text, const std::string &source) {
   return static_cast<int>(v);
 }
 
+size_t parse_idle_endpoints(const std::string &text, const std::string &source) {
+  uint64_t v = 0;
+  if (!parse_count(text.c_str(), 16, &v))
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not a count from 0 to 16");
+  return static_cast<size_t>(v);
+}
+
 size_t parse_write_chunk(const std::string &text, const std::string &source) {
   if (text.empty()) return SIZE_MAX;
   uint64_t v = 0;

@@ -58,5 +58,7 @@ unsigned parse_reconnect(const std::string &text, const std::string &source);
 
 // NAA_OFI_WRITE_CHUNK: bytes >= 4096 ("" : no split, SIZE_MAX).
 size_t parse_write_chunk(const std::string &text, const std::string &source);
+// NAA_SHM_IDLE_ENDPOINTS: 0 to 16.
+size_t parse_idle_endpoints(const std::string &text, const std::string &source);
 
 }  // namespace naa

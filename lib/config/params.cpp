@@ -19,6 +19,7 @@ void check_microseconds(const std::string &t, const std::string &s) { parse_micr
 void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
+void check_idle(const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }
 void check_transport(const std::string &t, const std::string &s) {
   if (t != "auto" && t != "verbs" && t != "ofi" && !(t.rfind("ofi+", 0) == 0 && t.size() > 4))
     throw Error(NAA_ERR_CONFIG,
@@ -70,6 +71,9 @@ const std::vector<Param> &registry() {
        "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
       {"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
        "split libfabric writes into pieces of this size (default: no split)", check_write_chunk},
+      {"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
+       "ofi+shm endpoints of ended connections kept open for the next ones, per side (each holds "
+       "16 MiB of /dev/shm until the process exits; 0: none)", check_idle},
       {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
        "which diagnostics go to stderr (read once per process)", nullptr},
       {"NAA_STATS", "0|1", "0",
@@ -188,6 +192,7 @@ transport::TransportOptions Values::transport_options() const {
   const Progress p = progress();
   options.setup_spin = p.spin;
   options.setup_sleeps = p.mode == Progress::Mode::Block;
+  options.idle_endpoints = parsed("NAA_SHM_IDLE_ENDPOINTS", parse_idle_endpoints);
   return options;
 }
 

@@ -175,6 +175,10 @@ struct TransportOptions {
   // `setup_sleeps` (NAA_PROGRESS=block): asleep at once.
   std::chrono::microseconds setup_spin{100};
   bool setup_sleeps = false;
+  // NAA_SHM_IDLE_ENDPOINTS: how many ofi+shm endpoints of ended connections a process keeps
+  // for its next ones, per side (ofi/ofi_idle_endpoint.hpp). None unless asked: handles and
+  // naa-server ask through Settings (default 2); raw users of the transport keep none.
+  size_t idle_endpoints = 0;
 };
 
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens

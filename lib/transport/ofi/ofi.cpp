@@ -101,8 +101,10 @@ class OfiTransport : public Transport {
                  chosen->domain_attr->name,
                  chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     auto context = OfiContext::acquire(chosen.get());
-    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr);
-        ep->limit_writes(write_chunk_);
+    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr,
+                                            std::string(), OfiEndpoint::Reuse::Client,
+                                            options_.idle_endpoints);
+    ep->limit_writes(write_chunk_);
     ep->plan_setup_waits(options_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     try {
@@ -116,7 +118,7 @@ class OfiTransport : public Transport {
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     if (endpoint_type() == FI_EP_RDM)
-      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_);
+      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_, options_.idle_endpoints);
     return std::make_unique<OfiListener>(provider_, host, port, options_);
   }
 

@@ -28,6 +28,14 @@ bool ofi_shm_server_at(uint16_t port);
 // Whether `provider` (e.g. "shm") is there and offers what libnaa needs.
 bool ofi_provider_available(const std::string &provider);
 
+// ofi+shm endpoints this process opened, and how many connections took an idle one instead
+// (for tests: see ofi_idle_endpoint.hpp).
+struct OfiEndpointCounts {
+  unsigned long opened;
+  unsigned long reused;
+};
+OfiEndpointCounts ofi_endpoint_counts();
+
 // The version of the libfabric library loaded at run time, e.g. "1.17".
 std::string ofi_runtime_version();
 // True for the libfabric versions (1.17) whose tcp provider one crafted packet from a peer

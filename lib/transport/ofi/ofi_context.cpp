@@ -47,8 +47,56 @@ std::shared_ptr<OfiContext> OfiContext::acquire(const fi_info *info) {
 
 OfiContext::~OfiContext() {
   queues.clear();  // opened on the fabric and the domain
+  idle_.clear();  // their fabric objects before the domain
   close_fid(domain != nullptr ? &domain->fid : nullptr);
   close_fid(fabric != nullptr ? &fabric->fid : nullptr);
+}
+
+IdleRdm::~IdleRdm() {
+  if (old_peer_pidfd >= 0) ::close(old_peer_pidfd);
+  close_fid(ep != nullptr ? &ep->fid : nullptr);
+  close_fid(control_mr != nullptr ? &control_mr->fid : nullptr);
+  close_fid(av != nullptr ? &av->fid : nullptr);
+  close_fid(cq != nullptr ? &cq->fid : nullptr);
+}
+
+void OfiContext::park(std::unique_ptr<IdleRdm> idle, size_t bound, bool oldest) {
+  std::unique_ptr<IdleRdm> evicted;  // closed outside the lock
+  std::shared_ptr<OfiContext> self = shared_from_this();
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  const bool client = idle->client;
+  if (oldest) idle_.push_front(std::move(idle));
+  else idle_.push_back(std::move(idle));
+  size_t same = 0;
+  for (const auto &i : idle_) same += i->client == client;
+  if (same > bound) {
+    for (auto i = idle_.begin(); i != idle_.end(); ++i)
+      if ((*i)->client == client) {
+        evicted = std::move(*i);
+        idle_.erase(i);
+        break;
+      }
+  }
+  kept_open_ = std::move(self);
+}
+
+std::unique_ptr<IdleRdm> OfiContext::take(bool client) {
+  std::shared_ptr<OfiContext> last;  // released outside the lock (it may be our last owner)
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  std::unique_ptr<IdleRdm> found;
+  for (auto i = idle_.rbegin(); i != idle_.rend(); ++i)
+    if ((*i)->client == client) {
+      found = std::move(*i);
+      idle_.erase(std::next(i).base());
+      break;
+    }
+  if (idle_.empty()) last = std::move(kept_open_);
+  return found;
+}
+
+size_t OfiContext::idle_endpoints() const {
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  return idle_.size();
 }
 
 fid_mr *OfiContext::register_raw(void *addr, size_t length, uint64_t access, fid_ep *ep) {

@@ -19,10 +19,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 
 #include "transport/ofi/ofi_fabric.hpp"
 #include "transport/ofi/ofi_queue_stock.hpp"
+#include "transport/ofi/ofi_idle_endpoint.hpp"
 #include "transport/registration_cache.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -61,6 +64,15 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   // How many registrations are live (for tests and naa-bench).
   size_t live_registrations() const { return cache_.live(); }
 
+  // Idle shm endpoints (ofi_idle_endpoint.hpp). park() keeps `idle` (closing the oldest of its
+  // side beyond `bound`); while any is kept the Context stays open, until the process
+  // exits (libfabric's shm provider unlinks their regions then). take() hands out the newest
+  // of the side asked for, or nothing.
+  // `oldest`: behind the others (one whose old peer has not said goodbye yet).
+  void park(std::unique_ptr<IdleRdm> idle, size_t bound, bool oldest = false);
+  std::unique_ptr<IdleRdm> take(bool client);
+  size_t idle_endpoints() const;
+
   fid_fabric *fabric = nullptr;
   fid_domain *domain = nullptr;
   // The EQ and CQ of the last closed MSG endpoint, for the next one (ofi_queue_stock.hpp).
@@ -71,6 +83,9 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   // Keys we choose (providers without FI_MR_PROV_KEY) must be unique in the domain.
   std::atomic<uint64_t> next_key_{1};
   RegistrationCache<OfiRegistration> cache_;
+  mutable std::mutex idle_mutex_;
+  std::deque<std::unique_ptr<IdleRdm>> idle_;
+  std::shared_ptr<OfiContext> kept_open_;  // ourselves, while idle_ holds endpoints
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -16,12 +16,14 @@
 namespace naa::transport::ofi_detail {
 
 OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
-                         std::string request_data)
-    : context_(std::move(context)), info_(std::move(info)), pep_(pep),
+                         std::string request_data, Reuse reuse, size_t idle_bound)
+    : context_(std::move(context)), info_(std::move(info)), reuse_(reuse),
+      idle_bound_(idle_bound), pep_(pep),
       peer_data_(std::move(request_data)) {
   rdm_ = info_->ep_attr->type == FI_EP_RDM;
   // Only shm guarantees a peer on this host, whose process can be watched.
   same_host_ = rdm_ && std::strcmp(info_->fabric_attr->prov_name, "shm") == 0;
+  sources_ = same_host_ && (info_->caps & FI_SOURCE);
   cq_wakes_ = !same_host_;
   if (same_host_) event_checks_ = EventCheckPacer(EventCheckPacer::kCheapPollsPerCheck);
   peer_ = rdm_ ? "?" : sockaddr_name(info_->dest_addr);
@@ -38,9 +40,15 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
 
 OfiEndpoint::~OfiEndpoint() {
   if (connected_ && !rdm_) fi_shutdown(ep_, 0);
-  if (connected_ && rdm_ && !peer_left_) say_goodbye();
+  // A server endpoint answers a shm client's goodbye with its own, after everything it sent: a
+  // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp). Not to a client of
+  // this process: shm frees a closed endpoint's region in the process that mapped it.
+  if (connected_ && rdm_ &&
+      (!peer_left_ ||
+       (reuse_ == Reuse::Server && sources_ && peer_goodbye_ && peer_pid_ != getpid())))
+    say_goodbye();
+  if (!park()) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
-  close();
 }
 
 void OfiEndpoint::limit_writes(size_t chunk) {
@@ -54,6 +62,7 @@ void OfiEndpoint::post_recv(void *buf, size_t length, const MemoryRegion &mr, ui
   retry_post("fi_recv", [&] {
     return fi_recv(ep_, buf, length, desc, FI_ADDR_UNSPEC, reinterpret_cast<void *>(context));
   });
+  if (sources_) posted_recvs_.push_back({context, buf, length, desc});
 }
 
 // libfabric has no solicited-event bit; the peer wakes on any completion.
@@ -69,6 +78,7 @@ void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &
   msg.context = reinterpret_cast<void *>(context);
   retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
   wake_peer();
+  ++tx_pending_;
   nap_.reset();  // an answer is due (MRSP): the waits for it start short
 }
 
@@ -134,9 +144,11 @@ void OfiEndpoint::open_queues() {
   }
   // An fd wait object where the provider has one: the progress thread sleeps on many
   // endpoints' descriptors at once (FI_GETWAIT names it only for FI_WAIT_FD).
+  // shm's CQ does not wake its wait object for a peer's message (sleep_on_cq naps or rings), so
+  // it gets none: its descriptors would be held for nothing, by idle endpoints too.
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
-  cq_attr.wait_obj = FI_WAIT_FD;
+  cq_attr.wait_obj = cq_wakes_ ? FI_WAIT_FD : FI_WAIT_NONE;
   if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
     if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
   } else {
@@ -146,6 +158,7 @@ void OfiEndpoint::open_queues() {
 }
 
 void OfiEndpoint::open() {
+  if (adopt_idle()) return;  // with its bell
   open_queues();
   check(fi_endpoint(context_->domain, info_.get(), &ep_, nullptr), "fi_endpoint");
   if (rdm_) {
@@ -163,6 +176,7 @@ void OfiEndpoint::open() {
   check(fi_enable(ep_), "fi_enable");
   if (rdm_) open_control();
   if (same_host_) {
+    count_opened();
     bell_ = std::make_unique<ShmBell>(own_name());
     if (!bell_->ok()) bell_.reset();
   }
@@ -191,6 +205,16 @@ void OfiEndpoint::close() {
 void OfiEndpoint::on_cq_error() {
   fi_cq_err_entry err{};
   fi_cq_readerr(cq_, &err, 0);
+  if (err.op_context == &sink_context_) {  // drain_unexpected's: cancelled, or a long message
+    sink_done_ = true;
+    sink_cancelled_ = err.err == FI_ECANCELED;
+    return;
+  }
+  if (parking_ && err.err == FI_ECANCELED && !is_control(err.op_context)) {
+    forget_recv(reinterpret_cast<uint64_t>(err.op_context));
+    return;
+  }
+  failed_ = true;
   if (is_control(err.op_context)) {
     if (!(err.flags & FI_RECV) && control_sends_pending_ > 0) --control_sends_pending_;
     NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(), fi_error_text(err.err).c_str());
@@ -245,7 +269,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) 
   fi_cq_data_entry entries[8];
   ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
                            deadline.remaining_ms(static_cast<int>(slice.count())));
-  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  if (rc > 0) return translate(entries, nullptr, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
     check(static_cast<int>(rc), "fi_cq_sread");
@@ -293,8 +317,10 @@ size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline
 
 size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   fi_cq_data_entry entries[8];
-  ssize_t rc = fi_cq_read(cq_, entries, std::min<size_t>(max, 8));
-  if (rc > 0) return translate(entries, static_cast<size_t>(rc), out);
+  fi_addr_t sources[8];
+  const size_t n = std::min<size_t>(max, 8);
+  ssize_t rc = sources_ ? fi_cq_readfrom(cq_, entries, n, sources) : fi_cq_read(cq_, entries, n);
+  if (rc > 0) return translate(entries, sources_ ? sources : nullptr, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
   else if (awaiting_peer_ && peer_bell_) peer_bell_->pull();
@@ -302,14 +328,16 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
 }
 
 // Completions of the transport's own operations (control messages, RDM's data writes) are
-// consumed here; the rest are handed on.
-size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Completion *out) {
+// consumed here, and with `sources` (FI_SOURCE) what came from another than the peer is
+// dropped; the rest are handed on.
+size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *sources,
+                              size_t n, Completion *out) {
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const fi_cq_data_entry &e = entries[i];
-    if (e.flags & (FI_RECV | FI_REMOTE_CQ_DATA)) awaiting_peer_ = false;  // the peer moved
+    const fi_addr_t source = sources != nullptr ? sources[i] : FI_ADDR_UNSPEC;
     if (is_control(e.op_context)) {
-      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len);
+      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len, source);
       else if (control_sends_pending_ > 0) --control_sends_pending_;
       continue;
     }
@@ -317,6 +345,19 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, size_t n, Complet
       if (fence_pending_ > 0) --fence_pending_;
       continue;
     }
+    if (e.op_context == &sink_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
+      sink_done_ = true;
+      continue;
+    }
+    const bool inbound = (e.flags & (FI_RECV | FI_REMOTE_CQ_DATA)) != 0;
+    if (inbound && sources != nullptr && !from_peer(source)) {
+      drop_stale(e, source);
+      continue;
+    }
+    if (inbound) awaiting_peer_ = false;  // the peer moved
+    if (e.flags & FI_RECV) forget_recv(reinterpret_cast<uint64_t>(e.op_context));
+    if (e.flags & FI_REMOTE_CQ_DATA) ++imms_received_;
+    else if (!inbound && tx_pending_ > 0) --tx_pending_;
     Completion &c = out[k++];
     c.context = reinterpret_cast<uint64_t>(e.op_context);
     c.bytes = e.len;

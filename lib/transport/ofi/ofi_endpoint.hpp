@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,8 +47,12 @@ class OfiEndpoint : public Endpoint {
  public:
   // A MSG endpoint on the server side comes from `pep` (for fi_reject). An RDM endpoint is a
   // listener's until attach() or connect() gives it its one peer.
+  // `reuse` (shm, a client's or a listener's connection endpoint): it may be an idle one of
+  // the Context's (ofi_endpoint_reuse.cpp), and goes back there when its connection ends well;
+  // the Context keeps `idle_bound` of them (NAA_SHM_IDLE_ENDPOINTS; 0: none).
+  enum class Reuse { No, Client, Server };
   OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
-              std::string request_data = {});
+              std::string request_data = {}, Reuse reuse = Reuse::No, size_t idle_bound = 0);
   ~OfiEndpoint() override;
 
   void set_peer_label(std::string label) { peer_ = std::move(label); }
@@ -100,11 +105,27 @@ class OfiEndpoint : public Endpoint {
   // This endpoint's own address, as a peer inserts it into its address vector.
   std::string own_name() const;
 
+  // A listener's spare: this endpoint, never connected, goes idle at once for its first
+  // request (the 5-16 ms of opening it are spent before any client waits).
+  void park_unused();
+
  private:
   static constexpr size_t kControlSlots = 4;  // receives posted for control messages
   static constexpr std::chrono::microseconds kPostNapLimit{1000};
   // How long a reject or goodbye may take to leave before the endpoint closes.
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
+
+  // ofi_endpoint_reuse.cpp
+  bool adopt_idle();
+  void take_objects(IdleRdm &idle);
+  bool settle_old_peer(const IdleRdm &idle);
+  bool park() noexcept;
+  bool from_peer(fi_addr_t source) const;
+  void drop_stale(const fi_cq_data_entry &e, fi_addr_t source);
+  void forget_recv(uint64_t context);
+  bool drain_unexpected();
+  void forget_address(fi_addr_t addr);
+  void count_opened();
 
   // ofi_endpoint.cpp
   void open_once();
@@ -122,7 +143,8 @@ class OfiEndpoint : public Endpoint {
     if (peer_bell_) peer_bell_->pull();
   }
   size_t read_cq(Completion *out, size_t max);
-  size_t translate(const fi_cq_data_entry *entries, size_t n, Completion *out);
+  size_t translate(const fi_cq_data_entry *entries, const fi_addr_t *sources, size_t n,
+                   Completion *out);
 
   // ofi_endpoint_rma.cpp
   void wait_fence();
@@ -148,7 +170,7 @@ class OfiEndpoint : public Endpoint {
   void flush_control(Deadline deadline);
   void say_goodbye() noexcept;
   void ring_listener();
-  void on_control(uint8_t *slot, size_t len);
+  void on_control(uint8_t *slot, size_t len, fi_addr_t source);
   std::optional<control::Message> take_control(control::Type type);
   fi_addr_t insert_address(const std::string &name);
   void watch_process(uint32_t pid);
@@ -184,6 +206,29 @@ class OfiEndpoint : public Endpoint {
 
   std::shared_ptr<OfiContext> context_;
   InfoPtr info_;
+  Reuse reuse_ = Reuse::No;
+  size_t idle_bound_ = 0;
+  // Whether completions name their source (FI_SOURCE, asked of shm): then what a peer other
+  // than this connection's sends or writes is dropped (an old peer of a reused endpoint).
+  bool sources_ = false;
+  bool failed_ = false;     // a completion failed: the endpoint is closed, never reused
+  bool parking_ = false;    // park() cancels the receives still posted
+  bool peer_goodbye_ = false;  // the peer ended the connection with a goodbye
+  bool settling_ = false;      // a reused client endpoint waits for its old peer's goodbye
+  size_t tx_pending_ = 0;      // our sends and final writes not yet completed
+  size_t imms_sent_ = 0, imms_received_ = 0;  // a client with a reply due is not reused
+  struct PostedRecv {
+    uint64_t context;
+    void *buf;
+    size_t length;
+    void *desc;
+  };
+  std::vector<PostedRecv> posted_recvs_;  // shm: to cancel at park, to post again after a drop
+  std::map<std::string, fi_addr_t> av_names_;  // RDM: what the address vector holds
+  unsigned long stale_dropped_ = 0;
+  char sink_context_ = 0;  // its address marks drain_unexpected's receive
+  bool sink_done_ = false, sink_cancelled_ = false;
+  std::chrono::steady_clock::time_point stale_logged_{};
   fid_pep *pep_;  // server side: the listener that received the request (for fi_reject)
   std::string peer_data_;
   std::string peer_;

@@ -180,28 +180,45 @@ void OfiEndpoint::say_goodbye() noexcept {
   }
 }
 
-void OfiEndpoint::on_control(uint8_t *slot, size_t len) {
+void OfiEndpoint::on_control(uint8_t *slot, size_t len, fi_addr_t source) {
   control::Message m;
   std::string why;
   if (!control::decode(slot, std::min(len, control::kMaxMessage), &m, &why)) {
     NAA_LOG_WARN("%s: malformed control message ignored: %s", peer_.c_str(), why.c_str());
   } else if (m.type == control::Type::Goodbye) {
-    // A listener has no peer; a goodbye there is a stray one.
-    if (connected_) peer_left_ = true;
+    // A listener has no peer; a goodbye there is a stray one. On a reused endpoint, one from
+    // the endpoint's old peer (or anyone else) must not end the new connection.
+    if (connected_ && (!sources_ || source == peer_addr_)) peer_left_ = peer_goodbye_ = true;
+    else if (connected_) NAA_LOG_WARN("%s: goodbye from another endpoint than the peer dropped",
+                                      peer_.c_str());
   } else if (control_in_.size() < 64) {  // a flood of requests must not grow it without end
     control_in_.push_back(std::move(m));
   }
   post_control_recv(slot);
 }
 
+// Each address once: shm counts its insertions against 256 peers.
 fi_addr_t OfiEndpoint::insert_address(const std::string &name) {
+  auto known = av_names_.find(name);
+  if (known != av_names_.end()) return known->second;
   fi_addr_t addr = FI_ADDR_UNSPEC;
   // FI_ADDR_STR names are NUL-terminated strings; c_str() adds the NUL to either kind.
   int rc = fi_av_insert(av_, name.c_str(), 1, &addr, 0, nullptr);
   if (rc != 1)
     throw Error(NAA_ERR_CONNECTION, "cannot address " + address_text(info_->addr_format, name) +
                                         ": " + fi_error_text(rc < 0 ? rc : -FI_EADDRNOTAVAIL));
+  av_names_[name] = addr;
   return addr;
+}
+
+void OfiEndpoint::forget_address(fi_addr_t addr) {
+  for (auto i = av_names_.begin(); i != av_names_.end(); ++i)
+    if (i->second == addr) {
+      av_names_.erase(i);
+      int rc = fi_av_remove(av_, &addr, 1, 0);
+      if (rc != 0) throw Error(NAA_ERR_TRANSPORT, "fi_av_remove: " + fi_error_text(rc));
+      return;
+    }
 }
 
 // A same-host peer that dies without a goodbye (killed) is noticed through its process: a

@@ -48,6 +48,8 @@ InfoPtr make_hints(const std::string &provider, bool auto_progress, fi_ep_type t
   if (!hints) throw Error(NAA_ERR_NO_RESOURCES, "fi_allocinfo failed");
   hints->ep_attr->type = type;
   hints->caps = FI_MSG | FI_RMA | FI_WRITE | FI_REMOTE_WRITE | (type == FI_EP_RDM ? FI_TAGGED : 0);
+  // shm's endpoints are reused (ofi_endpoint_reuse.cpp): completions name their source.
+  if (type == FI_EP_RDM && provider == "shm") hints->caps |= FI_SOURCE;
   hints->mode = FI_RX_CQ_DATA;
   hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   hints->domain_attr->threading = FI_THREAD_SAFE;

@@ -46,8 +46,8 @@ int reserve_port(uint16_t *port) {
 }  // namespace
 
 OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host,
-                               uint16_t port, size_t write_chunk)
-    : write_chunk_(write_chunk) {
+                               uint16_t port, size_t write_chunk, size_t idle_endpoints)
+    : write_chunk_(write_chunk), idle_endpoints_(idle_endpoints) {
   InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
   if (!probe)
     throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
@@ -84,6 +84,13 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
                           named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
   if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
+  if (named_ && idle_endpoints_ > 0) {
+    InfoPtr spare(fi_dupinfo(fresh_info_.get()));
+    if (!spare) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
+    give_unique_shm_source(spare.get());
+    OfiEndpoint(fabric_, std::move(spare), nullptr, {}, OfiEndpoint::Reuse::Server, idle_endpoints_)
+        .park_unused();
+  }
   if (!named_) {
     std::string name = ep_->own_name();
     if (name.size() >= sizeof(sockaddr_in))
@@ -128,7 +135,8 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
           InfoPtr info(fi_dupinfo(fresh_info_.get()));
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
           if (named_) give_unique_shm_source(info.get());
-          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data);
+          auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data,
+                                                  OfiEndpoint::Reuse::Server, idle_endpoints_);
           ep->limit_writes(write_chunk_);
           ep->attach(request->name, request->pid);
           return ep;

@@ -17,12 +17,15 @@
 namespace naa::transport::ofi_detail {
 
 // A reliable-datagram listener: an RDM endpoint at a well-known address that receives
-// connection requests; each one gets a fresh endpoint of its own (see the top of ofi.cpp).
+// connection requests; each one gets an endpoint of its own (see the top of ofi.cpp): over shm
+// an idle one of an ended connection, or the spare opened with the listener, where
+// NAA_SHM_IDLE_ENDPOINTS allows (ofi_endpoint_reuse.cpp), else a fresh one.
 class OfiRdmListener : public Listener {
  public:
-  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK).
+  // `write_chunk`: what the accepted endpoints split their writes at (NAA_OFI_WRITE_CHUNK);
+  // `idle_endpoints`: how many of them are kept for later requests (NAA_SHM_IDLE_ENDPOINTS).
   OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port,
-                 size_t write_chunk);
+                 size_t write_chunk, size_t idle_endpoints);
   ~OfiRdmListener() override;
 
   uint16_t port() const override { return port_; }
@@ -37,6 +40,7 @@ class OfiRdmListener : public Listener {
   static constexpr std::chrono::microseconds kRingSpacing{200};
 
   size_t write_chunk_;
+  size_t idle_endpoints_;
   bool named_ = false;
   std::string prov_name_;
   int reserved_fd_ = -1;

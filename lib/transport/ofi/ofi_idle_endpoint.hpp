@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// An ofi+shm endpoint between two connections, kept by its Context for the next one
+// (OfiContext::park/take): libfabric 1.17's shm provider zero-fills a 16 MiB region for every
+// endpoint it enables (5-16 ms) and unmaps and unlinks it at close (1-8 ms), which made
+// every naa_create and naa_finalize over shm cost that, on both sides (doc/performance.md).
+// What an idle endpoint holds: its fabric objects, its control receives (still posted into
+// control_buf) and, on a client's, the address of the server endpoint it was connected to.
+// Private to lib/transport.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/ofi/ofi_shm_bell.hpp"
+
+namespace naa::transport::ofi_detail {
+
+// How many a Context keeps, per side, is NAA_SHM_IDLE_ENDPOINTS (TransportOptions); each holds
+// a 16 MiB object in /dev/shm. Beyond it the oldest is closed.
+struct IdleRdm {
+  IdleRdm() = default;
+  ~IdleRdm();  // closes what it holds
+  IdleRdm(const IdleRdm &) = delete;
+  IdleRdm &operator=(const IdleRdm &) = delete;
+
+  bool client = false;  // a client's (its old server endpoint may still talk: see settle)
+  fid_ep *ep = nullptr;
+  fid_cq *cq = nullptr;
+  fid_av *av = nullptr;
+  fid_mr *control_mr = nullptr;
+  std::vector<uint8_t> control_buf;  // the control receives point into it
+  unsigned control_send_next = 0;
+  int wait_fd = -1;
+  std::map<std::string, fi_addr_t> av_names;  // what the address vector holds
+  std::unique_ptr<ShmBell> bell;              // named after the endpoint: it stays with it
+  // Client: the server endpoint of the connection that ended, still in the address vector
+  // until its goodbye has come (OfiEndpoint::settle_old_peer).
+  fi_addr_t old_peer = FI_ADDR_UNSPEC;
+  std::string old_peer_name;
+  pid_t old_peer_pid = 0;
+  int old_peer_pidfd = -1;
+};
+
+}  // namespace naa::transport::ofi_detail
