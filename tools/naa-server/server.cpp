@@ -164,6 +164,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
       // stops counting for the limits.
       pool_.run([conn = std::move(conn), &w]() mutable {
         conn->run();
+        w.served.store(true);
         conn.reset();
         w.done.store(true);
       });
@@ -189,7 +190,7 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
     }
     // A second request naming the endpoint of a client being served is not that client's (it
     // has its connection): an answer would land in the client's region (issue 29.3).
-    auto same_peer = [&ep](const Worker &w) { return !w.done.load() && w.peer == ep.peer(); };
+    auto same_peer = [&ep](const Worker &w) { return !w.served.load() && w.peer == ep.peer(); };
     if (std::any_of(workers_.begin(), workers_.end(), same_peer)) {
       NAA_LOG_WARN("dropping a request naming %s, which is connected already", ep.peer().c_str());
       return "";

@@ -75,6 +75,10 @@ class Server {
     std::string peer;  // Endpoint::peer() of the client
     std::string host;  // peer_host() of it
     std::atomic<bool> done{false};
+    // Its connection has stopped serving (run() returned): a request naming the client's
+    // endpoint again is the client's next connection, which an ofi+shm client may make as soon
+    // as the goodbye answer that closing the old one sends has come.
+    std::atomic<bool> served{false};
   };
   void listen(const std::string &transport_name, uint16_t port);
   void accept_loop(Listening &l, const std::atomic<bool> &stop);

@@ -158,7 +158,10 @@ void OfiEndpoint::open_queues() {
 }
 
 void OfiEndpoint::open() {
-  if (adopt_idle()) return;  // with its bell
+  if (adopt_idle()) {
+    open_bell();
+    return;
+  }
   open_queues();
   check(fi_endpoint(context_->domain, info_.get(), &ep_, nullptr), "fi_endpoint");
   if (rdm_) {
@@ -177,9 +180,14 @@ void OfiEndpoint::open() {
   if (rdm_) open_control();
   if (same_host_) {
     count_opened();
-    bell_ = std::make_unique<ShmBell>(own_name());
-    if (!bell_->ok()) bell_.reset();
+    open_bell();
   }
+}
+
+void OfiEndpoint::open_bell() {
+  if (!same_host_) return;
+  bell_ = std::make_unique<ShmBell>(own_name());
+  if (!bell_->ok()) bell_.reset();
 }
 
 void OfiEndpoint::close() {

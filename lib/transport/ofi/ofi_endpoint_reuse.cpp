@@ -128,7 +128,6 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(control_send_next_, idle.control_send_next);
   std::swap(wait_fd_, idle.wait_fd);
   std::swap(av_names_, idle.av_names);
-  std::swap(bell_, idle.bell);
 }
 
 bool OfiEndpoint::adopt_idle() {
@@ -205,6 +204,9 @@ void OfiEndpoint::park_unused() {
   if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
   auto idle = std::make_unique<IdleRdm>();
   take_objects(*idle);
+  // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
+  // endpoint holds no descriptor for it (open_bell).
+  bell_.reset();
   context_->park(std::move(idle), idle_bound_);
 }
 
@@ -254,6 +256,9 @@ bool OfiEndpoint::park() noexcept {
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
   }
+  // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
+  // endpoint holds no descriptor for it (open_bell).
+  bell_.reset();
   context_->park(std::move(idle), idle_bound_);
   return true;
 }

@@ -16,11 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
-
-#include "transport/ofi/ofi_shm_bell.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -41,7 +38,6 @@ struct IdleRdm {
   unsigned control_send_next = 0;
   int wait_fd = -1;
   std::map<std::string, fi_addr_t> av_names;  // what the address vector holds
-  std::unique_ptr<ShmBell> bell;              // named after the endpoint: it stays with it
   // Client: the server endpoint of the connection that ended, still in the address vector
   // until its goodbye has come (OfiEndpoint::settle_old_peer).
   fi_addr_t old_peer = FI_ADDR_UNSPEC;
