@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d447fc48ff959de5f7542d321d8ff80424a58703b3a062e967afbb874aac5bf2")
+    version("0.1.0", sha256="c3ef829f84eba80bb9dac30f221e6ad17e374e3cf969e36cf99f6f7a45cf61f0")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
