@@ -78,8 +78,7 @@ ShmBell::~ShmBell() {
 }
 
 void ShmBell::raise() {
-  word_->store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  word_->exchange(1, std::memory_order_seq_cst);
 }
 
 void ShmBell::lower() {

@@ -7,8 +7,8 @@
 // and a word in a small shared page that says whether it sleeps. The sleeper raises the word
 // before it looks at its queue for the last time; the peer, after every post, looks at the word
 // and rings (one datagram) only when it is raised: a sender that keeps its peer busy pays one
-// fence and one load per post, and a sleeper cannot miss a post (each side fences between its
-// store and its load, so one of them sees the other's).
+// atomic read-modify-write per post, and a sleeper cannot miss a post (both sides change the
+// word with read-modify-writes, which order each side's queue access against the other's).
 //
 // Both are named after the endpoint's shm region ("/PID-HEX" becomes "/PID-HEX.bell"), so a
 // peer finds them from the endpoint name it already has, and a peer whose page is there is a
@@ -59,12 +59,11 @@ class ShmBellRope {
 
   bool rings() const { return has_bell_; }
   // After a post to the peer: rings if it sleeps (always, where its page could not be mapped).
+  // The read is a read-modify-write, as is the sleeper's raise: the two are ordered on the
+  // word, so a post before our read is seen by a sleeper whose raise came after it.
   void pull() noexcept {
     if (!has_bell_) return;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (word_ != nullptr && (word_->load(std::memory_order_relaxed) == 0 ||
-                             word_->exchange(0, std::memory_order_relaxed) == 0))
-      return;
+    if (word_ != nullptr && word_->fetch_and(0, std::memory_order_seq_cst) == 0) return;
     ring();
   }
 
