@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c3ef829f84eba80bb9dac30f221e6ad17e374e3cf969e36cf99f6f7a45cf61f0")
+    version("0.1.0", sha256="4c6797e5f4dbc298a6d3f3b5671e978cdb884b61d087a989592a7f60c042407c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
