@@ -331,7 +331,7 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   if (rc > 0) return translate(entries, sources_ ? sources : nullptr, static_cast<size_t>(rc), out);
   if (rc == -FI_EAVAIL) on_cq_error();
   else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
-  else if (awaiting_peer_ && peer_bell_) peer_bell_->pull();
+  else if (awaiting_peer_ && peer_bell_) peer_bell_->nudge();
   return 0;
 }
 

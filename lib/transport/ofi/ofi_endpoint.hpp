@@ -270,8 +270,8 @@ class OfiEndpoint : public Endpoint {
   // processes (no process_vm_writev: ptrace restricted), in segments that are no posts of
   // ours: a peer that went to sleep in between would sleep through them (a 16 MiB invocation
   // after a pause took 5-10 s), so while awaiting it, every empty read of our CQ rings it again
-  // if it sleeps (a fence and a load otherwise; every 64th read was too rare for a waiter that
-  // naps between reads).
+  // if it sleeps (a plain load of its word otherwise; every 64th read was too rare for a waiter
+  // that naps between reads).
   bool awaiting_peer_ = false;
   // Whether the provider keeps a chain's writes in order and completes them in order (MSG
   // asks for it); where not, the final write waits for the data writes (post_writes).

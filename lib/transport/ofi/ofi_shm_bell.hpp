@@ -66,6 +66,11 @@ class ShmBellRope {
     if (word_ != nullptr && word_->fetch_and(0, std::memory_order_seq_cst) == 0) return;
     ring();
   }
+  // While awaiting the peer (no post of ours to order against): a plain look at the word on
+  // each empty read, the read-modify-write only when the peer sleeps.
+  void nudge() noexcept {
+    if (word_ != nullptr && word_->load(std::memory_order_relaxed) != 0) pull();
+  }
 
  private:
   void ring() noexcept;
