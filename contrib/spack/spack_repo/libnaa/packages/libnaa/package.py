@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4c6797e5f4dbc298a6d3f3b5671e978cdb884b61d087a989592a7f60c042407c")
+    version("0.1.0", sha256="15b08ca5570849d47d04ba2a76c28351db28a23981f1ac11f12aedba708fe0c4")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
