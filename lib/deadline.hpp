@@ -27,8 +27,10 @@ class Deadline {
   }
 
   // Milliseconds left, clamped to [0, cap]: the slice a blocking primitive may sleep for.
+  // Rounded up: rounded down, the last fraction of a millisecond became sleeps of 0 ms, and
+  // every caller spun through it (an idle naa-server's listener, once per 200 ms slice).
   int remaining_ms(int cap) const {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at_ - Clock::now()).count();
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(at_ - Clock::now()).count();
     if (left <= 0) return 0;
     return left > cap ? cap : static_cast<int>(left);
   }
