@@ -5,9 +5,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdint>
+#include <thread>
 
 namespace naa::transport::ofi_detail {
+
+namespace {
+std::atomic<unsigned> claims{0};
+// Between tries of open_when_spare: the sweep frees descriptors once per accept slice at most.
+constexpr std::chrono::milliseconds kClaimNap{2};
+}  // namespace
 
 std::mutex &descriptor_gate() {
   static std::mutex gate;
@@ -29,6 +39,27 @@ bool descriptors_spare(size_t count) {
   if (probe < 0) return false;
   ::close(probe);
   return probe == lowest;
+}
+
+void DescriptorClaim::hold(bool waiting) {
+  if (waiting == held_) return;
+  held_ = waiting;
+  if (waiting) claims.fetch_add(1, std::memory_order_relaxed);
+  else claims.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool accepts_spare() {
+  return claims.load(std::memory_order_relaxed) == 0 || descriptors_spare(kSpareDescriptors + kClaimHeadroom);
+}
+
+int open_when_spare(const std::function<int()> &open, Deadline deadline) {
+  DescriptorClaim claim;
+  for (;;) {
+    const int fd = open();
+    if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || deadline.expired()) return fd;
+    claim.hold(true);
+    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kClaimNap, deadline.remaining()));
+  }
 }
 
 }  // namespace naa::transport::ofi_detail

@@ -11,7 +11,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <mutex>
+
+#include "deadline.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -23,5 +26,34 @@ inline constexpr size_t kSpareDescriptors = 16;
 
 // Whether this process can still open `count` descriptors. Call it holding the gate.
 bool descriptors_spare(size_t count);
+
+// A same-host step that waits for descriptors (the shm listener that cannot read its queue, a
+// shm endpoint that cannot send its answer) holds a claim while it waits. While any claim is
+// held, the tcp listener accepts only with kClaimHeadroom more to spare, so that what
+// naa-server's handshake sweep frees goes to the claimant, not to the next silent connection
+// of a flood: under TSan, the tcp listener took every descriptor the sweep freed, and shm
+// clients were refused or left unanswered (test_hostile's idle_raw_connections and
+// shm_requests_amid_connection_churn).
+inline constexpr size_t kClaimHeadroom = 16;
+
+class DescriptorClaim {
+ public:
+  DescriptorClaim() = default;
+  DescriptorClaim(const DescriptorClaim &) = delete;
+  DescriptorClaim &operator=(const DescriptorClaim &) = delete;
+  ~DescriptorClaim() { hold(false); }
+  void hold(bool waiting);
+
+ private:
+  bool held_ = false;
+};
+
+// Whether the tcp listener may accept a connection now. Call it holding the gate.
+bool accepts_spare();
+
+// open() (a descriptor, or -1 and errno) again while it fails for want of descriptors
+// (EMFILE, ENFILE), holding a claim, until `deadline`: what the handshake sweep frees goes to
+// it. Returns open()'s last result, errno as open() left it.
+int open_when_spare(const std::function<int()> &open, Deadline deadline);
 
 }  // namespace naa::transport::ofi_detail

@@ -19,12 +19,15 @@
 #include "deadline.hpp"
 #include "diag/log.hpp"
 #include "option_choice.hpp"
+#include "transport/descriptor_gate.hpp"
 
 namespace naa::server {
 namespace {
 
 // Inaccessible bytes after each region in the worker, beyond the page the region ends in.
 constexpr size_t kGuardBytes = size_t{1} << 20;
+// How long a region waits for a descriptor when the process has none left.
+constexpr std::chrono::seconds kDescriptorWait{5};
 
 // The worker is a fork of this process, so the kernel's function pointer is valid there as is.
 struct Request {
@@ -137,7 +140,10 @@ SharedRegion::~SharedRegion() {
 bool SharedRegion::allocate(size_t size, std::string *why) {
   size_ = size;
   if (size == 0) return true;
-  fd_ = memfd_create("naa-region", MFD_CLOEXEC);
+  // A flood of silent connections can hold every descriptor for a moment: the handshake
+  // sweep frees some, and this waits for them rather than refusing a legitimate client.
+  fd_ = transport::ofi_detail::open_when_spare([] { return memfd_create("naa-region", MFD_CLOEXEC); },
+                                               Deadline::after(kDescriptorWait));
   if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size)) != 0) {
     *why = std::string("cannot create a shared region: ") + std::strerror(errno);
     return false;

@@ -128,12 +128,14 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   msg.tag = control::kControlTag;
   msg.context = slot;
   bool starved = false;
+  DescriptorClaim claim;
   try {
     retry_post("fi_tsend", [&]() -> ssize_t {
       std::unique_lock<std::mutex> gate(descriptor_gate(), std::defer_lock);
       if (same_host_) {
         gate.lock();
         starved = !descriptors_spare(kSpareDescriptors);
+        claim.hold(starved);
         if (starved) return -FI_EAGAIN;
       }
       const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);

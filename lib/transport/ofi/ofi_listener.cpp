@@ -53,18 +53,23 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
 }
 
 // The provider accepts a connection's socket inside fi_eq_read: that read takes the descriptor
-// gate, the sleep before it does not.
+// gate, the sleep before it does not. While a same-host step claims the descriptors that are
+// left (descriptor_gate.hpp), the read waits: the connections wait in the kernel's backlog,
+// and the EQ's descriptor stays readable, so the wait is a nap.
 std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
+  bool held_off = false;
   for (;;) {
     uint32_t event = 0;
     // The connection request's private data follows the entry.
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
     fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
-    sleep_until_event(deadline);
-    ssize_t rc;
+    if (held_off) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining()));
+    else sleep_until_event(deadline);
+    ssize_t rc = -FI_EAGAIN;
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
-      rc = fi_eq_read(eq_.get(), &event, buf, sizeof buf, 0);
+      held_off = !accepts_spare();
+      if (!held_off) rc = fi_eq_read(eq_.get(), &event, buf, sizeof buf, 0);
     }
     if (rc >= 0 && event == FI_CONNREQ) {
       size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;

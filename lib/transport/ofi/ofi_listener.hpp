@@ -28,6 +28,8 @@ class OfiListener : public Listener {
 
  private:
   static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
+  // Between looks while a same-host step claims the descriptors left (descriptor_gate.hpp).
+  static constexpr std::chrono::milliseconds kHeldOffNap{5};
   // How long a closed connection's queues wait for the next one (ofi_queue_stock.hpp).
   static constexpr std::chrono::seconds kQueuesKept{1};
 

@@ -120,11 +120,13 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // process ringing on and on costs the listener at most that many looks.
   Nap nap(kListenerNapLimit);
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
+  DescriptorClaim claim;  // while starved: the tcp listener leaves the freed descriptors to it
   for (;;) {
     bool starved = false;
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
       starved = named_ && !descriptors_spare(kSpareDescriptors);
+      claim.hold(starved);
       if (!starved) {
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
           std::string why;
