@@ -111,11 +111,10 @@ bool Session::fail_over() {
 // the registrations are gone and the endpoint closed, in that order.
 void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
-  with_engine_ = false;
+  owner_.store(Owner::Caller, std::memory_order_relaxed);
   posted_ = false;
   armed_ = false;
   unwatch();
-  settled_.store(false);
   engine_error_.reset();
   paced_chain_ = nullptr;
   first_chain_.reset();
@@ -321,6 +320,7 @@ int Session::cancel() {
   if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
   NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
                "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  release_from_engine();  // abandon() reads what the engine writes
   abandon();
   disconnect();
   state_ = State::Disconnected;
@@ -347,10 +347,8 @@ int Session::invoke() {
     reply_pending_ = true;
     posted_ = false;
     engine_error_.reset();
-    settled_.store(false);
     state_ = State::Running;
-    engine_->submit(this);
-    with_engine_ = true;
+    hand_over();
     return NAA_SUCCESS;
   }
   try {
@@ -473,10 +471,14 @@ int Session::test_locked(bool *flag, naa_status *status) {
   if (state_ != State::Running) {
     return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
-  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
-    if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
-    *flag = !engine_error_;
-    return settled(status);
+  switch (owner_.load(std::memory_order_acquire)) {
+    case Owner::Engine:
+      return NAA_SUCCESS;  // still moving on the progress thread
+    case Owner::Settled:
+      *flag = !engine_error_;
+      return settled(status);
+    case Owner::Caller:
+      break;
   }
   try {
     poll_once();
@@ -506,17 +508,18 @@ int Session::wait_locked(naa_status *status) {
   take_back_locked();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
-  if (settled_.load(std::memory_order_acquire)) return settled(status);
+  if (owner_.load(std::memory_order_acquire) == Owner::Settled) return settled(status);
   int rc = wait_on_endpoint(status);
   give_back_locked();
   return rc;
 }
 
+// The caller drives the invocation from here on, as in the other modes (the engine's
+// settlement, if it came first, stays to be collected); one handed over unposted is posted now.
 void Session::take_back_locked() {
-  if (progress_.mode != Progress::Mode::Thread || !engine_ || !with_engine_ || state_ != State::Running) return;
-  engine_->withdraw(this);
-  with_engine_ = false;
-  if (settled_.load(std::memory_order_acquire) || posted_) return;
+  if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Engine) return;
+  release_from_engine();
+  if (owner_.load(std::memory_order_relaxed) != Owner::Caller || posted_) return;
   try {
     post_invocation();
     posted_ = true;
@@ -527,11 +530,28 @@ void Session::take_back_locked() {
 
 // Still in flight (our writes are not through): the engine drives it on for naa_test.
 void Session::give_back_locked() {
-  if (!engine_ || with_engine_ || state_ != State::Running ||
-      settled_.load(std::memory_order_acquire))
+  if (!engine_ || owner_.load(std::memory_order_relaxed) != Owner::Caller ||
+      state_ != State::Running)
     return;
+  hand_over();
+}
+
+// Caller -> Engine: the progress thread posts and polls the invocation from now on, so that
+// naa_test only reads owner_ and the data moves while the application computes. Stored before
+// the submit: the engine may settle it (announce()) before submit() returns.
+void Session::hand_over() {
+  owner_.store(Owner::Engine, std::memory_order_relaxed);
   engine_->submit(this);
-  with_engine_ = true;
+}
+
+// Engine -> Caller; Settled stays Settled, to be collected. Once withdraw() returns the
+// progress thread is inside none of our calls and steps us no more: what it wrote (the
+// pending flags, the reply, the pacing) is the caller's to read and write.
+void Session::release_from_engine() {
+  if (owner_.load(std::memory_order_acquire) != Owner::Engine) return;
+  engine_->withdraw(this);
+  Owner engine = Owner::Engine;
+  owner_.compare_exchange_strong(engine, Owner::Caller, std::memory_order_acquire);
 }
 
 void Session::give_back() {
@@ -547,8 +567,8 @@ bool Session::in_flight() {
 bool Session::done() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ != State::Running) return true;
-  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire)))
-    return settled_.load(std::memory_order_acquire);
+  if (const Owner owner = owner_.load(std::memory_order_acquire); owner != Owner::Caller)
+    return owner == Owner::Settled;
   try {
     poll_once();
   } catch (const Error &e) {
@@ -564,7 +584,7 @@ bool Session::done() {
 Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set) {
   std::lock_guard<std::mutex> lock(mu_);
   armed->ready = true;
-  if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
+  if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Caller)
     return Watch::Polled;
   const int fd = ep_->wait_fd();
   try {
@@ -588,13 +608,16 @@ Session::Watch Session::join_wait(progress::Policy *policy, const progress::Wait
   if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
-  return !with_engine_ && state_ == State::Running && armed_ && watched_by(set) ? Watch::Watched
-                                                                                : Watch::Polled;
+  return owner_.load(std::memory_order_relaxed) == Owner::Caller && state_ == State::Running &&
+                 armed_ && watched_by(set)
+             ? Watch::Watched
+             : Watch::Polled;
 }
 
 bool Session::watched_in(const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running && !with_engine_ && armed_ && watched_by(set);
+  return state_ == State::Running && owner_.load(std::memory_order_acquire) == Owner::Caller &&
+         armed_ && watched_by(set);
 }
 
 bool Session::watched_by(const progress::WaitSet *set) {
@@ -626,7 +649,7 @@ int Session::expire(naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return reported(NAA_ERR_CONNECTION);
   if (state_ != State::Running) return NAA_ERR_STATE;
-  if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
+  if (owner_.load(std::memory_order_acquire) == Owner::Settled) return settled(status);
   try {
     poll_once();
   } catch (const Error &e) {
@@ -696,10 +719,15 @@ progress::Clock::time_point Session::due() const {
   return paced_chain_ != nullptr ? final_write_not_before() : no_timer();
 }
 
-void Session::announce() { settled_.store(true, std::memory_order_release); }
+// Engine -> Settled, on the engine's thread once it dropped us: the release publishes what
+// the engine wrote to whoever reads Settled.
+void Session::announce() { owner_.store(Owner::Settled, std::memory_order_release); }
 
-// The invocation the engine settled, now back in the application's hands.
+// Settled -> Caller: the invocation the engine ended, now back in the application's hands.
+void Session::collect() { owner_.store(Owner::Caller, std::memory_order_relaxed); }
+
 int Session::settled(naa_status *status) {
+  collect();
   if (engine_error_) return fail(*engine_error_);
   return complete(status);
 }

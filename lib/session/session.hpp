@@ -183,14 +183,20 @@ class Session : private ProgressEngine::Client {
   bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
   transport::WriteChain *paced_chain_ = nullptr;  // its final write waits for the guard
 
-  // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
-  // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
-  // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
+  // NAA_PROGRESS=thread: who drives the invocation in flight. Always Caller in the other modes
+  // and outside State::Running. Caller: the application's thread holding mu_. Engine: the
+  // progress thread alone uses the endpoint and the invocation's fields (posted_, the pending
+  // flags, reply_, naa_message_polled_, engine_error_), from hand_over() until
+  // release_from_engine(). Settled: the engine ended it (announce()) and let go; the next call
+  // that looks collects it (collect()). Only announce() writes it off mu_, Engine -> Settled.
+  enum class Owner : uint8_t { Caller, Engine, Settled };
   std::shared_ptr<ProgressEngine> engine_;
+  std::atomic<Owner> owner_{Owner::Caller};
   bool posted_ = false;
-  bool with_engine_ = false;  // submitted and not taken back (the engine may have settled it)
   std::optional<Error> engine_error_;
-  std::atomic<bool> settled_{false};
+  void hand_over();
+  void release_from_engine();
+  void collect();
 };
 
 }  // namespace naa
