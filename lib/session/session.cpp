@@ -112,19 +112,17 @@ bool Session::fail_over() {
 void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
   owner_.store(Owner::Caller, std::memory_order_relaxed);
-  posted_ = false;
+  phase_ = Phase::Idle;
+  chain_ = nullptr;
   armed_ = false;
   unwatch();
   engine_error_.reset();
-  paced_chain_ = nullptr;
   first_chain_.reset();
   steady_chain_.reset();
   region_mrs_.clear();
   mrsp_mr_.reset();
   ep_.reset();
   naa_regions_.clear();
-  writes_pending_ = false;
-  reply_pending_ = false;
 }
 
 // Bounded attempts with doubling pauses, all within one NAA_CONNECT_TIMEOUT; at least one
@@ -275,6 +273,7 @@ int Session::fail(const Error &e) {
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
     return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
   }
+  phase_ = Phase::Idle;
   state_ = State::Failed;
   failed_code_ = e.code();
   return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
@@ -298,11 +297,10 @@ Session::Stages Session::last_stages() {
   return Stages{invoked_at_, writes_completed_, final_write_posted_, naa_message_polled_};
 }
 
-// The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
-// without a reply, it may have lost it (§4.4), and its guard doubles.
+// The invocation in flight is given up (naa_cancel, naa_finalize; the connection closes next):
+// Overdue, the NAA may have lost it (§4.4), and its guard doubles.
 void Session::abandon() {
-  if (state_ != State::Running || !unanswered_after_timeout_ || !pacing_.adaptive()) return;
-  unanswered_after_timeout_ = false;
+  if (state_ != State::Running || phase_ != Phase::Overdue || !pacing_.adaptive()) return;
   NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
                "its pacing guard doubles, to %ld us, for the rest of the process",
                static_cast<unsigned>(function_code_), peer_.c_str(),
@@ -343,10 +341,7 @@ int Session::invoke() {
     if (engine_->orphaned())
       return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
                                        "thread stayed in the parent"));
-    writes_pending_ = true;
-    reply_pending_ = true;
-    posted_ = false;
-    engine_error_.reset();
+    phase_ = Phase::Unposted;
     state_ = State::Running;
     hand_over();
     return NAA_SUCCESS;
@@ -356,30 +351,29 @@ int Session::invoke() {
   } catch (const Error &e) {
     return fail(e);
   }
-  writes_pending_ = true;
-  reply_pending_ = true;
   state_ = State::Running;
   return NAA_SUCCESS;
 }
 
-// Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
-// and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
-// (naa_wait, naa_test, naa_waitany, the progress thread): final_write_due(), a timer of the driver.
+// Idle (or Unposted, handed to the engine) -> Posted, or Paced while the guard has not passed:
+// pacing is a timer, never a sleep. The data writes go now and the final write-with-immediate
+// waits for whoever drives progress next (naa_wait, naa_test, naa_waitany, the progress
+// thread): final_write_due(), a timer of the driver.
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-  transport::WriteChain &chain = first_invoked_ ? *steady_chain_ : *first_chain_;
+  chain_ = first_invoked_ ? steady_chain_.get() : first_chain_.get();
   first_invoked_ = true;
-  unanswered_after_timeout_ = false;
   if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
     // Stamped before the post, not after: a thread descheduled between posting and stamping
     // would make the round trip look shorter than it is, and the guard learnt from it too short.
     final_write_posted_ = Deadline::Clock::now();
-    ep_->post_writes(chain, request_imm_);
+    ep_->post_writes(*chain_, request_imm_);
+    phase_ = Phase::Posted;
     return;
   }
-  ep_->post_data_writes(chain);
-  paced_chain_ = &chain;
+  ep_->post_data_writes(*chain_);
+  phase_ = Phase::Paced;
 }
 
 // The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
@@ -388,16 +382,15 @@ Deadline::Clock::time_point Session::final_write_not_before() const {
   return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
 }
 
-// The pacing timer: posts the final write once its guard has passed; returns when it is due
+// The pacing timer: Paced -> Posted once the guard has passed; returns when it is due
 // (no_timer() when nothing waits).
 progress::Clock::time_point Session::final_write_due() {
-  if (paced_chain_ == nullptr) return no_timer();
+  if (phase_ != Phase::Paced) return no_timer();
   const auto due = final_write_not_before();
   if (Deadline::Clock::now() < due) return due;
-  transport::WriteChain *chain = paced_chain_;
-  paced_chain_ = nullptr;
+  phase_ = Phase::Posted;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
-  ep_->post_final_write(*chain, request_imm_);
+  ep_->post_final_write(*chain_, request_imm_);
   return no_timer();
 }
 
@@ -408,23 +401,44 @@ void Session::absorb(const transport::Completion &c, bool first_of_poll) {
   if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
-      writes_pending_ = false;
-      writes_completed_ = seen_at_;
+      writes_through();
       break;
     case transport::CompletionKind::RemoteImm:
-      if (!reply_pending_) {
-        NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
-                     ep_->peer().c_str(), hex(c.imm).c_str());
-        break;
-      }
-      reply_ = c;
-      reply_pending_ = false;
-      naa_message_polled_ = seen_at_;  // also the NAA's service time's end
-      if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
+      replied(c);
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
   }
+}
+
+// Posted -> Written, Answered -> Done: the NAA has every byte of the request. A chain
+// completes once, after its final write: no other phase sees this.
+void Session::writes_through() {
+  writes_completed_ = seen_at_;
+  if (phase_ == Phase::Posted) phase_ = Phase::Written;
+  else if (phase_ == Phase::Answered) phase_ = Phase::Done;
+}
+
+// Posted -> Answered, Written or Overdue -> Done: the NAA's reply. In any other phase it
+// answers nothing we asked (nothing in flight, a second reply, or one before our final
+// write-with-immediate was even posted) and is ignored.
+void Session::replied(const transport::Completion &c) {
+  switch (phase_) {
+    case Phase::Posted:
+      phase_ = Phase::Answered;
+      break;
+    case Phase::Written:
+    case Phase::Overdue:
+      phase_ = Phase::Done;
+      break;
+    default:
+      NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
+                   ep_->peer().c_str(), hex(c.imm).c_str());
+      return;
+  }
+  reply_ = c;
+  naa_message_polled_ = seen_at_;  // also the NAA's service time's end
+  if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
 }
 
 size_t Session::poll_once() {
@@ -436,7 +450,9 @@ size_t Session::poll_once() {
   return n;
 }
 
+// Done -> Idle, Running -> Ready: the reply reported.
 int Session::complete(naa_status *status) {
+  phase_ = Phase::Idle;
   state_ = State::Ready;
   round_trip_.observe(Deadline::Clock::now() - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
@@ -475,7 +491,7 @@ int Session::test_locked(bool *flag, naa_status *status) {
     case Owner::Engine:
       return NAA_SUCCESS;  // still moving on the progress thread
     case Owner::Settled:
-      *flag = !engine_error_;
+      *flag = phase_ != Phase::Broken;
       return settled(status);
     case Owner::Caller:
       break;
@@ -519,10 +535,9 @@ int Session::wait_locked(naa_status *status) {
 void Session::take_back_locked() {
   if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Engine) return;
   release_from_engine();
-  if (owner_.load(std::memory_order_relaxed) != Owner::Caller || posted_) return;
+  if (owner_.load(std::memory_order_relaxed) != Owner::Caller || phase_ != Phase::Unposted) return;
   try {
     post_invocation();
-    posted_ = true;
   } catch (const Error &e) {
     fail(e);
   }
@@ -592,7 +607,7 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
       armed->due = std::min(armed->due, final_write_due());
       if (fd >= 0 && !ep_->arm_wait()) return Watch::Polled;  // something may be there: still ready
       if (poll_once() > 0) return Watch::Polled;
-      armed_ = fd >= 0 && paced_chain_ == nullptr;
+      armed_ = fd >= 0 && phase_ != Phase::Paced;
     }
     armed->ready = false;
   } catch (const Error &e) {
@@ -661,7 +676,9 @@ int Session::expire(naa_status *status) {
   return reported(rc);
 }
 
-int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswered(); }
+int Session::timed_out() {
+  return phase_ == Phase::Written || phase_ == Phase::Overdue ? unanswered() : writes_timed_out();
+}
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
@@ -675,11 +692,11 @@ int Session::wait_on_endpoint(naa_status *status) {
   return complete(status);
 }
 
-// The NAA acknowledged every write of the request and has not answered: a long kernel and a
-// request the NAA lost (doc/protocol.md §4.4) look the same. The invocation stays in flight:
-// the caller may wait again, or naa_cancel it.
+// Written -> Overdue: the NAA acknowledged every write of the request and has not answered: a
+// long kernel and a request the NAA lost (doc/protocol.md §4.4) look the same. The invocation
+// stays in flight: the caller may wait again, or naa_cancel it (abandon()).
 int Session::unanswered() {
-  unanswered_after_timeout_ = true;
+  phase_ = Phase::Overdue;
   NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
                "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
                "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));
@@ -699,9 +716,8 @@ int Session::writes_timed_out() const {
 // for its guard is a timer of the engine's driver (due()).
 ProgressEngine::Client::Step Session::step() {
   try {
-    if (!posted_) {
+    if (phase_ == Phase::Unposted) {
       post_invocation();
-      posted_ = true;
       return Step::Moved;
     }
     if (poll_once() == 0) {
@@ -709,14 +725,15 @@ ProgressEngine::Client::Step Session::step() {
       if (poll_once() == 0) return Step::Idle;
     }
     return finished() ? Step::Settled : Step::Moved;
-  } catch (const Error &e) {
+  } catch (const Error &e) {  // -> Broken: reported when the application collects it
     engine_error_ = e;
+    phase_ = Phase::Broken;
     return Step::Settled;
   }
 }
 
 progress::Clock::time_point Session::due() const {
-  return paced_chain_ != nullptr ? final_write_not_before() : no_timer();
+  return phase_ == Phase::Paced ? final_write_not_before() : no_timer();
 }
 
 // Engine -> Settled, on the engine's thread once it dropped us: the release publishes what
@@ -728,7 +745,7 @@ void Session::collect() { owner_.store(Owner::Caller, std::memory_order_relaxed)
 
 int Session::settled(naa_status *status) {
   collect();
-  if (engine_error_) return fail(*engine_error_);
+  if (phase_ == Phase::Broken) return fail(*engine_error_);
   return complete(status);
 }
 
