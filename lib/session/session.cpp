@@ -561,7 +561,7 @@ void Session::hand_over() {
 
 // Engine -> Caller; Settled stays Settled, to be collected. Once withdraw() returns the
 // progress thread is inside none of our calls and steps us no more: what it wrote (the
-// pending flags, the reply, the pacing) is the caller's to read and write.
+// phase, the reply, the pacing) is the caller's to read and write.
 void Session::release_from_engine() {
   if (owner_.load(std::memory_order_acquire) != Owner::Engine) return;
   engine_->withdraw(this);

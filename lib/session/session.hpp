@@ -203,6 +203,9 @@ class Session : private ProgressEngine::Client {
   // naa_message_polled_, engine_error_), from hand_over() until release_from_engine().
   // Settled: the engine ended it (phase_ Done or Broken, announce()) and let go; the next call
   // that looks collects it (collect()). Only announce() writes it off mu_, Engine -> Settled.
+  // The combinations that occur: outside Running, Caller and Phase::Idle; in Running, Caller
+  // with Paced to Done (take_back_locked() posts an Unposted one), Engine with Unposted to
+  // Broken, Settled with Done or Broken.
   enum class Owner : uint8_t { Caller, Engine, Settled };
   std::shared_ptr<ProgressEngine> engine_;
   std::atomic<Owner> owner_{Owner::Caller};

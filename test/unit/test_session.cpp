@@ -363,6 +363,16 @@ void thread_mode_wait_after_a_timeout_collects_the_engines_settlement(void **) {
   assert_false(h.session->in_flight());
 }
 
+// The second invocation of a handle whose connection closed after the first: naa_invoke
+// connects again, and the invocation completes.
+void completes_on_a_new_connection(Handle &h) {
+  h.peer->auto_reply = true;
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  assert_int_equal(h.transport->connects, 2);
+  assert_int_equal(h.peer->invocations.load(), 2);
+}
+
 // naa_cancel of an invocation the progress thread holds after its wait ran out with the
 // request acknowledged and unanswered (doc/protocol.md §4.4): the cancel takes it from the
 // engine, doubles the pacing guard of an NAA that may lose requests, and closes the
@@ -384,11 +394,7 @@ void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
   assert_false(h.session->in_flight());
   bool flag = true;
   assert_int_equal(h.session->test(&flag, nullptr), NAA_ERR_STATE);
-  h.peer->auto_reply = true;
-  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
-  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
-  assert_int_equal(h.transport->connects, 2);
-  assert_int_equal(h.peer->invocations.load(), 2);
+  completes_on_a_new_connection(h);
 }
 
 // NAA_PROGRESS=thread with NAA_RECONNECT: the connection goes while the progress thread holds
@@ -409,11 +415,7 @@ void thread_mode_reconnects_after_the_engine_lost_the_connection(void **) {
   assert_false(flag);
   assert_false(h.session->in_flight());
   assert_int_equal(h.session->wait(nullptr), NAA_ERR_STATE);
-  h.peer->auto_reply = true;
-  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
-  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
-  assert_int_equal(h.transport->connects, 2);
-  assert_int_equal(h.peer->invocations.load(), 2);
+  completes_on_a_new_connection(h);
 }
 
 // A reply polled while our final write-with-immediate still waits for its pacing guard
