@@ -111,21 +111,18 @@ bool Session::fail_over() {
 // the registrations are gone and the endpoint closed, in that order.
 void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
-  with_engine_ = false;
-  posted_ = false;
+  owner_.store(Owner::Caller, std::memory_order_relaxed);
+  phase_ = Phase::Idle;
+  chain_ = nullptr;
   armed_ = false;
   unwatch();
-  settled_.store(false);
   engine_error_.reset();
-  paced_chain_ = nullptr;
   first_chain_.reset();
   steady_chain_.reset();
   region_mrs_.clear();
   mrsp_mr_.reset();
   ep_.reset();
   naa_regions_.clear();
-  writes_pending_ = false;
-  reply_pending_ = false;
 }
 
 // Bounded attempts with doubling pauses, all within one NAA_CONNECT_TIMEOUT; at least one
@@ -276,6 +273,7 @@ int Session::fail(const Error &e) {
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
     return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
   }
+  phase_ = Phase::Idle;
   state_ = State::Failed;
   failed_code_ = e.code();
   return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
@@ -299,11 +297,10 @@ Session::Stages Session::last_stages() {
   return Stages{invoked_at_, writes_completed_, final_write_posted_, naa_message_polled_};
 }
 
-// The invocation in flight is given up: if the NAA acknowledged it and let a wait time out
-// without a reply, it may have lost it (§4.4), and its guard doubles.
+// The invocation in flight is given up (naa_cancel, naa_finalize; the connection closes next):
+// Overdue, the NAA may have lost it (§4.4), and its guard doubles.
 void Session::abandon() {
-  if (state_ != State::Running || !unanswered_after_timeout_ || !pacing_.adaptive()) return;
-  unanswered_after_timeout_ = false;
+  if (state_ != State::Running || phase_ != Phase::Overdue || !pacing_.adaptive()) return;
   NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
                "its pacing guard doubles, to %ld us, for the rest of the process",
                static_cast<unsigned>(function_code_), peer_.c_str(),
@@ -321,6 +318,7 @@ int Session::cancel() {
   if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
   NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
                "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  release_from_engine();  // abandon() reads what the engine writes
   abandon();
   disconnect();
   state_ = State::Disconnected;
@@ -343,14 +341,9 @@ int Session::invoke() {
     if (engine_->orphaned())
       return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
                                        "thread stayed in the parent"));
-    writes_pending_ = true;
-    reply_pending_ = true;
-    posted_ = false;
-    engine_error_.reset();
-    settled_.store(false);
+    phase_ = Phase::Unposted;
     state_ = State::Running;
-    engine_->submit(this);
-    with_engine_ = true;
+    hand_over();
     return NAA_SUCCESS;
   }
   try {
@@ -358,30 +351,29 @@ int Session::invoke() {
   } catch (const Error &e) {
     return fail(e);
   }
-  writes_pending_ = true;
-  reply_pending_ = true;
   state_ = State::Running;
   return NAA_SUCCESS;
 }
 
-// Pacing is a timer, never a sleep: when the guard has not passed yet, the data writes go now
-// and the final write-with-immediate waits in paced_chain_ for whoever drives progress next
-// (naa_wait, naa_test, naa_waitany, the progress thread): final_write_due(), a timer of the driver.
+// Idle (or Unposted, handed to the engine) -> Posted, or Paced while the guard has not passed:
+// pacing is a timer, never a sleep. The data writes go now and the final write-with-immediate
+// waits for whoever drives progress next (naa_wait, naa_test, naa_waitany, the progress
+// thread): final_write_due(), a timer of the driver.
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
     ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
-  transport::WriteChain &chain = first_invoked_ ? *steady_chain_ : *first_chain_;
+  chain_ = first_invoked_ ? steady_chain_.get() : first_chain_.get();
   first_invoked_ = true;
-  unanswered_after_timeout_ = false;
   if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
     // Stamped before the post, not after: a thread descheduled between posting and stamping
     // would make the round trip look shorter than it is, and the guard learnt from it too short.
     final_write_posted_ = Deadline::Clock::now();
-    ep_->post_writes(chain, request_imm_);
+    ep_->post_writes(*chain_, request_imm_);
+    phase_ = Phase::Posted;
     return;
   }
-  ep_->post_data_writes(chain);
-  paced_chain_ = &chain;
+  ep_->post_data_writes(*chain_);
+  phase_ = Phase::Paced;
 }
 
 // The pacing guard (doc/protocol.md §4.4): the earliest the final write may go, or the epoch
@@ -390,16 +382,15 @@ Deadline::Clock::time_point Session::final_write_not_before() const {
   return pacing_.enabled() ? naa_message_polled_ + pacing_.guard() : Deadline::Clock::time_point{};
 }
 
-// The pacing timer: posts the final write once its guard has passed; returns when it is due
+// The pacing timer: Paced -> Posted once the guard has passed; returns when it is due
 // (no_timer() when nothing waits).
 progress::Clock::time_point Session::final_write_due() {
-  if (paced_chain_ == nullptr) return no_timer();
+  if (phase_ != Phase::Paced) return no_timer();
   const auto due = final_write_not_before();
   if (Deadline::Clock::now() < due) return due;
-  transport::WriteChain *chain = paced_chain_;
-  paced_chain_ = nullptr;
+  phase_ = Phase::Posted;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
-  ep_->post_final_write(*chain, request_imm_);
+  ep_->post_final_write(*chain_, request_imm_);
   return no_timer();
 }
 
@@ -410,23 +401,44 @@ void Session::absorb(const transport::Completion &c, bool first_of_poll) {
   if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
-      writes_pending_ = false;
-      writes_completed_ = seen_at_;
+      writes_through();
       break;
     case transport::CompletionKind::RemoteImm:
-      if (!reply_pending_) {
-        NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
-                     ep_->peer().c_str(), hex(c.imm).c_str());
-        break;
-      }
-      reply_ = c;
-      reply_pending_ = false;
-      naa_message_polled_ = seen_at_;  // also the NAA's service time's end
-      if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
+      replied(c);
       break;
     default:
       NAA_LOG_WARN("NAA at %s: unexpected completion ignored", ep_->peer().c_str());
   }
+}
+
+// Posted -> Written, Answered -> Done: the NAA has every byte of the request. A chain
+// completes once, after its final write: no other phase sees this.
+void Session::writes_through() {
+  writes_completed_ = seen_at_;
+  if (phase_ == Phase::Posted) phase_ = Phase::Written;
+  else if (phase_ == Phase::Answered) phase_ = Phase::Done;
+}
+
+// Posted -> Answered, Written or Overdue -> Done: the NAA's reply. In any other phase it
+// answers nothing we asked (nothing in flight, a second reply, or one before our final
+// write-with-immediate was even posted) and is ignored.
+void Session::replied(const transport::Completion &c) {
+  switch (phase_) {
+    case Phase::Posted:
+      phase_ = Phase::Answered;
+      break;
+    case Phase::Written:
+    case Phase::Overdue:
+      phase_ = Phase::Done;
+      break;
+    default:
+      NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
+                   ep_->peer().c_str(), hex(c.imm).c_str());
+      return;
+  }
+  reply_ = c;
+  naa_message_polled_ = seen_at_;  // also the NAA's service time's end
+  if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
 }
 
 size_t Session::poll_once() {
@@ -438,7 +450,9 @@ size_t Session::poll_once() {
   return n;
 }
 
+// Done -> Idle, Running -> Ready: the reply reported.
 int Session::complete(naa_status *status) {
+  phase_ = Phase::Idle;
   state_ = State::Ready;
   round_trip_.observe(Deadline::Clock::now() - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
@@ -473,10 +487,14 @@ int Session::test_locked(bool *flag, naa_status *status) {
   if (state_ != State::Running) {
     return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
-  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire))) {
-    if (!settled_.load(std::memory_order_acquire)) return NAA_SUCCESS;
-    *flag = !engine_error_;
-    return settled(status);
+  switch (owner_.load(std::memory_order_acquire)) {
+    case Owner::Engine:
+      return NAA_SUCCESS;  // still moving on the progress thread
+    case Owner::Settled:
+      *flag = phase_ != Phase::Broken;
+      return settled(status);
+    case Owner::Caller:
+      break;
   }
   try {
     poll_once();
@@ -506,20 +524,20 @@ int Session::wait_locked(naa_status *status) {
   take_back_locked();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
-  if (settled_.load(std::memory_order_acquire)) return settled(status);
+  if (owner_.load(std::memory_order_acquire) == Owner::Settled) return settled(status);
   int rc = wait_on_endpoint(status);
   give_back_locked();
   return rc;
 }
 
+// The caller drives the invocation from here on, as in the other modes (the engine's
+// settlement, if it came first, stays to be collected); one handed over unposted is posted now.
 void Session::take_back_locked() {
-  if (progress_.mode != Progress::Mode::Thread || !engine_ || !with_engine_ || state_ != State::Running) return;
-  engine_->withdraw(this);
-  with_engine_ = false;
-  if (settled_.load(std::memory_order_acquire) || posted_) return;
+  if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Engine) return;
+  release_from_engine();
+  if (owner_.load(std::memory_order_relaxed) != Owner::Caller || phase_ != Phase::Unposted) return;
   try {
     post_invocation();
-    posted_ = true;
   } catch (const Error &e) {
     fail(e);
   }
@@ -527,11 +545,28 @@ void Session::take_back_locked() {
 
 // Still in flight (our writes are not through): the engine drives it on for naa_test.
 void Session::give_back_locked() {
-  if (!engine_ || with_engine_ || state_ != State::Running ||
-      settled_.load(std::memory_order_acquire))
+  if (!engine_ || owner_.load(std::memory_order_relaxed) != Owner::Caller ||
+      state_ != State::Running)
     return;
+  hand_over();
+}
+
+// Caller -> Engine: the progress thread posts and polls the invocation from now on, so that
+// naa_test only reads owner_ and the data moves while the application computes. Stored before
+// the submit: the engine may settle it (announce()) before submit() returns.
+void Session::hand_over() {
+  owner_.store(Owner::Engine, std::memory_order_relaxed);
   engine_->submit(this);
-  with_engine_ = true;
+}
+
+// Engine -> Caller; Settled stays Settled, to be collected. Once withdraw() returns the
+// progress thread is inside none of our calls and steps us no more: what it wrote (the
+// phase, the reply, the pacing) is the caller's to read and write.
+void Session::release_from_engine() {
+  if (owner_.load(std::memory_order_acquire) != Owner::Engine) return;
+  engine_->withdraw(this);
+  Owner engine = Owner::Engine;
+  owner_.compare_exchange_strong(engine, Owner::Caller, std::memory_order_acquire);
 }
 
 void Session::give_back() {
@@ -547,8 +582,8 @@ bool Session::in_flight() {
 bool Session::done() {
   std::lock_guard<std::mutex> lock(mu_);
   if (state_ != State::Running) return true;
-  if (engine_ && (with_engine_ || settled_.load(std::memory_order_acquire)))
-    return settled_.load(std::memory_order_acquire);
+  if (const Owner owner = owner_.load(std::memory_order_acquire); owner != Owner::Caller)
+    return owner == Owner::Settled;
   try {
     poll_once();
   } catch (const Error &e) {
@@ -564,7 +599,7 @@ bool Session::done() {
 Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set) {
   std::lock_guard<std::mutex> lock(mu_);
   armed->ready = true;
-  if (state_ != State::Running || with_engine_ || settled_.load(std::memory_order_acquire))
+  if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Caller)
     return Watch::Polled;
   const int fd = ep_->wait_fd();
   try {
@@ -572,7 +607,7 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
       armed->due = std::min(armed->due, final_write_due());
       if (fd >= 0 && !ep_->arm_wait()) return Watch::Polled;  // something may be there: still ready
       if (poll_once() > 0) return Watch::Polled;
-      armed_ = fd >= 0 && paced_chain_ == nullptr;
+      armed_ = fd >= 0 && phase_ != Phase::Paced;
     }
     armed->ready = false;
   } catch (const Error &e) {
@@ -588,13 +623,16 @@ Session::Watch Session::join_wait(progress::Policy *policy, const progress::Wait
   if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
-  return !with_engine_ && state_ == State::Running && armed_ && watched_by(set) ? Watch::Watched
-                                                                                : Watch::Polled;
+  return owner_.load(std::memory_order_relaxed) == Owner::Caller && state_ == State::Running &&
+                 armed_ && watched_by(set)
+             ? Watch::Watched
+             : Watch::Polled;
 }
 
 bool Session::watched_in(const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running && !with_engine_ && armed_ && watched_by(set);
+  return state_ == State::Running && owner_.load(std::memory_order_acquire) == Owner::Caller &&
+         armed_ && watched_by(set);
 }
 
 bool Session::watched_by(const progress::WaitSet *set) {
@@ -626,7 +664,7 @@ int Session::expire(naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return reported(NAA_ERR_CONNECTION);
   if (state_ != State::Running) return NAA_ERR_STATE;
-  if (engine_ && settled_.load(std::memory_order_acquire)) return settled(status);
+  if (owner_.load(std::memory_order_acquire) == Owner::Settled) return settled(status);
   try {
     poll_once();
   } catch (const Error &e) {
@@ -638,7 +676,9 @@ int Session::expire(naa_status *status) {
   return reported(rc);
 }
 
-int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswered(); }
+int Session::timed_out() {
+  return phase_ == Phase::Written || phase_ == Phase::Overdue ? unanswered() : writes_timed_out();
+}
 
 int Session::wait_on_endpoint(naa_status *status) {
   try {
@@ -652,11 +692,11 @@ int Session::wait_on_endpoint(naa_status *status) {
   return complete(status);
 }
 
-// The NAA acknowledged every write of the request and has not answered: a long kernel and a
-// request the NAA lost (doc/protocol.md §4.4) look the same. The invocation stays in flight:
-// the caller may wait again, or naa_cancel it.
+// Written -> Overdue: the NAA acknowledged every write of the request and has not answered: a
+// long kernel and a request the NAA lost (doc/protocol.md §4.4) look the same. The invocation
+// stays in flight: the caller may wait again, or naa_cancel it (abandon()).
 int Session::unanswered() {
-  unanswered_after_timeout_ = true;
+  phase_ = Phase::Overdue;
   NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
                "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
                "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));
@@ -676,9 +716,8 @@ int Session::writes_timed_out() const {
 // for its guard is a timer of the engine's driver (due()).
 ProgressEngine::Client::Step Session::step() {
   try {
-    if (!posted_) {
+    if (phase_ == Phase::Unposted) {
       post_invocation();
-      posted_ = true;
       return Step::Moved;
     }
     if (poll_once() == 0) {
@@ -686,21 +725,27 @@ ProgressEngine::Client::Step Session::step() {
       if (poll_once() == 0) return Step::Idle;
     }
     return finished() ? Step::Settled : Step::Moved;
-  } catch (const Error &e) {
+  } catch (const Error &e) {  // -> Broken: reported when the application collects it
     engine_error_ = e;
+    phase_ = Phase::Broken;
     return Step::Settled;
   }
 }
 
 progress::Clock::time_point Session::due() const {
-  return paced_chain_ != nullptr ? final_write_not_before() : no_timer();
+  return phase_ == Phase::Paced ? final_write_not_before() : no_timer();
 }
 
-void Session::announce() { settled_.store(true, std::memory_order_release); }
+// Engine -> Settled, on the engine's thread once it dropped us: the release publishes what
+// the engine wrote to whoever reads Settled.
+void Session::announce() { owner_.store(Owner::Settled, std::memory_order_release); }
 
-// The invocation the engine settled, now back in the application's hands.
+// Settled -> Caller: the invocation the engine ended, now back in the application's hands.
+void Session::collect() { owner_.store(Owner::Caller, std::memory_order_relaxed); }
+
 int Session::settled(naa_status *status) {
-  if (engine_error_) return fail(*engine_error_);
+  collect();
+  if (phase_ == Phase::Broken) return fail(*engine_error_);
   return complete(status);
 }
 

@@ -92,6 +92,20 @@ class Session : private ProgressEngine::Client {
  private:
   // Lost: the connection went while an invocation was in flight, which has yet to report it.
   enum class State { Ready, Running, Lost, Disconnected, Failed };
+  // How far the invocation in flight got (State::Running); Idle in every other State. Written
+  // only by whoever drives it (Owner below). Our writes' completion and the NAA's reply are
+  // two completions, polled in either order where they come through two queues (verbs).
+  enum class Phase : uint8_t {
+    Idle,      // nothing in flight
+    Unposted,  // handed to the engine, nothing posted yet: its step() or a take-back posts it
+    Paced,     // the data writes are posted; chain_'s final write waits for the pacing guard
+    Posted,    // every write is posted; neither their completion nor the reply is polled
+    Written,   // our writes completed; the reply is awaited
+    Overdue,   // Written, and a wait ran out: the NAA may have lost the request (§4.4)
+    Answered,  // the reply came; our writes' completion is still to be polled
+    Done,      // both polled: complete() reports the reply
+    Broken,    // the engine's post or poll threw engine_error_, which fail() reports
+  };
 
   void connect(Deadline deadline);
   void connect_first(Deadline deadline);
@@ -107,8 +121,10 @@ class Session : private ProgressEngine::Client {
   void post_invocation();
   progress::Clock::time_point final_write_due();
   void absorb(const transport::Completion &c, bool first_of_poll);
+  void writes_through();
+  void replied(const transport::Completion &c);
   size_t poll_once();
-  bool finished() const { return !writes_pending_ && !reply_pending_; }
+  bool finished() const { return phase_ == Phase::Done; }
   int complete(naa_status *status);
   int fail(const Error &e);
   int writes_timed_out() const;
@@ -171,8 +187,8 @@ class Session : private ProgressEngine::Client {
   Deadline::Clock::time_point writes_completed_{};  // for Stages
   Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
 
-  std::atomic<bool> writes_pending_{false};  // read by naa_wait's timeout while the engine runs
-  bool reply_pending_ = false;
+  Phase phase_ = Phase::Idle;
+  transport::WriteChain *chain_ = nullptr;  // the invocation's: first_chain_ or steady_chain_
   transport::Completion reply_{};
 
   // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
@@ -180,17 +196,23 @@ class Session : private ProgressEngine::Client {
   Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
   Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
-  bool unanswered_after_timeout_ = false;  // the invocation in flight timed out acknowledged
-  transport::WriteChain *paced_chain_ = nullptr;  // its final write waits for the guard
 
-  // NAA_PROGRESS=thread: from invoke()'s submit until announce() or withdraw(), the engine's
-  // thread alone uses the endpoint and the invocation's fields (posted_, the pending flags,
-  // reply_, naa_message_polled_, engine_error_); settled_ or withdraw() hands them back.
+  // NAA_PROGRESS=thread: who drives the invocation in flight. Always Caller in the other modes
+  // and outside State::Running. Caller: the application's thread holding mu_. Engine: the
+  // progress thread alone uses the endpoint and the invocation's fields (phase_, reply_,
+  // naa_message_polled_, engine_error_), from hand_over() until release_from_engine().
+  // Settled: the engine ended it (phase_ Done or Broken, announce()) and let go; the next call
+  // that looks collects it (collect()). Only announce() writes it off mu_, Engine -> Settled.
+  // The combinations that occur: outside Running, Caller and Phase::Idle; in Running, Caller
+  // with Paced to Done (take_back_locked() posts an Unposted one), Engine with Unposted to
+  // Broken, Settled with Done or Broken.
+  enum class Owner : uint8_t { Caller, Engine, Settled };
   std::shared_ptr<ProgressEngine> engine_;
-  bool posted_ = false;
-  bool with_engine_ = false;  // submitted and not taken back (the engine may have settled it)
-  std::optional<Error> engine_error_;
-  std::atomic<bool> settled_{false};
+  std::atomic<Owner> owner_{Owner::Caller};
+  std::optional<Error> engine_error_;  // set with Phase::Broken
+  void hand_over();
+  void release_from_engine();
+  void collect();
 };
 
 }  // namespace naa

@@ -6,6 +6,7 @@
 // completion queued (or none, as ofi+shm has none), and it counts what the driver does with it.
 #pragma once
 
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -14,9 +15,11 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "progress/progress_engine.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 #include "transport/transport.hpp"
@@ -30,8 +33,8 @@ struct Peer {
   bool libnaa_server = true;  // names itself in its accept: no pacing
   bool descriptor = true;     // a wait descriptor (false: as ofi+shm, polling only)
   std::atomic<bool> auto_reply{true};
-  // Counted by the endpoint.
-  std::atomic<unsigned> polls{0}, arms{0}, invocations{0}, early_finals{0};
+  // Counted by the endpoint; caller_polls: those not on the progress thread (also in polls).
+  std::atomic<unsigned> polls{0}, arms{0}, invocations{0}, early_finals{0}, caller_polls{0};
   std::atomic<Clock::rep> data_posted_at{0}, final_posted_at{0};
 };
 
@@ -47,6 +50,12 @@ class Endpoint final : public transport::Endpoint {
 
   // The NAA answers the invocation in flight (from any thread).
   void reply(uint8_t rc = 0) { push({transport::CompletionKind::RemoteImm, 0, 0, imm::naa_reply(rc)}); }
+  // The connection goes: every later poll throws, as a transport does (from any thread).
+  void lose() {
+    lost_ = true;
+    const uint64_t one = 1;
+    if (fd_ >= 0) (void)!write(fd_, &one, sizeof one);
+  }
 
   void accept(Deadline, const std::string &) override {}
   void reject(const char *) override {}
@@ -93,6 +102,8 @@ class Endpoint final : public transport::Endpoint {
   }
   size_t poll(transport::Completion *out, size_t max) override {
     peer_->polls++;
+    if (!on_progress_thread()) peer_->caller_polls++;
+    if (lost_) throw Error(NAA_ERR_CONNECTION, "fake NAA: connection lost");
     std::lock_guard<std::mutex> lock(mu_);
     size_t n = 0;
     for (; n < max && !queue_.empty(); ++n) {
@@ -121,6 +132,15 @@ class Endpoint final : public transport::Endpoint {
   const std::string &peer_data() const override { return peer_data_; }
 
  private:
+  // The engine names its thread before the first handle can submit to it.
+  static bool on_progress_thread() {
+    thread_local const bool is = [] {
+      char name[16] = "";
+      pthread_getname_np(pthread_self(), name, sizeof name);
+      return std::strcmp(name, ProgressEngine::kThreadName) == 0;
+    }();
+    return is;
+  }
   struct Chain final : transport::WriteChain {
     explicit Chain(uint64_t c) : context(c) {}
     uint64_t context;
@@ -136,6 +156,7 @@ class Endpoint final : public transport::Endpoint {
 
   std::shared_ptr<Peer> peer_;
   const int fd_;
+  std::atomic<bool> lost_{false};
   std::mutex mu_;
   std::deque<transport::Completion> queue_;
   uint8_t *recv_buf_ = nullptr;
@@ -152,12 +173,14 @@ class Transport final : public transport::Transport {
                                                Deadline, const std::string &) override {
     auto ep = std::make_unique<Endpoint>(peer_);
     last = ep.get();
+    ++connects;
     return ep;
   }
   std::unique_ptr<transport::Listener> listen(const std::string &, uint16_t) override {
     throw Error(NAA_ERR_UNSUPPORTED, "fake transport: no listener");
   }
   Endpoint *last = nullptr;
+  unsigned connects = 0;
 
  private:
   std::shared_ptr<Peer> peer_;

@@ -52,25 +52,28 @@ std::chrono::nanoseconds thread_cpu() {
 struct Handle {
   std::shared_ptr<naa::fake::Peer> peer = std::make_shared<naa::fake::Peer>();
   naa::fake::Endpoint *ep = nullptr;
+  naa::fake::Transport *transport = nullptr;  // its `last` is the endpoint after a reconnect
   std::shared_ptr<naa::Session> session;
   std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
+  unsigned reconnect = 0;         // NAA_RECONNECT
+  bool pacing_adaptive = false;  // NAA_PACING_ADAPTIVE
 
   void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
             std::chrono::milliseconds timeout = 10s) {
     naa::Settings s = naa::Settings::resolve(nullptr);
     s.timeout = timeout;
     s.connect_timeout = 5s;
-    s.reconnect = 0;
+    s.reconnect = reconnect;
     s.progress.mode = mode;
     s.pacing = pacing;
-    s.pacing_adaptive = false;
-    auto transport = std::make_unique<naa::fake::Transport>(peer);
-    naa::fake::Transport *t = transport.get();
+    s.pacing_adaptive = pacing_adaptive;
+    auto t = std::make_unique<naa::fake::Transport>(peer);
+    transport = t.get();
     std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput}, {out.data(), 64, naa::mrsp::kOutput}};
-    session = std::make_shared<naa::Session>(std::move(transport), 1, regions,
+    session = std::make_shared<naa::Session>(std::move(t), 1, regions,
                                              std::make_unique<naa::rm::Target>("fake", 1, "unit test"),
                                              s, naa::Deadline::after(5s));
-    ep = t->last;
+    ep = transport->last;
   }
 };
 
@@ -325,6 +328,114 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
   assert_int_equal(h[0].peer->invocations + h[1].peer->invocations, static_cast<unsigned>(invoked.load()));
 }
 
+// Whether `what` becomes true within a deadline far beyond the mechanism's.
+template <typename F>
+bool eventually(F what) {
+  const auto deadline = Clock::now() + scaled(5s);
+  while (!what()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+std::chrono::milliseconds scaled_ms(std::chrono::milliseconds d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(scaled(d));
+}
+
+// NAA_PROGRESS=thread: a wait that times out leaves the invocation running, handed back to the
+// progress thread, which settles it when the reply comes; a later naa_wait collects that
+// settlement, the reply's code included, without polling the endpoint itself.
+void thread_mode_wait_after_a_timeout_collects_the_engines_settlement(void **) {
+  Handle h;
+  h.peer->auto_reply = false;
+  h.open(Progress::Mode::Thread, 0us, scaled_ms(50ms));
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_ERR_TIMEOUT);
+  assert_true(h.session->in_flight());
+  const unsigned before = h.peer->caller_polls;
+  h.ep->reply(7);
+  assert_true(eventually([&] { return h.session->done(); }));
+  naa_status st{};
+  assert_int_equal(h.session->wait(&st), NAA_ERR_NAA);
+  assert_int_equal(st.naa_return_code, 7);
+  assert_int_equal(h.peer->caller_polls - before, 0);
+  assert_false(h.session->in_flight());
+}
+
+// The second invocation of a handle whose connection closed after the first: naa_invoke
+// connects again, and the invocation completes.
+void completes_on_a_new_connection(Handle &h) {
+  h.peer->auto_reply = true;
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  assert_int_equal(h.transport->connects, 2);
+  assert_int_equal(h.peer->invocations.load(), 2);
+}
+
+// naa_cancel of an invocation the progress thread holds after its wait ran out with the
+// request acknowledged and unanswered (doc/protocol.md §4.4): the cancel takes it from the
+// engine, doubles the pacing guard of an NAA that may lose requests, and closes the
+// connection; the next naa_invoke connects again and completes.
+void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
+  Handle h;
+  h.peer->libnaa_server = false;
+  h.peer->auto_reply = false;
+  h.pacing_adaptive = true;
+  h.open(Progress::Mode::Thread, 1000us, scaled_ms(50ms));
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_ERR_TIMEOUT);
+  naa_handle_info_t before{}, after{};
+  h.session->describe(&before);
+  assert_int_equal(h.session->cancel(), NAA_SUCCESS);
+  h.session->describe(&after);
+  assert_true(before.pacing_us > 0);
+  assert_int_equal(after.pacing_us, 2 * before.pacing_us);
+  assert_false(h.session->in_flight());
+  bool flag = true;
+  assert_int_equal(h.session->test(&flag, nullptr), NAA_ERR_STATE);
+  completes_on_a_new_connection(h);
+}
+
+// NAA_PROGRESS=thread with NAA_RECONNECT: the connection goes while the progress thread holds
+// the invocation; the engine settles it broken, the next call to look reports
+// NAA_ERR_CONNECTION, once, and the next naa_invoke connects again and completes.
+void thread_mode_reconnects_after_the_engine_lost_the_connection(void **) {
+  Handle h;
+  h.peer->auto_reply = false;
+  h.reconnect = 1;
+  h.open(Progress::Mode::Thread);
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_true(eventually([&] { return h.peer->invocations == 1; }));  // the engine posted it
+  h.ep->lose();
+  assert_true(eventually([&] { return h.session->done(); }));
+  assert_true(h.session->in_flight());  // settled, not yet reported
+  bool flag = true;
+  assert_int_equal(h.session->test(&flag, nullptr), NAA_ERR_CONNECTION);
+  assert_false(flag);
+  assert_false(h.session->in_flight());
+  assert_int_equal(h.session->wait(nullptr), NAA_ERR_STATE);
+  completes_on_a_new_connection(h);
+}
+
+// A reply polled while our final write-with-immediate still waits for its pacing guard
+// answers nothing we asked: it is ignored, and the invocation ends with the reply to the
+// final write.
+void reply_before_the_final_write_is_ignored(void **) {
+  Handle h;
+  h.peer->libnaa_server = false;
+  const auto guard = scaled(20ms);
+  const auto opened = Clock::now();
+  h.open(Progress::Mode::Block, guard);
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  h.ep->reply(9);
+  assert_true(Clock::now() - opened < guard);  // else the final write may have gone already
+  naa_status st{};
+  assert_int_equal(h.session->wait(&st), NAA_SUCCESS);
+  assert_int_equal(st.naa_return_code, 0);
+  assert_int_equal(h.peer->invocations.load(), 1);
+}
+
 }  // namespace
 
 int main() {
@@ -336,6 +447,10 @@ int main() {
       cmocka_unit_test(waitany_finds_a_handle_another_thread_took),
       cmocka_unit_test(pacing_timer_posts_the_final_write_when_due),
       cmocka_unit_test(thread_mode_two_threads_drive_the_same_sessions),
+      cmocka_unit_test(thread_mode_wait_after_a_timeout_collects_the_engines_settlement),
+      cmocka_unit_test(cancel_takes_an_unanswered_invocation_from_the_engine),
+      cmocka_unit_test(thread_mode_reconnects_after_the_engine_lost_the_connection),
+      cmocka_unit_test(reply_before_the_final_write_is_ignored),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
