@@ -113,7 +113,7 @@ void Session::disconnect() {
   if (engine_ && !engine_->orphaned()) engine_->withdraw(this);
   with_engine_ = false;
   posted_ = false;
-  armed_ = false;
+  disarm();
   unwatch();
   settled_.store(false);
   engine_error_.reset();
@@ -329,6 +329,7 @@ int Session::cancel() {
 
 int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (watch_set_) watch_set_->touched(this);  // it may have been Idle there
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
     return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
@@ -430,7 +431,7 @@ void Session::absorb(const transport::Completion &c, bool first_of_poll) {
 }
 
 size_t Session::poll_once() {
-  armed_ = false;
+  disarm();
   final_write_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
@@ -585,16 +586,12 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
 
 Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
+  if (state_ != State::Running && state_ != State::Lost)
+    return set != nullptr && watch_set_.get() == set ? Watch::Idle : Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
   return !with_engine_ && state_ == State::Running && armed_ && watched_by(set) ? Watch::Watched
                                                                                 : Watch::Polled;
-}
-
-bool Session::watched_in(const progress::WaitSet *set) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running && !with_engine_ && armed_ && watched_by(set);
 }
 
 bool Session::watched_by(const progress::WaitSet *set) {
@@ -610,7 +607,13 @@ bool Session::watch(const std::shared_ptr<progress::WaitSet> &set) {
   return true;
 }
 
-// Before the descriptor is closed: no set may name a session gone.
+// Polled: armed no more, and the set it was Watched in learns it.
+void Session::disarm() {
+  if (armed_ && watch_set_) watch_set_->touched(this);
+  armed_ = false;
+}
+
+// Before the descriptor is closed: no set may name a session gone (leaving it touches it).
 void Session::unwatch() {
   if (watch_set_) watch_set_->remove(this);
   watch_set_.reset();
@@ -641,6 +644,7 @@ int Session::expire(naa_status *status) {
 int Session::timed_out() { return writes_pending_ ? writes_timed_out() : unanswered(); }
 
 int Session::wait_on_endpoint(naa_status *status) {
+  disarm();  // progress_until polls the endpoint itself
   try {
     if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_), [this] { return finished(); },
                         [this](const transport::Completion &c, bool first) { absorb(c, first); },

@@ -133,7 +133,7 @@ void waitany_sleeps_on_every_descriptor(void **) {
     x.peer->auto_reply = false;
     x.open(Progress::Mode::Block);
     assert_int_equal(x.session->invoke(), NAA_SUCCESS);
-    sessions.push_back(x.session);
+    sessions.push_back(x.session.get());
   }
   auto polls = [&] {
     unsigned n = 0;
@@ -182,7 +182,7 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
     h[i].peer->descriptor = i % 10 != 3;
     h[i].open(Progress::Mode::Block, 0us, timeout);
     assert_int_equal(h[i].session->invoke(), NAA_SUCCESS);
-    sessions.push_back(h[i].session);
+    sessions.push_back(h[i].session.get());
   }
   std::vector<size_t> order;
   for (int round = 0; round < 3; ++round)
@@ -241,13 +241,13 @@ void waitany_finds_a_handle_another_thread_took(void **) {
   int first_index = -1, first_rc = -1;
   Clock::time_point first_returned;
   std::thread first([&] {
-    first_rc = naa::wait_any({h[0].session, h[1].session}, &first_index, nullptr);
+    first_rc = naa::wait_any({h[0].session.get(), h[1].session.get()}, &first_index, nullptr);
     first_returned = Clock::now();
   });
   std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
   std::thread naa = reply_after(h[2].ep, 20ms);
   int index = -1;
-  assert_int_equal(naa::wait_any({h[1].session, h[2].session}, &index, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr), NAA_SUCCESS);
   naa.join();
   assert_int_equal(index, 1);  // handle 2, its position in this call
   const auto answered = Clock::now();
@@ -295,7 +295,7 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
   naa::Sessions sessions;
   for (Handle &x : h) {
     x.open(Progress::Mode::Thread);
-    sessions.push_back(x.session);
+    sessions.push_back(x.session.get());
   }
   std::atomic<int> invoked{0}, ended{0};
   std::atomic<bool> stop{false};
