@@ -115,17 +115,19 @@ class Waiter final : private progress::Work {
     mem_.apply_touches([](size_t) {});
     const size_t n = sessions.size();
     owners_.assign(n, nullptr);
-    deadline_.resize(n);
     unwoken_.assign(n, 0);
-    const auto now = Clock::now();
+    // Read through plain pointers: a thousand handles make this loop a share of the call.
+    const Known *known = mem_.known.data();
+    const progress::Policy *policy = mem_.policy.data();
+    const void **owners = owners_.data();
     bool all_block = true;
     for (size_t i = 0; i < n; ++i) {
-      if (sessions[i] == nullptr || mem_.known[i] == Known::Idle) continue;
-      if (mem_.known[i] == Known::Ask && !join(i)) continue;
+      if (sessions[i] == nullptr || known[i] == Known::Idle) continue;
+      if (known[i] == Known::Ask && !join(i)) continue;
       ++left_;
-      owners_[i] = sessions[i];
-      deadline_[i] = now + mem_.timeout[i];
-      const progress::Policy &p = mem_.policy[i];
+      owners[i] = sessions[i];
+      first_ = std::min(first_, mem_.timeout[i]);
+      const progress::Policy &p = policy[i];
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
       policy_.spin = std::max(policy_.spin, p.spin);
@@ -152,13 +154,16 @@ class Waiter final : private progress::Work {
     rc_ = rc;
     for (;;) {
       found_ = kNone;
-      Clock::time_point first = Clock::time_point::max();
-      for (size_t i = 0; i < owners_.size(); ++i)
-        if (owners_[i] != nullptr) first = std::min(first, deadline_[i]);
-      if (progress::drive(*this, policy_, Deadline::at(first))) return remove(found_);
+      if (recount_) {
+        first_ = std::chrono::milliseconds::max();
+        for (size_t i = 0; i < owners_.size(); ++i)
+          if (owners_[i] != nullptr) first_ = std::min(first_, mem_.timeout[i]);
+        recount_ = false;
+      }
+      if (progress::drive(*this, policy_, Deadline::at(start_ + first_))) return remove(found_);
       const auto now = Clock::now();
       for (size_t i = 0; i < owners_.size(); ++i)
-        if (owners_[i] != nullptr && now >= deadline_[i]) {
+        if (owners_[i] != nullptr && now >= start_ + mem_.timeout[i]) {
           *rc = sessions_[i]->expire(status);
           if (status != nullptr) status->error = static_cast<uint8_t>(*rc);
           return remove(i);
@@ -278,6 +283,7 @@ class Waiter final : private progress::Work {
     --left_;
     const auto it = std::find(polled_.begin(), polled_.end(), i);
     if (it != polled_.end()) polled_.erase(it);
+    recount_ = true;  // the earliest deadline may be later now
     return i;
   }
 
@@ -285,11 +291,14 @@ class Waiter final : private progress::Work {
   const std::shared_ptr<progress::WaitSet> set_;  // null: epoll failed, every handle polled
   std::unique_ptr<Memory> own_;                   // when the thread's Memory is in use
   Memory &mem_;
+  // The call's start: each handle's deadline is its NAA_TIMEOUT after it.
+  const Clock::time_point start_ = Clock::now();
+  std::chrono::milliseconds first_ = std::chrono::milliseconds::max();  // the least pending one's
+  bool recount_ = false;  // a handle ended: first_ is to be found again
   // Per handle of the call: its session while pending (as the set names it, null once
-  // ended or when inactive), its deadline, whether it has no descriptor (shm: arming is no
-  // use). Whether it is Watched in set_ is mem_.known.
+  // ended or when inactive), whether it has no descriptor (shm: arming is no use). Whether it
+  // is Watched in set_ is mem_.known.
   std::vector<const void *> owners_;
-  std::vector<Clock::time_point> deadline_;
   std::vector<char> unwoken_;
   std::vector<size_t> polled_;  // the pending handles not Watched, in no order
   std::vector<size_t> taken_;   // the handles taken from the progress engine
