@@ -91,22 +91,49 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
   });
 }
 
-// The handles of a naa_waitall & co. call, null where inactive (NAA_HANDLE_NULL or, when
-// `in_flight`, nothing in flight: the blocking calls learn that as they join the wait, one
-// lock per handle less). A handle that is neither live nor null fails the whole call, as a bad
+// The handles of a naa_waitall & co. call, pinned in the table for the call (a naa_finalize
+// meanwhile takes effect as it ends) rather than each held by a reference: a call over a
+// thousand handles touches none of them that it need not. Null where inactive
+// (NAA_HANDLE_NULL or, when `in_flight`, nothing in flight: the blocking calls learn that as
+// they join the wait). A handle that is neither live nor null fails the whole call, as a bad
 // request argument fails MPI's.
-naa::Sessions sessions_of(int count, const naa_handle *list, bool in_flight = true) {
-  if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
-  if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
-  naa::Sessions sessions(static_cast<size_t>(count));
-  handles().find_all(sessions.size(), [list](size_t i) { return list[i].id; }, sessions.data());
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    if (list[i].id == 0) continue;
-    if (!sessions[i]) naa::live(handles(), list[i].id);  // throws, saying why
-    if (in_flight && !sessions[i]->in_flight()) sessions[i] = nullptr;
+class Pinned {
+  struct Ids {
+    const naa_handle *list;
+    uint64_t operator()(size_t i) const { return list[i].id; }
+  };
+
+ public:
+  Pinned(int count, const naa_handle *list, bool in_flight) : list_(list) {
+    if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
+    if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
+    pinned_.resize(static_cast<size_t>(count));
+    handles().pin_all(pinned_.size(), Ids{list_}, pinned_.data());
+    for (size_t i = 0; i < pinned_.size(); ++i)
+      if (list[i].id != 0 && pinned_[i] == nullptr) {
+        unpin();
+        naa::live(handles(), list[i].id);  // throws, saying why
+      }
+    if (!in_flight) return;
+    filtered_ = pinned_;
+    for (Session *&s : filtered_)
+      if (s != nullptr && !s->in_flight()) s = nullptr;
   }
-  return sessions;
-}
+  ~Pinned() { unpin(); }
+  Pinned(const Pinned &) = delete;
+  Pinned &operator=(const Pinned &) = delete;
+
+  const naa::Sessions &sessions() const { return filtered_.empty() ? pinned_ : filtered_; }
+
+ private:
+  void unpin() {
+    handles().unpin_all(pinned_.size(), Ids{list_}, pinned_.data());
+    pinned_.clear();
+  }
+
+  const naa_handle *list_;
+  naa::Sessions pinned_, filtered_;
+};
 
 }  // namespace
 
@@ -161,14 +188,14 @@ int pnaa_finalize(naa_handle *handle) {
 }
 
 int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
-  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(sessions_of(count, handles, false), statuses); });
+  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(Pinned(count, handles, false).sessions(), statuses); });
 }
 
 int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status) {
   return entry("naa_waitany", Call::Completion, nullptr, [&] {
     if (index == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "index is NULL");
     *index = NAA_UNDEFINED;
-    return naa::wait_any(sessions_of(count, handles, false), index, status);
+    return naa::wait_any(Pinned(count, handles, false).sessions(), index, status);
   });
 }
 
@@ -178,7 +205,7 @@ int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag, naa_st
       throw Error(NAA_ERR_INVALID_ARGUMENT, "index or flag is NULL");
     *index = NAA_UNDEFINED;
     *flag = false;
-    return naa::test_any(sessions_of(count, handles), index, flag, status);
+    return naa::test_any(Pinned(count, handles, true).sessions(), index, flag, status);
   });
 }
 
@@ -186,7 +213,7 @@ int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuse
   return entry("naa_testall", Call::Completion, nullptr, [&] {
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
-    return naa::test_all(sessions_of(count, handles), flag, statuses);
+    return naa::test_all(Pinned(count, handles, true).sessions(), flag, statuses);
   });
 }
 

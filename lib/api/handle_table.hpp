@@ -46,14 +46,30 @@ class HandleTable {
     return slot != nullptr ? slot->object : nullptr;
   }
 
-  // find() of ids(0) .. ids(n - 1) into out[0..n), under one lock: a call over a thousand
-  // handles takes the table's lock once, not a thousand times.
+  // find() of ids(0) .. ids(n - 1) into out[0..n) (null where invalid) without a reference
+  // each: every object found stays alive until unpin_all() of the same ids, a remove()
+  // meanwhile taking effect then. A call over a thousand handles thus takes the table's lock
+  // twice and touches the table's slots only, not the thousand objects' reference counts.
   template <class Ids>
-  void find_all(size_t n, Ids &&ids, std::shared_ptr<T> *out) const {
+  void pin_all(size_t n, Ids &&ids, T **out) {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
-      const Slot *slot = lookup(ids(i));
-      out[i] = slot != nullptr ? slot->object : nullptr;
+      Slot *slot = const_cast<Slot *>(lookup(ids(i)));
+      out[i] = slot != nullptr ? slot->object.get() : nullptr;
+      if (slot != nullptr) ++slot->pins;
+    }
+  }
+  // `pinned` is what pin_all() gave for the same ids. Objects removed meanwhile are destroyed
+  // here, after the table's lock is released (`removed` is declared before the lock).
+  template <class Ids>
+  void unpin_all(size_t n, Ids &&ids, T *const *pinned) {
+    std::vector<std::shared_ptr<T>> removed;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < n; ++i) {
+      if (pinned[i] == nullptr) continue;
+      const uint32_t index = static_cast<uint32_t>(ids(i) & 0xffffffffu) - 1;
+      Slot &slot = slots_[index];
+      if (--slot.pins == 0 && slot.removed) removed.push_back(release(index));
     }
   }
 
@@ -66,23 +82,34 @@ class HandleTable {
 
   // The parent's objects are never destroyed in a child (their destructors would shut down
   // the parent's connections): the child's copy of them is simply left alone.
+  // Null also while the object is pinned: it goes at the last unpin_all().
   std::shared_ptr<T> remove(uint64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     Slot *slot = const_cast<Slot *>(lookup(id));
     if (slot == nullptr) return nullptr;
-    std::shared_ptr<T> object = std::move(slot->object);
-    // A slot whose generation is used up is retired, not reused: otherwise a stale id would
-    // name a live handle again after 65535 reuses. It costs one slot per 65535 handles.
-    if (slot->generation != UINT16_MAX) free_.push_back(static_cast<uint32_t>(id & 0xffffffffu) - 1);
-    return object;
+    slot->removed = true;
+    if (slot->pins > 0) return nullptr;
+    return release(static_cast<uint32_t>(id & 0xffffffffu) - 1);
   }
 
  private:
   struct Slot {
     std::shared_ptr<T> object;
+    uint32_t pins = 0;     // pin_all()s not yet unpinned
+    bool removed = false;  // by remove(), while pinned: the object goes at the last unpin
     uint16_t generation = 0;
     pid_t owner = 0;
   };
+
+  // Under mu_: the removed slot's object, the slot free for reuse.
+  std::shared_ptr<T> release(uint32_t index) {
+    Slot &slot = slots_[index];
+    slot.removed = false;
+    // A slot whose generation is used up is retired, not reused: otherwise a stale id would
+    // name a live handle again after 65535 reuses. It costs one slot per 65535 handles.
+    if (slot.generation != UINT16_MAX) free_.push_back(index);
+    return std::move(slot.object);
+  }
 
   uint64_t pack(uint32_t index, uint16_t generation) const {
     return uint64_t{salt_} << 48 | uint64_t{generation} << 32 | (uint64_t{index} + 1);
@@ -98,7 +125,8 @@ class HandleTable {
     uint64_t index = (id & 0xffffffffu);
     if (index == 0 || index > slots_.size()) return nullptr;
     const Slot &slot = slots_[index - 1];
-    if (slot.object == nullptr || slot.generation != static_cast<uint16_t>(id >> 32)) return nullptr;
+    if (slot.object == nullptr || slot.removed || slot.generation != static_cast<uint16_t>(id >> 32))
+      return nullptr;
     return &slot;
   }
 

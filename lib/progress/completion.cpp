@@ -35,6 +35,68 @@ bool end_now(Session &s, naa_status *status, int *rc) {
   return true;
 }
 
+// What a thread's waits know of each handle of its last call, kept for its next call: most
+// programs pass the same array again, and a handle that did not change then costs its Session
+// neither a lock nor a cache miss (asking each of a thousand handles took 70 us a call).
+// Watched: armed in the thread's set, nobody polled it since; Idle: nothing in flight, in the
+// set. Each stays so until the handle touches the set (WaitSet::touched: polled, invoked,
+// moved to another set, gone); Ask: its wait is joined again.
+enum class Known : uint8_t { Ask, Watched, Idle };
+
+struct Memory {
+  std::vector<Session *> sessions;  // the last call's
+  std::vector<Known> known;
+  // What each told as it last joined a wait: how to wait for it, its NAA_TIMEOUT.
+  std::vector<progress::Policy> policy;
+  std::vector<std::chrono::milliseconds> timeout;
+  std::shared_ptr<progress::WaitSet> set;  // the set `known` is about
+  uint64_t touches = 0;                    // the set's touches already applied to `known`
+  std::vector<const void *> touched;       // scratch for touches()
+  bool busy = false;  // a wait of this thread uses it (a wait from a log handler gets its own)
+
+  // For a call over `now` sleeping on `now_set`: what is known of another array or set is
+  // forgotten.
+  void resume(const Sessions &now, const std::shared_ptr<progress::WaitSet> &now_set) {
+    if (now_set == set && now == sessions) return;
+    sessions = now;
+    set = now_set;
+    known.assign(now.size(), Known::Ask);
+    policy.resize(now.size());
+    timeout.resize(now.size());
+  }
+
+  // The handles that touched the set since the last look are asked again; unwatched(i) for
+  // each that was Watched.
+  template <class Unwatched>
+  void apply_touches(Unwatched &&unwatched) {
+    bool every = false;
+    if (!set || !set->touches(&this->touches, &touched, &every)) return;
+    auto forget = [&](size_t i) {
+      if (known[i] == Known::Watched) unwatched(i);
+      known[i] = Known::Ask;
+    };
+    if (every) {
+      for (size_t i = 0; i < known.size(); ++i) forget(i);
+    } else if (touched.size() <= 8) {
+      for (const void *t : touched)
+        for (size_t i = 0; i < sessions.size(); ++i)
+          if (sessions[i] == t) forget(i);
+    } else {
+      std::sort(touched.begin(), touched.end());
+      for (size_t i = 0; i < sessions.size(); ++i)
+        if (std::binary_search(touched.begin(), touched.end(), sessions[i])) forget(i);
+    }
+  }
+};
+
+// The calling thread's Memory, or, if a wait of this thread already uses it, `own`.
+Memory &lease(std::unique_ptr<Memory> &own) {
+  thread_local Memory memory;
+  Memory &m = memory.busy ? *(own = std::make_unique<Memory>()) : memory;
+  m.busy = true;
+  return m;
+}
+
 // The in-flight handles of one blocking call, each with its own deadline (its NAA_TIMEOUT
 // from the call), driven by the calling thread through the progress driver: handles of
 // NAA_PROGRESS=thread are taken from the engine for the call, as naa_wait does, and given back
@@ -42,30 +104,30 @@ bool end_now(Session &s, naa_status *status, int *rc) {
 // across its calls, and so is the arming of the handles in it: a turn polls only the handles
 // not Watched and asks the set, in one epoll_wait(2), which of the others fired; a sleep is
 // one ppoll(2) on the set. A thousand idle handles thus cost no system call of their own, and a
-// wake-up turns only the handles whose descriptor fired. The mode that polls most among them
-// decides how it waits.
+// wake-up turns only the handles whose descriptor fired. What the thread knows of its handles
+// is kept too (Memory): a call over the same array asks only the handles that changed. The
+// mode that polls most among them decides how it waits.
 class Waiter final : private progress::Work {
  public:
   explicit Waiter(const Sessions &sessions)
-      : sessions_(sessions),
-        set_(progress::WaitSet::of_this_thread()),
-        owners_(sessions.size()),
-        deadline_(sessions.size()),
-        watched_(sessions.size()),
-        unwoken_(sessions.size()) {
-    const auto now = Clock::now();
+      : sessions_(sessions), set_(progress::WaitSet::of_this_thread()), mem_(lease(own_)) {
+    mem_.resume(sessions, set_);
+    mem_.apply_touches([](size_t) {});
+    const size_t n = sessions.size();
+    owners_.assign(n, nullptr);
+    unwoken_.assign(n, 0);
+    // Read through plain pointers: a thousand handles make this loop a share of the call.
+    const Known *known = mem_.known.data();
+    const progress::Policy *policy = mem_.policy.data();
+    const void **owners = owners_.data();
     bool all_block = true;
-    for (size_t i = 0; i < sessions.size(); ++i) {
-      if (!sessions[i]) continue;
-      progress::Policy p;
-      const Watch w = sessions[i]->join_wait(&p, set_.get());
-      if (w == Watch::Inactive) continue;
+    for (size_t i = 0; i < n; ++i) {
+      if (sessions[i] == nullptr || known[i] == Known::Idle) continue;
+      if (known[i] == Known::Ask && !join(i)) continue;
       ++left_;
-      owners_[i] = sessions[i].get();
-      deadline_[i] = now + sessions[i]->timeout();
-      watched_[i] = w == Watch::Watched;
-      if (!watched_[i]) polled_.push_back(i);
-      if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
+      owners[i] = sessions[i];
+      first_ = std::min(first_, mem_.timeout[i]);
+      const progress::Policy &p = policy[i];
       if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
       policy_.spin = std::max(policy_.spin, p.spin);
@@ -74,7 +136,11 @@ class Waiter final : private progress::Work {
     if (all_block) policy_.mode = Progress::Mode::Block;
   }
   ~Waiter() {
-    for (const size_t i : taken_) sessions_[i]->give_back();
+    for (const size_t i : taken_) {
+      sessions_[i]->give_back();
+      mem_.known[i] = Known::Ask;  // the engine polls it
+    }
+    mem_.busy = false;
   }
   Waiter(const Waiter &) = delete;
   Waiter &operator=(const Waiter &) = delete;
@@ -88,13 +154,16 @@ class Waiter final : private progress::Work {
     rc_ = rc;
     for (;;) {
       found_ = kNone;
-      Clock::time_point first = Clock::time_point::max();
-      for (size_t i = 0; i < owners_.size(); ++i)
-        if (owners_[i] != nullptr) first = std::min(first, deadline_[i]);
-      if (progress::drive(*this, policy_, Deadline::at(first))) return remove(found_);
+      if (recount_) {
+        first_ = std::chrono::milliseconds::max();
+        for (size_t i = 0; i < owners_.size(); ++i)
+          if (owners_[i] != nullptr) first_ = std::min(first_, mem_.timeout[i]);
+        recount_ = false;
+      }
+      if (progress::drive(*this, policy_, Deadline::at(start_ + first_))) return remove(found_);
       const auto now = Clock::now();
       for (size_t i = 0; i < owners_.size(); ++i)
-        if (owners_[i] != nullptr && now >= deadline_[i]) {
+        if (owners_[i] != nullptr && now >= start_ + mem_.timeout[i]) {
           *rc = sessions_[i]->expire(status);
           if (status != nullptr) status->error = static_cast<uint8_t>(*rc);
           return remove(i);
@@ -106,20 +175,39 @@ class Waiter final : private progress::Work {
   using Watch = Session::Watch;
   static constexpr size_t kNone = SIZE_MAX;
 
+  // Asks handle i how to wait for it (taking it from the progress engine); false when nothing
+  // is in flight.
+  bool join(size_t i) {
+    Session &s = *sessions_[i];
+    progress::Policy p;
+    const Watch w = s.join_wait(&p, set_.get());
+    mem_.policy[i] = p;
+    mem_.timeout[i] = s.timeout();
+    mem_.known[i] = w == Watch::Watched ? Known::Watched : w == Watch::Idle ? Known::Idle : Known::Ask;
+    if (w == Watch::Inactive || w == Watch::Idle) return false;
+    if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
+    if (w != Watch::Watched) polled_.push_back(i);
+    return true;
+  }
+
+  bool watched(size_t i) const { return mem_.known[i] == Known::Watched; }
+
   bool done() override { return found_ != kNone; }
 
   // The handles not Watched are polled, and, when this call waits on more than one, armed at
-  // once if that found nothing; of the Watched ones only those the set says fired are polled
+  // once if that found nothing; of the Watched ones only those the set says fired, or that
+  // touched the set (another thread polled them or took them into its own set), are polled
   // (and are no longer Watched until armed again). A handle of the set that this call does
   // not wait for is dropped from it when it fires: level-triggered, it would fire at every
   // look. A turn therefore costs what is polled and what fired, not the handles waited for.
   progress::Turn turn() override {
+    mem_.apply_touches([this](size_t i) { polled_.push_back(i); });
     for (size_t n = 0; n < polled_.size();) {
       const size_t i = polled_[n];
       if (ends(i)) return progress::Turn::Moved;
       if (left_ > 1 && !unwoken_[i]) {
         if (!arm_one(n)) return progress::Turn::Moved;
-        if (watched_[i]) continue;  // arm_one took it out of polled_
+        if (watched(i)) continue;  // arm_one took it out of polled_
       }
       ++n;
     }
@@ -130,33 +218,17 @@ class Waiter final : private progress::Work {
     for (size_t f = 0; f < n; ++f) {
       const auto it = std::find(owners_.begin(), owners_.end(), fired[f]);
       const size_t i = static_cast<size_t>(it - owners_.begin());
-      if (it == owners_.end() || !watched_[i]) {
+      if (it == owners_.end() || !watched(i)) {
         if (it == owners_.end()) set_->drop(fired[f]);
         continue;
       }
-      watched_[i] = false;
+      mem_.known[i] = Known::Ask;
       polled_.push_back(i);
       news = true;
       if (ends(i)) return progress::Turn::Moved;
     }
-    if (!news && slept_) look_again();
-    slept_ = false;
     return news ? progress::Turn::Moved : progress::Turn::Waiting;
   }
-
-  // After a sleep that no descriptor ended (a slice of the wait plan ran out): the Watched
-  // handles that another thread waiting for them meanwhile polled or took into its own set
-  // are polled again. Only two threads waiting for one handle at once do that; it costs a
-  // lock per handle once a slice (0.1 to 1 s), and bounds what they lose to a slice.
-  void look_again() {
-    for (size_t i = 0; i < owners_.size(); ++i)
-      if (owners_[i] != nullptr && watched_[i] && !sessions_[i]->watched_in(set_.get())) {
-        watched_[i] = false;
-        polled_.push_back(i);
-      }
-  }
-
-  void woke() override { slept_ = true; }
 
   bool ends(size_t i) {
     Session &s = *sessions_[i];
@@ -178,7 +250,7 @@ class Waiter final : private progress::Work {
         all.ready = true;
         return all;
       }
-      if (!watched_[i]) ++n;
+      if (!watched(i)) ++n;
     }
     if (set_) fds.push_back(pollfd{set_->fd(), POLLIN, 0});
     return all;
@@ -198,7 +270,7 @@ class Waiter final : private progress::Work {
       unwoken_[i] = true;
     }
     if (w == Watch::Watched) {
-      watched_[i] = true;
+      mem_.known[i] = Known::Watched;
       polled_[n] = polled_.back();
       polled_.pop_back();
     }
@@ -207,20 +279,26 @@ class Waiter final : private progress::Work {
 
   size_t remove(size_t i) {
     owners_[i] = nullptr;
+    mem_.known[i] = Known::Ask;
     --left_;
     const auto it = std::find(polled_.begin(), polled_.end(), i);
     if (it != polled_.end()) polled_.erase(it);
+    recount_ = true;  // the earliest deadline may be later now
     return i;
   }
 
   const Sessions &sessions_;
   const std::shared_ptr<progress::WaitSet> set_;  // null: epoll failed, every handle polled
+  std::unique_ptr<Memory> own_;                   // when the thread's Memory is in use
+  Memory &mem_;
+  // The call's start: each handle's deadline is its NAA_TIMEOUT after it.
+  const Clock::time_point start_ = Clock::now();
+  std::chrono::milliseconds first_ = std::chrono::milliseconds::max();  // the least pending one's
+  bool recount_ = false;  // a handle ended: first_ is to be found again
   // Per handle of the call: its session while pending (as the set names it, null once
-  // ended or when inactive), its deadline, whether it is Watched in set_, whether it has no
-  // descriptor (shm: arming is no use).
+  // ended or when inactive), whether it has no descriptor (shm: arming is no use). Whether it
+  // is Watched in set_ is mem_.known.
   std::vector<const void *> owners_;
-  std::vector<Clock::time_point> deadline_;
-  std::vector<char> watched_;
   std::vector<char> unwoken_;
   std::vector<size_t> polled_;  // the pending handles not Watched, in no order
   std::vector<size_t> taken_;   // the handles taken from the progress engine
@@ -230,7 +308,6 @@ class Waiter final : private progress::Work {
   naa_status *status_ = nullptr;
   int *rc_ = nullptr;
   bool every_fd_ = true;
-  bool slept_ = false;  // the last turn came after a sleep
 };
 
 }  // namespace

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // naa_waitall, naa_waitany, naa_testany and naa_testall: MPI's completion over many requests,
-// for handles. The caller (api.cpp) has looked every handle up; inactive ones (NAA_HANDLE_NULL,
-// and for the test calls nothing in flight) are null here; inactive ones are ignored, as MPI
-// ignores inactive requests (the wait calls find those with nothing in flight themselves).
+// for handles. The caller (api.cpp) has looked every handle up and keeps them alive for the
+// call; inactive ones (NAA_HANDLE_NULL, and for the test calls nothing in flight) are null
+// here; inactive ones are ignored, as MPI ignores inactive requests (the wait calls find those
+// with nothing in flight themselves).
 #pragma once
 
-#include <memory>
 #include <vector>
 
 #include "naa.h"
@@ -13,7 +13,7 @@
 
 namespace naa {
 
-using Sessions = std::vector<std::shared_ptr<Session>>;
+using Sessions = std::vector<Session *>;
 
 // statuses may be null. Return as naa_waitall/naa_testall (NAA_ERR_IN_STATUS for any error).
 int wait_all(const Sessions &sessions, naa_status *statuses);

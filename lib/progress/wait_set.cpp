@@ -33,14 +33,18 @@ bool WaitSet::add(const void *owner, int fd, uint64_t *seen) {
   return true;
 }
 
+// Touched even if it was dropped: its thread may still count on it being here.
 void WaitSet::remove(const void *owner) {
   std::lock_guard<std::mutex> lock(mu_);
   forget(owner);
+  touched_locked(owner);
 }
 
 void WaitSet::drop(const void *owner) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (forget(owner)) drops_.fetch_add(1, std::memory_order_release);
+  if (!forget(owner)) return;
+  drops_.fetch_add(1, std::memory_order_release);
+  touched_locked(owner);
 }
 
 bool WaitSet::forget(const void *owner) {
@@ -48,6 +52,28 @@ bool WaitSet::forget(const void *owner) {
   if (it == fds_.end()) return false;
   epoll_ctl(epfd_, EPOLL_CTL_DEL, it->second, nullptr);
   fds_.erase(it);
+  return true;
+}
+
+void WaitSet::touched(const void *owner) {
+  std::lock_guard<std::mutex> lock(mu_);
+  touched_locked(owner);
+}
+
+void WaitSet::touched_locked(const void *owner) {
+  if (touched_.size() < kMaxTouched) touched_.push_back(owner);
+  else overflowed_ = true;
+  touches_.fetch_add(1, std::memory_order_release);
+}
+
+bool WaitSet::touches(uint64_t *seen, std::vector<const void *> *out, bool *every) {
+  if (touches_.load(std::memory_order_acquire) == *seen) return false;
+  out->clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  *seen = touches_.load(std::memory_order_relaxed);
+  out->swap(touched_);
+  *every = overflowed_;
+  overflowed_ = false;
   return true;
 }
 

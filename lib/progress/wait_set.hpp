@@ -7,6 +7,9 @@
 // the set (remove()) before that descriptor is closed, so no event ever names an owner gone.
 // A registration that fires while its thread waits for other handles is dropped (drop()):
 // level-triggered, it would fire at every look; its owner learns it through holds().
+// The set's thread remembers, across its calls, which of its handles are armed in the set or
+// idle (completion.cpp): an owner tells the set (touched()) when that may have ended (it was
+// polled, invoked, or left the set), and the thread asks only those again.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace naa::progress {
 
@@ -45,13 +49,28 @@ class WaitSet {
   size_t fired(const void **out, size_t max);
   void drop(const void *owner);
 
+  // From any thread: what the set's thread knows of `owner` may be out of date.
+  void touched(const void *owner);
+  // Whether an owner was touched since `*seen` (one atomic load when none was: asked every
+  // turn); if so, *seen is brought up to date and the owners touched are in `out`, or
+  // `*every` is set when more were touched than the set kept (then any of them may have been).
+  bool touches(uint64_t *seen, std::vector<const void *> *out, bool *every);
+
  private:
   bool forget(const void *owner);  // under mu_; whether it was there
+  void touched_locked(const void *owner);
+
+  // Touches kept for the set's thread, at most this many: an owner invoked over and over while
+  // its thread never waits again must not grow them without bound.
+  static constexpr size_t kMaxTouched = 1024;
 
   const int epfd_;
   std::mutex mu_;
   std::unordered_map<const void *, int> fds_;  // owner -> its registered descriptor
   std::atomic<uint64_t> drops_{0};
+  std::atomic<uint64_t> touches_{0};
+  std::vector<const void *> touched_;  // since the thread last asked; under mu_
+  bool overflowed_ = false;            // more than kMaxTouched; under mu_
 };
 
 }  // namespace naa::progress

@@ -114,7 +114,7 @@ void Session::disconnect() {
   owner_.store(Owner::Caller, std::memory_order_relaxed);
   phase_ = Phase::Idle;
   chain_ = nullptr;
-  armed_ = false;
+  disarm();
   unwatch();
   engine_error_.reset();
   first_chain_.reset();
@@ -327,6 +327,7 @@ int Session::cancel() {
 
 int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (watch_set_) watch_set_->touched(this);  // it may have been Idle there
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
     return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
@@ -442,7 +443,7 @@ void Session::replied(const transport::Completion &c) {
 }
 
 size_t Session::poll_once() {
-  armed_ = false;
+  disarm();
   final_write_due();
   transport::Completion c[4];
   size_t n = ep_->poll(c, 4);
@@ -620,19 +621,14 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
 
 Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (state_ != State::Running && state_ != State::Lost) return Watch::Inactive;
+  if (state_ != State::Running && state_ != State::Lost)
+    return set != nullptr && watch_set_.get() == set ? Watch::Idle : Watch::Inactive;
   take_back_locked();
   *policy = policy_locked();
   return owner_.load(std::memory_order_relaxed) == Owner::Caller && state_ == State::Running &&
                  armed_ && watched_by(set)
              ? Watch::Watched
              : Watch::Polled;
-}
-
-bool Session::watched_in(const progress::WaitSet *set) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running && owner_.load(std::memory_order_acquire) == Owner::Caller &&
-         armed_ && watched_by(set);
 }
 
 bool Session::watched_by(const progress::WaitSet *set) {
@@ -648,7 +644,13 @@ bool Session::watch(const std::shared_ptr<progress::WaitSet> &set) {
   return true;
 }
 
-// Before the descriptor is closed: no set may name a session gone.
+// Polled: armed no more, and the set it was Watched in learns it.
+void Session::disarm() {
+  if (armed_ && watch_set_) watch_set_->touched(this);
+  armed_ = false;
+}
+
+// Before the descriptor is closed: no set may name a session gone (leaving it touches it).
 void Session::unwatch() {
   if (watch_set_) watch_set_->remove(this);
   watch_set_.reset();
@@ -681,6 +683,7 @@ int Session::timed_out() {
 }
 
 int Session::wait_on_endpoint(naa_status *status) {
+  disarm();  // progress_until polls the endpoint itself
   try {
     if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_), [this] { return finished(); },
                         [this](const transport::Completion &c, bool first) { absorb(c, first); },

@@ -63,17 +63,17 @@ class Session : private ProgressEngine::Client {
   bool done();
   // How the waiter looks at the handle: no descriptor (shm) or none the set took: poll it
   // every turn; a descriptor in the set but not armed (a paced final write, news): poll it;
-  // armed and in the set: nothing until its descriptor fires. Inactive: nothing in flight.
-  enum class Watch { None, Polled, Watched, Inactive };
-  // join_wait: whether anything is in flight (else Inactive), takes it back, tells how to
-  // wait for it and whether an earlier arm() left it Watched in `set` with nobody polling it
-  // since (else Polled); one lock for them all, as a wait over a thousand handles asks each.
+  // armed and in the set: nothing until its descriptor fires. Inactive: nothing in flight;
+  // Idle: nothing in flight, and in the set, which naa_invoke tells (WaitSet::touched). The
+  // set is told too when a Watched handle stops being so (polled, moved, gone): its thread
+  // may keep both across calls without asking the handle again.
+  enum class Watch { None, Polled, Watched, Inactive, Idle };
+  // join_wait: whether anything is in flight (else Inactive or Idle), takes it back, tells how
+  // to wait for it and whether an earlier arm() left it Watched in `set` with nobody polling it
+  // since (else Polled); one lock for them all.
   Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
   void give_back();
   Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
-  // Whether it is still armed in `set`: another thread that waits for it meanwhile may have
-  // polled it or moved it to its own set.
-  bool watched_in(const progress::WaitSet *set);
   int expire(naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
@@ -182,6 +182,7 @@ class Session : private ProgressEngine::Client {
   bool watched_by(const progress::WaitSet *set);
   bool watch(const std::shared_ptr<progress::WaitSet> &set);
   void unwatch();
+  void disarm();
 
   Deadline::Clock::time_point invoked_at_{};
   Deadline::Clock::time_point writes_completed_{};  // for Stages

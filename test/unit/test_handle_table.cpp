@@ -140,6 +140,37 @@ void found_object_outlives_remove(void **) {
   assert_int_equal(destroyed, 1);
 }
 
+// A call over many handles pins them (naa_waitany & co.): a remove() meanwhile (naa_finalize
+// on another thread) makes the id invalid at once but destroys the object only at the last
+// unpin_all(), and the slot is handed out again only then.
+void pinned_object_outlives_remove(void **) {
+  int destroyed = 0;
+  Table table;
+  const uint64_t ids[2] = {table.insert(std::shared_ptr<int>(new int(7), [&destroyed](int *p) {
+                             ++destroyed;
+                             delete p;
+                           })),
+                           table.insert(std::make_shared<int>(8))};
+  auto id = [&ids](size_t i) { return ids[i]; };
+  int *first[2], *second[2];
+  table.pin_all(2, id, first);
+  table.pin_all(2, id, second);
+  assert_int_equal(*first[0], 7);
+  assert_int_equal(*first[1], 8);
+  assert_null(table.remove(ids[0]).get());
+  assert_null(table.find(ids[0]).get());
+  assert_int_equal(destroyed, 0);
+  const uint64_t other = table.insert(std::make_shared<int>(9));
+  assert_true((other & kIndexMask) != (ids[0] & kIndexMask));  // the slot is still taken
+  table.unpin_all(2, id, first);
+  assert_int_equal(destroyed, 0);
+  assert_int_equal(*second[0], 7);
+  table.unpin_all(2, id, second);
+  assert_int_equal(destroyed, 1);
+  assert_int_equal(table.insert(std::make_shared<int>(10)) & kIndexMask, ids[0] & kIndexMask);
+  assert_int_equal(*table.find(ids[1]), 8);
+}
+
 void concurrent_cycles(void **) {
   constexpr int kThreads = 4, kCycles = 10000;
   // Each thread keeps a few entries live so that slots freed by one thread are reused by another
@@ -223,6 +254,7 @@ int main() {
       cmocka_unit_test(copy_taken_before_remove_fails),
       cmocka_unit_test(corrupted_ids_fail),
       cmocka_unit_test(found_object_outlives_remove),
+      cmocka_unit_test(pinned_object_outlives_remove),
       cmocka_unit_test(concurrent_cycles),
       cmocka_unit_test(child_of_fork_cannot_use_parent_ids),
   };

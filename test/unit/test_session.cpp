@@ -136,7 +136,7 @@ void waitany_sleeps_on_every_descriptor(void **) {
     x.peer->auto_reply = false;
     x.open(Progress::Mode::Block);
     assert_int_equal(x.session->invoke(), NAA_SUCCESS);
-    sessions.push_back(x.session);
+    sessions.push_back(x.session.get());
   }
   auto polls = [&] {
     unsigned n = 0;
@@ -185,7 +185,7 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
     h[i].peer->descriptor = i % 10 != 3;
     h[i].open(Progress::Mode::Block, 0us, timeout);
     assert_int_equal(h[i].session->invoke(), NAA_SUCCESS);
-    sessions.push_back(h[i].session);
+    sessions.push_back(h[i].session.get());
   }
   std::vector<size_t> order;
   for (int round = 0; round < 3; ++round)
@@ -244,13 +244,13 @@ void waitany_finds_a_handle_another_thread_took(void **) {
   int first_index = -1, first_rc = -1;
   Clock::time_point first_returned;
   std::thread first([&] {
-    first_rc = naa::wait_any({h[0].session, h[1].session}, &first_index, nullptr);
+    first_rc = naa::wait_any({h[0].session.get(), h[1].session.get()}, &first_index, nullptr);
     first_returned = Clock::now();
   });
   std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
   std::thread naa = reply_after(h[2].ep, 20ms);
   int index = -1;
-  assert_int_equal(naa::wait_any({h[1].session, h[2].session}, &index, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr), NAA_SUCCESS);
   naa.join();
   assert_int_equal(index, 1);  // handle 2, its position in this call
   const auto answered = Clock::now();
@@ -263,6 +263,109 @@ void waitany_finds_a_handle_another_thread_took(void **) {
   assert_true(first_returned - answered < timeout / 2);
   h[0].ep->reply();
   assert_int_equal(h[0].session->wait(nullptr), NAA_SUCCESS);
+}
+
+// What a thread's waits keep across calls (completion.cpp's Memory) for handles of the same
+// array. naa_waitany over `sessions` with `answer` answered after `delay` must return it well
+// before the handles' deadline (a handle wrongly taken for Watched is never polled: its wait
+// lasts until the deadline), with a 500 ms NAA_TIMEOUT scaled.
+std::chrono::milliseconds short_timeout() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(scaled(500ms));
+}
+
+bool answered_in_time(const naa::Sessions &sessions, std::vector<Handle> &h, size_t answer,
+                      std::chrono::milliseconds delay) {
+  std::thread naa = reply_after(h[answer].ep, delay);
+  const auto start = Clock::now();
+  int index = -1;
+  const int rc = naa::wait_any(sessions, &index, nullptr);
+  const auto took = Clock::now() - start;
+  naa.join();
+  if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= short_timeout() / 2)
+    print_message("handle %zu answered: naa_waitany returned %d, index %d, after %ld ms\n", answer,
+                  rc, index,
+                  static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  return rc == NAA_SUCCESS && index == static_cast<int>(answer) && took < short_timeout() / 2;
+}
+
+std::vector<Handle> open_invoked(size_t n, naa::Sessions *sessions) {
+  std::vector<Handle> h(n);
+  for (Handle &x : h) {
+    x.peer->auto_reply = false;
+    x.open(Progress::Mode::Block, 0us, short_timeout());
+    assert_int_equal(x.session->invoke(), NAA_SUCCESS);
+    sessions->push_back(x.session.get());
+  }
+  return h;
+}
+
+// A handle naa_waitany ended stays Idle in the thread's memory until it is invoked again:
+// the invocation (here on another thread) must make the next call over the same array wait
+// for it.
+void waitany_sees_a_handle_invoked_again_between_calls(void **) {
+  naa::Sessions sessions;
+  std::vector<Handle> h = open_invoked(6, &sessions);
+  for (size_t answer : {0, 1, 2}) assert_true(answered_in_time(sessions, h, answer, 5ms));
+  for (size_t again : {1, 0}) {
+    std::thread([&] { assert_int_equal(h[again].session->invoke(), NAA_SUCCESS); }).join();
+    assert_true(answered_in_time(sessions, h, again, 20ms));
+  }
+  for (size_t i = 3; i < h.size(); ++i) h[i].ep->reply();
+  assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
+}
+
+// A handle finalized between two calls and replaced at the same position by a new one, which
+// the allocator may well place at the same address: the old one's leaving the set tells the
+// waiting thread, which must not take the new one for the old, Watched, one.
+void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
+  naa::Sessions sessions;
+  std::vector<Handle> h = open_invoked(6, &sessions);
+  assert_true(answered_in_time(sessions, h, 0, 20ms));  // the others are Watched now
+  int same_address = 0;
+  for (size_t k : {2, 4, 2}) {
+    naa::Session *old = h[k].session.get();
+    h[k] = Handle();
+    h[k].peer->auto_reply = false;
+    h[k].open(Progress::Mode::Block, 0us, short_timeout());
+    same_address += h[k].session.get() == old;
+    sessions[k] = h[k].session.get();
+    assert_int_equal(h[k].session->invoke(), NAA_SUCCESS);
+    assert_true(answered_in_time(sessions, h, k, 20ms));
+    assert_int_equal(h[k].session->invoke(), NAA_SUCCESS);
+  }
+  print_message("%d of 3 new handles at the old one's address\n", same_address);
+  assert_true(same_address > 0);  // else this test shows nothing
+  sessions[0] = nullptr;
+  for (size_t i = 1; i < h.size(); ++i) h[i].ep->reply();
+  assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
+}
+
+// Between two calls of one thread another thread ends one of its Watched handles (naa_wait),
+// then takes another into its own set (its naa_waitany): the next call must neither end the
+// first again (it has nothing in flight: naa_waitany ignores it) nor miss the answer of the
+// second.
+void waitany_sees_handles_another_thread_used_between_calls(void **) {
+  naa::Sessions sessions;
+  std::vector<Handle> h = open_invoked(6, &sessions);
+  Handle extra;
+  extra.peer->auto_reply = false;
+  extra.open(Progress::Mode::Block, 0us, short_timeout());
+  assert_int_equal(extra.session->invoke(), NAA_SUCCESS);
+  assert_true(answered_in_time(sessions, h, 0, 20ms));  // 1 to 5 Watched in this thread's set
+  std::thread([&] {
+    h[2].ep->reply();
+    assert_int_equal(h[2].session->wait(nullptr), NAA_SUCCESS);
+  }).join();
+  assert_true(answered_in_time(sessions, h, 3, 20ms));
+  std::thread([&] {
+    extra.ep->reply();
+    int index = -1;
+    assert_int_equal(naa::wait_any({h[1].session.get(), extra.session.get()}, &index, nullptr), NAA_SUCCESS);
+    assert_int_equal(index, 1);
+  }).join();
+  assert_true(answered_in_time(sessions, h, 1, 20ms));
+  for (size_t i : {4, 5}) h[i].ep->reply();
+  assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
 // Pacing is a timer of the driver: naa_invoke posts the data writes only and returns; the wait
@@ -298,7 +401,7 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
   naa::Sessions sessions;
   for (Handle &x : h) {
     x.open(Progress::Mode::Thread);
-    sessions.push_back(x.session);
+    sessions.push_back(x.session.get());
   }
   std::atomic<int> invoked{0}, ended{0};
   std::atomic<bool> stop{false};
@@ -445,6 +548,9 @@ int main() {
       cmocka_unit_test(waitany_sleeps_on_every_descriptor),
       cmocka_unit_test(waitany_over_many_handles_loses_no_wake_up),
       cmocka_unit_test(waitany_finds_a_handle_another_thread_took),
+      cmocka_unit_test(waitany_sees_a_handle_invoked_again_between_calls),
+      cmocka_unit_test(waitany_sees_a_handle_replaced_at_the_same_address),
+      cmocka_unit_test(waitany_sees_handles_another_thread_used_between_calls),
       cmocka_unit_test(pacing_timer_posts_the_final_write_when_due),
       cmocka_unit_test(thread_mode_two_threads_drive_the_same_sessions),
       cmocka_unit_test(thread_mode_wait_after_a_timeout_collects_the_engines_settlement),
