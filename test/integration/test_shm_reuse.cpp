@@ -6,7 +6,9 @@
 //   objects either process ever had stay few, and every vecadd is right;
 // - (client and listener in this process, on the transport interface) a message the old
 //   client sent that no receive took (it waits in shm's queue of unexpected
-//   messages) never reaches the next connection's receive on the reused server endpoint.
+//   messages) never reaches the next connection's receive on the reused server endpoint;
+// - a request naming the same client region again is believed without reading the client's
+//   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +21,11 @@ extern "C" {
 }
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <chrono>
 #include <cstring>
@@ -30,6 +36,7 @@ extern "C" {
 #include <vector>
 
 #include "transport/ofi/ofi.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -191,12 +198,44 @@ void test_stale_message_not_taken_for_the_next_client(void **) {
   end_connection(std::move(client), std::move(server));
 }
 
+// A client that takes a kept endpoint names the same region in each request: naa-server's
+// listener reads the process's memory map for it once, not per request, and not again once
+// the object behind the name is another (made anew, and not mapped by the process).
+void test_request_check_reads_maps_once_per_region(void **) {
+  const std::string object = "/" + std::to_string(getpid()) + "-c0ffee" + std::to_string(time(nullptr));
+  const std::string name = "fi_shm://" + object.substr(1);
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  int fd = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, 4096), 0);
+  void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  assert_true(page != MAP_FAILED);
+  std::string why;
+  const unsigned long before = ofi_detail::shm_maps_read();
+  for (int i = 0; i < 3; ++i) assert_true(ofi_detail::shm_request_plausible(name, pid, &why));
+  assert_int_equal(ofi_detail::shm_maps_read() - before, 1);
+  // Made anew under the name (the old object still open, so its inode is not given again),
+  // and not mapped: the process's maps are read again, and the request is not believed.
+  munmap(page, 4096);
+  shm_unlink(object.c_str());
+  int again = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(again >= 0);
+  assert_int_equal(ftruncate(again, 4096), 0);
+  const bool believed = ofi_detail::shm_request_plausible(name, pid, &why);
+  shm_unlink(object.c_str());
+  ::close(again);
+  ::close(fd);
+  assert_false(believed);
+  assert_int_equal(ofi_detail::shm_maps_read() - before, 2);
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_loop_reuses_endpoints),
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),
+      cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
