@@ -44,6 +44,10 @@ struct IdleRdm {
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
+  // Client: the listener it asked, still in the address vector, and which region that was
+  // (shm_listener_region): the next request to the same listener maps nothing anew.
+  std::string listener;
+  std::string listener_region;
 };
 
 }  // namespace naa::transport::ofi_detail
