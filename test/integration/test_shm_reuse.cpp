@@ -9,6 +9,7 @@
 //   messages) never reaches the next connection's receive on the reused server endpoint;
 // - a client's kept endpoint asks the same listener again through the entry it kept, and not
 //   once a server started anew at the same port has made a new region under that name;
+// - a client's kept endpoint keeps its bell for its next connection;
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
@@ -25,6 +26,7 @@ extern "C" {
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -239,6 +241,47 @@ void test_listener_entry_kept_while_its_region_stays(void **) {
   assert_true(kept_after <= 1);
 }
 
+// The bell pages of this process's endpoints now, by inode.
+void note_bells(std::set<ino_t> *seen) {
+  const std::string prefix = std::to_string(getpid()) + "-";
+  if (DIR *d = opendir("/dev/shm")) {
+    while (dirent *e = readdir(d)) {
+      const std::string name = e->d_name;
+      struct stat st {};
+      if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > 5 &&
+          name.compare(name.size() - 5, 5, ".bell") == 0 && stat(("/dev/shm/" + name).c_str(), &st) == 0)
+        seen->insert(st.st_ino);
+    }
+    closedir(d);
+  }
+}
+
+// A client's kept endpoint keeps its bell (page and socket) for its next connection instead
+// of making it anew: the connections one after another see one bell page, not one each.
+void test_client_endpoint_keeps_its_bell(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  std::set<ino_t> before, during;
+  note_bells(&before);
+  bool right = true;
+  for (int i = 0; i < 4 && right; ++i) {
+    try {
+      auto ep = transport->connect("127.0.0.1", static_cast<uint16_t>(server.port), "", soon());
+      note_bells(&during);
+    } catch (const std::exception &e) {
+      fprintf(stderr, "  connection failed: %s\n", e.what());
+      right = false;
+    }
+  }
+  assert_int_equal(test_server_stop(&server), 0);
+  size_t fresh = 0;
+  for (ino_t i : during) fresh += before.count(i) == 0;
+  fprintf(stderr, "  4 connections: %zu bell pages made for them\n", fresh);
+  assert_true(right);
+  assert_true(fresh <= 2);
+}
+
 // A client that takes a kept endpoint names the same region in each request: naa-server's
 // listener reads the process's memory map for it once, not per request, and not again once
 // the object behind the name is another (made anew, and not mapped by the process).
@@ -277,6 +320,7 @@ int main() {
       cmocka_unit_test(test_loop_reuses_endpoints),
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),
       cmocka_unit_test(test_listener_entry_kept_while_its_region_stays),
+      cmocka_unit_test(test_client_endpoint_keeps_its_bell),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

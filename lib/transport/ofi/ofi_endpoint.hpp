@@ -140,7 +140,7 @@ class OfiEndpoint : public Endpoint {
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
-  void open_bell();  // shm: ours, made with the endpoint and anew when a kept one is taken
+  void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
     awaiting_peer_ = true;

@@ -32,9 +32,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "diag/log.hpp"
+#include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
@@ -132,6 +134,7 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(control_send_next_, idle.control_send_next);
   std::swap(wait_fd_, idle.wait_fd);
   std::swap(av_names_, idle.av_names);
+  std::swap(bell_, idle.bell);
 }
 
 bool OfiEndpoint::adopt_idle() {
@@ -232,8 +235,8 @@ void OfiEndpoint::park_unused() {
   auto idle = std::make_unique<IdleRdm>();
   take_objects(*idle);
   // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
-  // endpoint holds no descriptor for it (open_bell).
-  bell_.reset();
+  // server endpoint holds no descriptor for it (open_bell).
+  idle->bell.reset();
   context_->park(std::move(idle), idle_bound_);
 }
 
@@ -291,9 +294,15 @@ bool OfiEndpoint::park() noexcept {
     idle->listener = std::move(listener);
     idle->listener_region = std::move(listener_region);
   }
-  // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
-  // endpoint holds no descriptor for it (open_bell).
-  bell_.reset();
+  // A server's bell goes now, before another thread can take the endpoint and make it anew:
+  // its idle endpoints hold no descriptor for it (open_bell). A client keeps its own while
+  // descriptors are spare.
+  bool keep_bell = client;
+  if (keep_bell) {
+    std::lock_guard<std::mutex> gate(descriptor_gate());
+    keep_bell = descriptors_spare(kSpareDescriptors);
+  }
+  if (!keep_bell) idle->bell.reset();
   context_->park(std::move(idle), idle_bound_);
   return true;
 }
