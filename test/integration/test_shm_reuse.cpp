@@ -6,7 +6,12 @@
 //   objects either process ever had stay few, and every vecadd is right;
 // - (client and listener in this process, on the transport interface) a message the old
 //   client sent that no receive took (it waits in shm's queue of unexpected
-//   messages) never reaches the next connection's receive on the reused server endpoint.
+//   messages) never reaches the next connection's receive on the reused server endpoint;
+// - a client's kept endpoint asks the same listener again through the entry it kept, and not
+//   once a server started anew at the same port has made a new region under that name;
+// - a client's kept endpoint keeps its bell for its next connection;
+// - a request naming the same client region again is believed without reading the client's
+//   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +24,12 @@ extern "C" {
 }
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <chrono>
 #include <cstring>
@@ -30,6 +40,7 @@ extern "C" {
 #include <vector>
 
 #include "transport/ofi/ofi.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -191,12 +202,126 @@ void test_stale_message_not_taken_for_the_next_client(void **) {
   end_connection(std::move(client), std::move(server));
 }
 
+// Connections of this process's transport to naa-server, each ended at once: whether all
+// were made.
+bool connect_rounds(Transport &transport, uint16_t port, int rounds) {
+  try {
+    for (int i = 0; i < rounds; ++i) transport.connect("127.0.0.1", port, "", soon()).reset();
+  } catch (const std::exception &e) {
+    fprintf(stderr, "  connection failed: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+// A client's kept endpoint keeps the entry of the listener it asked while that listener's
+// region stays the one it mapped: the next request maps nothing anew. A server killed and
+// started anew at the same port has a new region under the same name: asked through the old
+// entry, the request would go to the old region, read by nobody (the connection timing out).
+void test_listener_entry_kept_while_its_region_stays(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  const auto port = static_cast<uint16_t>(server.port);
+  const unsigned long before = ofi_endpoint_counts().listener_kept;
+  bool right = connect_rounds(*transport, port, 3);
+  const unsigned long kept = ofi_endpoint_counts().listener_kept - before;
+  test_server_kill(&server);  // a server that stops cleanly tells its peers' regions itself
+  const std::string number = std::to_string(port);
+  const char *const same_port[] = {"--port", number.c_str(), nullptr};
+  assert_int_equal(test_server_start(&server, same_port), 0);
+  const unsigned long restarted = ofi_endpoint_counts().listener_kept;
+  right = right && connect_rounds(*transport, port, 2);
+  const unsigned long kept_after = ofi_endpoint_counts().listener_kept - restarted;
+  assert_int_equal(test_server_stop(&server), 0);
+  fprintf(stderr, "  listener entry kept %lu times of 2, then %lu of 1 after the restart\n", kept,
+          kept_after);
+  assert_true(right);
+  assert_true(kept >= 1);
+  assert_true(kept_after <= 1);
+}
+
+// The bell pages of this process's endpoints now, by inode.
+void note_bells(std::set<ino_t> *seen) {
+  const std::string prefix = std::to_string(getpid()) + "-";
+  if (DIR *d = opendir("/dev/shm")) {
+    while (dirent *e = readdir(d)) {
+      const std::string name = e->d_name;
+      struct stat st {};
+      if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > 5 &&
+          name.compare(name.size() - 5, 5, ".bell") == 0 && stat(("/dev/shm/" + name).c_str(), &st) == 0)
+        seen->insert(st.st_ino);
+    }
+    closedir(d);
+  }
+}
+
+// A client's kept endpoint keeps its bell (page and socket) for its next connection instead
+// of making it anew: the connections one after another see one bell page, not one each.
+void test_client_endpoint_keeps_its_bell(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  std::set<ino_t> before, during;
+  note_bells(&before);
+  bool right = true;
+  for (int i = 0; i < 4 && right; ++i) {
+    try {
+      auto ep = transport->connect("127.0.0.1", static_cast<uint16_t>(server.port), "", soon());
+      note_bells(&during);
+    } catch (const std::exception &e) {
+      fprintf(stderr, "  connection failed: %s\n", e.what());
+      right = false;
+    }
+  }
+  assert_int_equal(test_server_stop(&server), 0);
+  size_t fresh = 0;
+  for (ino_t i : during) fresh += before.count(i) == 0;
+  fprintf(stderr, "  4 connections: %zu bell pages made for them\n", fresh);
+  assert_true(right);
+  assert_true(fresh <= 2);
+}
+
+// A client that takes a kept endpoint names the same region in each request: naa-server's
+// listener reads the process's memory map for it once, not per request, and not again once
+// the object behind the name is another (made anew, and not mapped by the process).
+void test_request_check_reads_maps_once_per_region(void **) {
+  const std::string object = "/" + std::to_string(getpid()) + "-c0ffee" + std::to_string(time(nullptr));
+  const std::string name = "fi_shm://" + object.substr(1);
+  const uint32_t pid = static_cast<uint32_t>(getpid());
+  int fd = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(fd >= 0);
+  assert_int_equal(ftruncate(fd, 4096), 0);
+  void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  assert_true(page != MAP_FAILED);
+  std::string why;
+  const unsigned long before = ofi_detail::shm_maps_read();
+  for (int i = 0; i < 3; ++i) assert_true(ofi_detail::shm_request_plausible(name, pid, &why));
+  assert_int_equal(ofi_detail::shm_maps_read() - before, 1);
+  // Made anew under the name (the old object still open, so its inode is not given again),
+  // and not mapped: the process's maps are read again, and the request is not believed.
+  munmap(page, 4096);
+  shm_unlink(object.c_str());
+  int again = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  assert_true(again >= 0);
+  assert_int_equal(ftruncate(again, 4096), 0);
+  const bool believed = ofi_detail::shm_request_plausible(name, pid, &why);
+  shm_unlink(object.c_str());
+  ::close(again);
+  ::close(fd);
+  assert_false(believed);
+  assert_int_equal(ofi_detail::shm_maps_read() - before, 2);
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_loop_reuses_endpoints),
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),
+      cmocka_unit_test(test_listener_entry_kept_while_its_region_stays),
+      cmocka_unit_test(test_client_endpoint_keeps_its_bell),
+      cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -159,7 +159,7 @@ void OfiEndpoint::open_queues() {
 
 void OfiEndpoint::open() {
   if (adopt_idle()) {
-    open_bell();
+    if (!bell_) open_bell();  // a client's kept endpoint may have kept its own
     return;
   }
   open_queues();

@@ -11,6 +11,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <sched.h>
 #include <sys/types.h>
 
 #include <algorithm>
@@ -112,6 +113,7 @@ class OfiEndpoint : public Endpoint {
  private:
   static constexpr size_t kControlSlots = 4;  // receives posted for control messages
   static constexpr std::chrono::microseconds kPostNapLimit{1000};
+  static constexpr std::chrono::microseconds kPostSpin{100};
   // How long a reject or goodbye may take to leave before the endpoint closes.
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
 
@@ -119,6 +121,7 @@ class OfiEndpoint : public Endpoint {
   bool adopt_idle();
   void take_objects(IdleRdm &idle);
   bool settle_old_peer(const IdleRdm &idle);
+  bool keep_listener(const IdleRdm &idle);
   bool park() noexcept;
   bool from_peer(fi_addr_t source) const;
   void drop_stale(const fi_cq_data_entry &e, fi_addr_t source);
@@ -137,7 +140,7 @@ class OfiEndpoint : public Endpoint {
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
-  void open_bell();  // shm: ours, made with the endpoint and anew when a kept one is taken
+  void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
     awaiting_peer_ = true;
@@ -158,6 +161,7 @@ class OfiEndpoint : public Endpoint {
   void accept_by_message(const std::string &private_data);
   void reject_by_message(const char *reason);
   void connect_by_message(Deadline deadline, const std::string &private_data);
+  std::optional<control::Message> await_accept(Deadline deadline);
   void open_control();
   uint8_t *control_slot(size_t i) { return control_buf_.data() + i * control::kMaxMessage; }
   bool is_control(const void *context) const {
@@ -178,15 +182,19 @@ class OfiEndpoint : public Endpoint {
   void remove_dead_peer_region();
   bool peer_process_gone() const;
 
-  // Posting fails with -FI_EAGAIN while a queue is full; completions read meanwhile are
-  // stashed for the next poll, never dropped. Between tries it naps (growing to kPostNapLimit)
-  // while nothing completes: a queue that a stopped or dead peer never drains (shm) must not
-  // cost a core. It gives up after kPostRetryLimit, or at `deadline` when that comes first.
+  // Posting fails with -FI_EAGAIN while a queue is full, and over shm at the first send to a
+  // peer until the peer has taken our name (which a polling peer does within microseconds:
+  // the MRSP request of every naa_create met it, and a nap there cost 100 us on a VM);
+  // completions read meanwhile are stashed for the next poll, never dropped. Between tries
+  // it polls for kPostSpin, then naps (growing to kPostNapLimit) while nothing completes: a
+  // queue that a stopped or dead peer never drains (shm) must not cost a core. It gives up
+  // after kPostRetryLimit, or at `deadline` when that comes first.
   template <class Post>
   void retry_post(const char *what, Post post, const Deadline *deadline = nullptr) {
     ssize_t rc = post();
     if (rc == 0) return;  // the usual case reads no clock
     auto give_up = Deadline::after(kPostRetryLimit);
+    const Deadline spin_until = Deadline::after(kPostSpin);
     Nap nap(kPostNapLimit);
     for (;; rc = post()) {
       if (rc == 0) return;
@@ -201,6 +209,7 @@ class OfiEndpoint : public Endpoint {
       stash_.insert(stash_.end(), c, c + n);
       check_events();
       if (n > 0) nap.reset();
+      else if (!spin_until.expired()) sched_yield();  // the peer may need this core
       else nap.take();
     }
   }

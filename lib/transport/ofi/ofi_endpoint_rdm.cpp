@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
 #include <sys/mman.h>
@@ -19,6 +20,7 @@
 #include <mutex>
 
 #include "diag/log.hpp"
+#include "progress/wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
@@ -60,6 +62,23 @@ std::optional<control::Message> OfiEndpoint::next_control(control::Type type, De
     size_t n = sleep_on_cq(c, 8, deadline);
     stash_.insert(stash_.end(), c, c + n);
   }
+}
+
+// The listener's answer is due within microseconds of the ring: polled for while due (the wait
+// plan, from how long the process's last answers took, TransportOptions::setup_spin at
+// least), then napped for. Napping at once, a warm naa_create over shm woke from a nap
+// that had begun just before the answer came (20 us asked, 80-120 us slept on a VM).
+std::optional<control::Message> OfiEndpoint::await_accept(Deadline deadline) {
+  static progress::SharedExpected accept_took;
+  const auto start = Deadline::Clock::now();
+  const Deadline poll_until = Deadline::after(
+      setup_sleeps_ ? progress::microseconds(0) : progress::wait_plan(accept_took.value(), setup_spin_).poll);
+  std::optional<control::Message> answer;
+  while (!(answer = poll_control(control::Type::Accept)) && !poll_until.expired() && !deadline.expired())
+    sched_yield();  // the listener may need this core
+  if (!answer) answer = next_control(control::Type::Accept, deadline);
+  if (answer) accept_took.observe(Deadline::Clock::now() - start);
+  return answer;
 }
 
 std::optional<control::Message> OfiEndpoint::poll_control(control::Type type) {
@@ -271,7 +290,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
                                         e.what() + ")");
   }
   ring_listener();  // the request is in the listener's queue
-  std::optional<control::Message> answer = next_control(control::Type::Accept, deadline);
+  std::optional<control::Message> answer = await_accept(deadline);
   if (!answer)
     throw Error(NAA_ERR_TIMEOUT, what + " timed out: no answer from " +
                                      address_text(info_->addr_format, server) +

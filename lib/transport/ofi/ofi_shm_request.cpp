@@ -6,24 +6,35 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 namespace naa::transport::ofi_detail {
 namespace {
 
 constexpr char kPrefix[] = "fi_shm://";
 
-// The owner of the object behind `name`, or false when there is none (or it is no object).
-bool object_owner(const std::string &name, uid_t *uid) {
+std::atomic<unsigned long> maps_read{0};
+
+// The object behind `name` (its owner and identity), or false when there is none (or it is
+// no object).
+bool object_stat(const std::string &name, struct stat *st) {
   const std::string object = shm_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
   int fd = shm_open(object.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0) return false;
-  struct stat st {};
-  const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
   ::close(fd);
+  return ok;
+}
+
+bool object_owner(const std::string &name, uid_t *uid) {
+  struct stat st {};
+  const bool ok = object_stat(name, &st);
   *uid = st.st_uid;
   return ok;
 }
@@ -31,6 +42,7 @@ bool object_owner(const std::string &name, uid_t *uid) {
 // Whether process `pid` maps the object behind `name`: the region is that process's endpoint,
 // not one another process made under its pid (a process can give its endpoint any name).
 bool maps_object(uint32_t pid, const std::string &name) {
+  ++maps_read;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
   const std::string path = "/dev/shm" + shm_object(name);
   for (std::string line; std::getline(maps, line);) {
@@ -40,7 +52,46 @@ bool maps_object(uint32_t pid, const std::string &name) {
   return false;
 }
 
+// The regions a process was seen to map, for its next requests: a client that takes a kept
+// endpoint (ofi_endpoint_reuse.cpp) names the same region each time, and reading its maps
+// took 60-130 us of every warm naa_create. Trusted again only while the name's object is the
+// one that was seen mapped (the same inode: one made anew under the name, or the name of a
+// region that went, is looked at again) and claimed by the same pid; the process may have
+// unmapped it since only by closing its endpoint, which unlinks the object. Bounded:
+// forgotten all at once when full.
+class SeenMapped {
+ public:
+  bool has(const std::string &name, uint32_t pid, const struct stat &st) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = seen_.find(name);
+    return it != seen_.end() && it->second.pid == pid && it->second.dev == st.st_dev &&
+           it->second.ino == st.st_ino;
+  }
+  void add(const std::string &name, uint32_t pid, const struct stat &st) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (seen_.size() >= kLimit) seen_.clear();
+    seen_[name] = {pid, st.st_dev, st.st_ino};
+  }
+
+ private:
+  static constexpr size_t kLimit = 256;
+  struct Seen {
+    uint32_t pid;
+    dev_t dev;
+    ino_t ino;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Seen> seen_;
+};
+
+SeenMapped &seen_mapped() {
+  static auto *seen = new SeenMapped;  // never destroyed: listeners may outlive statics
+  return *seen;
+}
+
 }  // namespace
+
+unsigned long shm_maps_read() { return maps_read.load(); }
 
 std::string shm_object(const std::string &name) {
   const std::string text(name.c_str());  // FI_ADDR_STR names travel with their NUL
@@ -74,19 +125,21 @@ bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *w
     *why = "process " + std::to_string(pid) + " is another user's";
     return false;
   }
-  uid_t owner = 0;
-  if (!object_owner(name, &owner)) {
+  struct stat object {};
+  if (!object_stat(name, &object)) {
     *why = "its endpoint has no shm region to answer";
     return false;
   }
-  if (owner != geteuid()) {
+  if (object.st_uid != geteuid()) {
     *why = "its endpoint's shm region is another user's";
     return false;
   }
+  if (seen_mapped().has(name, pid, object)) return true;
   if (!maps_object(pid, name)) {
     *why = "process " + std::to_string(pid) + " does not map its endpoint's shm region";
     return false;
   }
+  seen_mapped().add(name, pid, object);
   return true;
 }
 

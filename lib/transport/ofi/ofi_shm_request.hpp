@@ -24,6 +24,9 @@ pid_t shm_name_pid(const std::string &name);
 // dropped unanswered, at once (issue 29.1: an answer to a region that cannot be mapped retried
 // for seconds), with `why`.
 bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why);
+// How many times it has read a process's memory map (once per region and process: a region
+// seen mapped is trusted again while the object behind its name stays the same); for tests.
+unsigned long shm_maps_read();
 
 // Whether the region of `name` may be removed once process `pid` is gone: the name carries
 // that pid and the object is this user's. Never the name of a listener ("naa-UID-PORT"),
