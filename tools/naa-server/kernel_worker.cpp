@@ -134,27 +134,30 @@ SharedRegion::~SharedRegion() {
   fd_ = -1;
 }
 
-bool SharedRegion::allocate(size_t size, std::string *why) {
+int SharedRegion::allocate(size_t size, std::string *why) {
   size_ = size;
-  if (size == 0) return true;
+  if (size == 0) return 0;
   fd_ = memfd_create("naa-region", MFD_CLOEXEC);
   if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-    *why = std::string("cannot create a shared region: ") + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = std::string("cannot create a shared region: ") + std::strerror(err);
+    return err;
   }
   void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) {
-    *why = "cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = "cannot map " + std::to_string(size) + " bytes: " + std::strerror(err);
+    return err;
   }
   addr_ = p;
   // Kernel workers are forks of the server: without this, each would inherit every other
   // client's regions, and a plugin kernel could read and overwrite them (issue 18.5).
   if (madvise(p, size, MADV_DONTFORK) != 0) {
-    *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(err);
+    return err;
   }
-  return true;
+  return 0;
 }
 
 bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
@@ -173,6 +176,7 @@ bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
     return false;
   }
   const pid_t parent = getpid();
+  forked_ = true;
   pid_t pid = fork();
   if (pid < 0) {
     NAA_LOG_ERROR("client %s: cannot fork a kernel worker: %s", peer.c_str(), std::strerror(errno));

@@ -23,6 +23,8 @@ constexpr auto kAcceptSlice = std::chrono::milliseconds(200);
 // an idle server has none left.
 constexpr size_t kParkedWorkers = 4;
 constexpr auto kParkTime = std::chrono::seconds(1);
+// Regions of finished connections are kept as long (region_pool.hpp).
+constexpr auto kRegionsKept = std::chrono::seconds(1);
 
 void write_ready_file(const std::string &path, uint16_t port) {
   // Written under a temporary name and renamed, so a reader never sees a partial file.
@@ -100,6 +102,7 @@ std::string Server::transport_names() const {
 
 void Server::reap() {
   pool_.reap();
+  regions_.expire(kRegionsKept);
   std::lock_guard<std::mutex> lock(workers_mu_);
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
@@ -159,7 +162,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
       w.host = host;
       auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
                                                options_.mrsp_timeout, options_.idle_timeout,
-                                               options_.spin, stop);
+                                               options_.spin, stop, &regions_);
       // The connection ends (its endpoint closed, its memory given back) before the client
       // stops counting for the limits.
       pool_.run([conn = std::move(conn), &w]() mutable {
