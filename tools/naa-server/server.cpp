@@ -53,7 +53,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
-      pool_(kParkedWorkers, kParkTime) {
+      pool_(kParkedWorkers, kParkTime, options.spin) {
   if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
