@@ -14,7 +14,7 @@
 // Bounded, and idle when idle: at most kKeptRegions regions of at most kKeptBytes each, taken
 // by exact size; each holds a descriptor (its memfd), so whatever has not been taken within
 // `age` goes (expire(), from the accepting loop), and all goes at once when the server runs
-// out of descriptors (clear()).
+// short of descriptors (clear(): from the accepting loop, and when a region cannot be made).
 #pragma once
 
 #include <chrono>

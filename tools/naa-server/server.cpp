@@ -12,6 +12,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::server {
@@ -103,6 +104,13 @@ std::string Server::transport_names() const {
 void Server::reap() {
   pool_.reap();
   regions_.expire(kRegionsKept);
+  // Kept regions hold a descriptor each: a server short of them (a flood of connections, 18.3)
+  // needs them for its clients' endpoints more.
+  if (regions_.kept() > 0) {
+    std::lock_guard<std::mutex> gate(transport::ofi_detail::descriptor_gate());
+    if (!transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors))
+      regions_.clear();
+  }
   std::lock_guard<std::mutex> lock(workers_mu_);
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
