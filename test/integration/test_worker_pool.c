@@ -2,7 +2,8 @@
 /* naa-server serves its clients on a bounded pool of threads (tools/naa-server/
  * worker_pool.hpp): a client that comes after another has gone is served by the thread that
  * served the other one, parked meanwhile, instead of a new one; no more than 4 threads stay
- * parked after a crowd of clients; and after a second without clients none is left. Thread ids
+ * parked after a crowd of clients; a parked thread polls for the next client only briefly; and
+ * after a second without clients none is left. Thread ids
  * are read from /proc/PID/task while the clients are connected. */
 #define _DEFAULT_SOURCE
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@ enum {
   MAX_TIDS = 256,
   ONE_BY_ONE = 8,
   CROWD = 8,
+  QUICK = 20,
   MAX_PARKED = 4, /* kParkedWorkers in tools/naa-server/server.cpp */
 };
 
@@ -41,6 +44,23 @@ static size_t server_tids(long *tids) {
     if (e->d_name[0] != '.') tids[n++] = atol(e->d_name);
   closedir(d);
   return n;
+}
+
+/* The server's CPU time in clock ticks (utime + stime, /proc/PID/stat). */
+static long server_ticks(void) {
+  char path[64], text[1024];
+  snprintf(path, sizeof path, "/proc/%ld/stat", (long)server.pid);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const char *after_name = strrchr(text, ')');
+  assert_non_null(after_name);
+  long utime = 0, stime = 0;
+  assert_int_equal(sscanf(after_name + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld",
+                          &utime, &stime), 2);
+  return utime + stime;
 }
 
 static int contains(const long *set, size_t n, long tid) {
@@ -102,6 +122,22 @@ static void test_pool(void **state) {
   }
   fprintf(stderr, "  %d clients one after another: served by %zu threads\n", ONE_BY_ONE, served_n);
   assert_true(served_n >= 1 && served_n <= 2);
+
+  /* Clients in quick succession teach a parked thread to poll for the next one, for a few
+   * milliseconds at most: within the park time, the parked threads use next to no CPU. */
+  for (int i = 0; i < QUICK; i++) {
+    naa_handle h = NAA_HANDLE_NULL;
+    assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+    assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  }
+  struct timespec settle = {0, 50 * 1000 * 1000}, park = {0, 800 * 1000 * 1000};
+  nanosleep(&settle, NULL); /* the server sees the last client go */
+  const long ticks_before = server_ticks();
+  nanosleep(&park, NULL); /* within the park time (1 s, not scaled) */
+  const long parked_ticks = server_ticks() - ticks_before;
+  fprintf(stderr, "  %d quick clients, then 0.8 s parked: %ld ticks of CPU (100 a second)\n", QUICK,
+          parked_ticks);
+  assert_true(parked_ticks < 10);
 
   /* A crowd: one thread each while connected, at most MAX_PARKED left once it has gone. */
   naa_handle crowd[CROWD];

@@ -24,12 +24,13 @@ constexpr unsigned kCheapPollsPerYield = 32;
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
                        std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-                       std::chrono::microseconds spin, const std::atomic<bool> &stop)
+                       std::chrono::microseconds spin, const std::atomic<bool> &stop,
+                       RegionPool *regions)
     : mrsp_timeout_(mrsp_timeout),
       idle_timeout_(idle_timeout),
       spin_(spin),
       stop_(stop),
-      handler_(kernels, budget, policy, &stop, peer_host(ep->peer())),
+      handler_(kernels, budget, policy, &stop, peer_host(ep->peer()), regions),
       ep_(std::move(ep)),
       mrsp_buf_(2 * mrsp::kBufferSize) {}
 

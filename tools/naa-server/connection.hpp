@@ -25,7 +25,8 @@ class Connection {
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
              std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-             std::chrono::microseconds spin, const std::atomic<bool> &stop);
+             std::chrono::microseconds spin, const std::atomic<bool> &stop,
+             RegionPool *regions = nullptr);
   ~Connection();
 
   void run();  // never throws; returns when the session is over

@@ -1,21 +1,55 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "handler.hpp"
 
+#include <cerrno>
+#include <chrono>
 #include <string>
 
 #include "protocol/immediate.hpp"
 #include "diag/log.hpp"
+#include "transport/descriptor_gate.hpp"
 
 namespace naa::server {
+namespace {
+// How long a region waits for a descriptor when the process has none left.
+constexpr std::chrono::seconds kDescriptorWait{5};
+}  // namespace
 
 Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
-                 const std::atomic<bool> *stop, std::string peer_host)
-    : kernels_(kernels), budget_(budget), peer_host_(std::move(peer_host)), runner_(policy, stop) {}
+                 const std::atomic<bool> *stop, std::string peer_host, RegionPool *pool)
+    : kernels_(kernels), budget_(budget), peer_host_(std::move(peer_host)), pool_(pool),
+      runner_(policy, stop) {}
 
 Handler::~Handler() {
   runner_.stop();  // the worker maps the regions too; it goes before they are released
+  // Not those a worker mapped: what its kernel started may outlive it (region_pool.hpp).
+  if (pool_ != nullptr && !runner_.forked())
+    for (SharedRegion &r : regions_) pool_->give_back(std::move(r));
   regions_.clear();
   budget_.release(reserved_, peer_host_);
+}
+
+// A kept region of the size, else a new one. A server out of descriptors frees the kept ones
+// (each holds its memfd), then waits for those the handshake sweep frees (a flood of silent
+// connections can hold every one for a moment) rather than refuse a legitimate client.
+int Handler::new_region(size_t size, SharedRegion *r, std::string *why) {
+  if (pool_ != nullptr && size > 0)
+    if (std::optional<SharedRegion> kept = pool_->take(size)) {
+      *r = std::move(*kept);
+      return 0;
+    }
+  int err = r->allocate(size, why);
+  if (err != EMFILE && err != ENFILE) return err;
+  if (pool_ != nullptr) pool_->clear();
+  transport::ofi_detail::open_when_spare(
+      [&] {
+        *r = SharedRegion();
+        err = r->allocate(size, why);
+        errno = err;
+        return err == 0 ? 0 : -1;
+      },
+      Deadline::after(kDescriptorWait));
+  return err;
 }
 
 uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
@@ -62,7 +96,7 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
   reserved_ = total;
   for (const mrsp::RequestEntry &e : m.request) {
     SharedRegion r;
-    if (!r.allocate(e.size, why)) return kNoMemory;
+    if (new_region(e.size, &r, why) != 0) return kNoMemory;
     regions_.push_back(std::move(r));
   }
   request_ = m.request;

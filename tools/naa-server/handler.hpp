@@ -15,6 +15,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "protocol/mrsp.hpp"
+#include "region_pool.hpp"
 #include "naa_kernel.h"
 
 namespace naa::server {
@@ -22,9 +23,10 @@ namespace naa::server {
 class Handler {
  public:
   // `stop` (may be null) is the server's stop flag: a running isolated kernel is abandoned.
-  // `peer_host` is whose share of the budget the regions count against.
+  // `peer_host` is whose share of the budget the regions count against. `pool` (may be null):
+  // where the regions come from when it holds their sizes, and go back to.
   Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
-          const std::atomic<bool> *stop, std::string peer_host = {});
+          const std::atomic<bool> *stop, std::string peer_host = {}, RegionPool *pool = nullptr);
   ~Handler();
   Handler(const Handler &) = delete;
   Handler &operator=(const Handler &) = delete;
@@ -45,9 +47,12 @@ class Handler {
   std::optional<uint8_t> on_immediate(uint32_t v, const std::string &peer);
 
  private:
+  int new_region(size_t size, SharedRegion *r, std::string *why);
+
   const KernelRegistry &kernels_;
   MemoryBudget &budget_;
   const std::string peer_host_;
+  RegionPool *const pool_;
   KernelRunner runner_;
   uint64_t reserved_ = 0;
   std::optional<mrsp::MemoryLimit> memory_refusal_;

@@ -19,15 +19,12 @@
 #include "deadline.hpp"
 #include "diag/log.hpp"
 #include "option_choice.hpp"
-#include "transport/descriptor_gate.hpp"
 
 namespace naa::server {
 namespace {
 
 // Inaccessible bytes after each region in the worker, beyond the page the region ends in.
 constexpr size_t kGuardBytes = size_t{1} << 20;
-// How long a region waits for a descriptor when the process has none left.
-constexpr std::chrono::seconds kDescriptorWait{5};
 
 // The worker is a fork of this process, so the kernel's function pointer is valid there as is.
 struct Request {
@@ -137,30 +134,30 @@ SharedRegion::~SharedRegion() {
   fd_ = -1;
 }
 
-bool SharedRegion::allocate(size_t size, std::string *why) {
+int SharedRegion::allocate(size_t size, std::string *why) {
   size_ = size;
-  if (size == 0) return true;
-  // A flood of silent connections can hold every descriptor for a moment: the handshake
-  // sweep frees some, and this waits for them rather than refusing a legitimate client.
-  fd_ = transport::ofi_detail::open_when_spare([] { return memfd_create("naa-region", MFD_CLOEXEC); },
-                                               Deadline::after(kDescriptorWait));
+  if (size == 0) return 0;
+  fd_ = memfd_create("naa-region", MFD_CLOEXEC);
   if (fd_ < 0 || ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-    *why = std::string("cannot create a shared region: ") + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = std::string("cannot create a shared region: ") + std::strerror(err);
+    return err;
   }
   void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED) {
-    *why = "cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = "cannot map " + std::to_string(size) + " bytes: " + std::strerror(err);
+    return err;
   }
   addr_ = p;
   // Kernel workers are forks of the server: without this, each would inherit every other
   // client's regions, and a plugin kernel could read and overwrite them (issue 18.5).
   if (madvise(p, size, MADV_DONTFORK) != 0) {
-    *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(errno);
-    return false;
+    const int err = errno;
+    *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(err);
+    return err;
   }
-  return true;
+  return 0;
 }
 
 bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
@@ -179,6 +176,7 @@ bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
     return false;
   }
   const pid_t parent = getpid();
+  forked_ = true;
   pid_t pid = fork();
   if (pid < 0) {
     NAA_LOG_ERROR("client %s: cannot fork a kernel worker: %s", peer.c_str(), std::strerror(errno));

@@ -44,7 +44,8 @@ class SharedRegion {
   SharedRegion &operator=(SharedRegion &&other) noexcept;
   ~SharedRegion();
 
-  bool allocate(size_t size, std::string *why);  // size 0 gives an empty region
+  // 0, or the errno of what failed (*why says it). Size 0 gives an empty region.
+  int allocate(size_t size, std::string *why);
   void *addr() const { return addr_; }
   size_t size() const { return size_; }
   int fd() const { return fd_; }
@@ -72,6 +73,8 @@ class KernelRunner {
               const std::string &peer);
 
   void stop();  // kills the worker, if any
+  // Whether a worker has mapped the regions (an isolated kernel ran).
+  bool forked() const { return forked_; }
 
  private:
   void kill_worker() const;
@@ -82,6 +85,7 @@ class KernelRunner {
   const std::atomic<bool> *const stop_;
   pid_t pid_ = -1;
   int sock_ = -1;
+  bool forked_ = false;
 };
 
 }  // namespace naa::server

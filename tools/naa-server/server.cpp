@@ -12,6 +12,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::server {
@@ -23,6 +24,8 @@ constexpr auto kAcceptSlice = std::chrono::milliseconds(200);
 // an idle server has none left.
 constexpr size_t kParkedWorkers = 4;
 constexpr auto kParkTime = std::chrono::seconds(1);
+// Regions of finished connections are kept as long (region_pool.hpp).
+constexpr auto kRegionsKept = std::chrono::seconds(1);
 
 void write_ready_file(const std::string &path, uint16_t port) {
   // Written under a temporary name and renamed, so a reader never sees a partial file.
@@ -51,7 +54,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
-      pool_(kParkedWorkers, kParkTime) {
+      pool_(kParkedWorkers, kParkTime, options.spin) {
   if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
@@ -100,6 +103,14 @@ std::string Server::transport_names() const {
 
 void Server::reap() {
   pool_.reap();
+  regions_.expire(kRegionsKept);
+  // Kept regions hold a descriptor each: a server short of them (a flood of connections, 18.3)
+  // needs them for its clients' endpoints more.
+  if (regions_.kept() > 0) {
+    std::lock_guard<std::mutex> gate(transport::ofi_detail::descriptor_gate());
+    if (!transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors))
+      regions_.clear();
+  }
   std::lock_guard<std::mutex> lock(workers_mu_);
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
@@ -159,7 +170,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
       w.host = host;
       auto conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
                                                options_.mrsp_timeout, options_.idle_timeout,
-                                               options_.spin, stop);
+                                               options_.spin, stop, &regions_);
       // The connection ends (its endpoint closed, its memory given back) before the client
       // stops counting for the limits.
       pool_.run([conn = std::move(conn), &w]() mutable {

@@ -18,6 +18,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "key_check.hpp"
+#include "region_pool.hpp"
 #include "worker_pool.hpp"
 #include "transport/transport.hpp"
 
@@ -96,7 +97,9 @@ class Server {
   std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;
   std::list<Worker> workers_;
-  // After workers_, so that it is destroyed first: its jobs mark their Worker done.
+  RegionPool regions_;  // the regions of finished connections (region_pool.hpp)
+  // After workers_ and regions_, so that it is destroyed first: its jobs mark their Worker
+  // done and give their regions back.
   WorkerPool pool_;
 };
 

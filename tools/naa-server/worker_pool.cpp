@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "worker_pool.hpp"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <utility>
 
 namespace naa::server {
@@ -8,7 +11,9 @@ namespace naa::server {
 void WorkerPool::run(std::function<void()> job) {
   std::lock_guard<std::mutex> lock(mu_);
   if (parked_ > jobs_.size()) {
+    gap_.observe(Clock::now() - last_parked_);
     jobs_.push_back(std::move(job));
+    waiting_jobs_.store(jobs_.size(), std::memory_order_release);
     wake_.notify_one();
     return;
   }
@@ -24,14 +29,27 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
     lock.lock();
     if (stopping_ || parked_ >= max_parked_) break;
     ++parked_;
+    last_parked_ = Clock::now();
+    if (gap_.value() <= kPollableGap)
+      poll_for_job(lock, std::min<std::chrono::nanoseconds>(
+                             std::max<std::chrono::nanoseconds>(2 * gap_.value(), spin_), 2 * kPollableGap));
     wake_.wait_for(lock, park_time_, [this] { return stopping_ || !jobs_.empty(); });
     --parked_;
     if (stopping_ || jobs_.empty()) break;
     job = std::move(jobs_.front());
     jobs_.pop_front();
+    waiting_jobs_.store(jobs_.size(), std::memory_order_release);
     lock.unlock();
   }
   self->ended = true;
+}
+
+void WorkerPool::poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::nanoseconds due) {
+  const Clock::time_point until = Clock::now() + due;
+  lock.unlock();
+  // The client's process may need this core (loopback): it moves meanwhile.
+  while (waiting_jobs_.load(std::memory_order_acquire) == 0 && Clock::now() < until) sched_yield();
+  lock.lock();
 }
 
 void WorkerPool::reap() {

@@ -2,11 +2,16 @@
 // The threads that serve naa-server's clients, one per connection. A thread whose client has
 // gone waits parked for the next one for a while instead of ending: starting a thread is a
 // sizeable share of a connection's setup on loopback (35-60 us measured, doc/performance.md).
-// At most `max_parked` wait, each at most `park_time`; a parked thread costs no CPU (it
-// sleeps on a condition variable until a client comes or its time is up), and an idle server
-// is back to its listening threads after `park_time`.
+// At most `max_parked` wait, each at most `park_time`, and an idle server is back to its
+// listening threads after `park_time`. A parked thread sleeps on a condition variable until a
+// client comes or its time is up, except while the next client is due: where clients have
+// come within kPollableGap of a thread parking (a program creating handles one after another),
+// it first polls for twice that gap (at least `spin`, at most twice kPollableGap), since
+// waking it would cost the next client's setup a wake-up (18-20 us on loopback,
+// doc/performance.md).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -15,12 +20,17 @@
 #include <mutex>
 #include <thread>
 
+#include "progress/wait_plan.hpp"
+
 namespace naa::server {
 
 class WorkerPool {
  public:
-  WorkerPool(size_t max_parked, std::chrono::milliseconds park_time)
-      : max_parked_(max_parked), park_time_(park_time) {}
+  static constexpr std::chrono::microseconds kPollableGap{1000};
+
+  WorkerPool(size_t max_parked, std::chrono::milliseconds park_time,
+             std::chrono::microseconds spin = std::chrono::microseconds(0))
+      : max_parked_(max_parked), park_time_(park_time), spin_(spin) {}
   ~WorkerPool() { stop(); }
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
@@ -38,16 +48,23 @@ class WorkerPool {
     std::thread thread;
     bool ended = false;  // under mu_
   };
+  using Clock = std::chrono::steady_clock;
   void serve(Thread *self, std::function<void()> job);
+  // Polls, with `lock` released, until a job waits or `due` has passed.
+  void poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::nanoseconds due);
 
   const size_t max_parked_;
   const std::chrono::milliseconds park_time_;
+  const std::chrono::microseconds spin_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::list<Thread> threads_;              // under mu_
   std::list<std::function<void()>> jobs_;  // handed over, not yet taken; under mu_
+  std::atomic<size_t> waiting_jobs_{0};    // jobs_.size(), for the polling threads
   size_t parked_ = 0;                      // under mu_
   bool stopping_ = false;                  // under mu_
+  Clock::time_point last_parked_{};        // under mu_
+  progress::Expected gap_;                 // from a thread parking to the next job; under mu_
 };
 
 }  // namespace naa::server
