@@ -7,8 +7,6 @@
 // - (client and listener in this process, on the transport interface) a message the old
 //   client sent that no receive took (it waits in shm's queue of unexpected
 //   messages) never reaches the next connection's receive on the reused server endpoint;
-// - a client's kept endpoint asks the same listener again through the entry it kept, and not
-//   once a server started anew at the same port has made a new region under that name;
 // - a client's kept endpoint keeps its bell for its next connection;
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
@@ -202,45 +200,6 @@ void test_stale_message_not_taken_for_the_next_client(void **) {
   end_connection(std::move(client), std::move(server));
 }
 
-// Connections of this process's transport to naa-server, each ended at once: whether all
-// were made.
-bool connect_rounds(Transport &transport, uint16_t port, int rounds) {
-  try {
-    for (int i = 0; i < rounds; ++i) transport.connect("127.0.0.1", port, "", soon()).reset();
-  } catch (const std::exception &e) {
-    fprintf(stderr, "  connection failed: %s\n", e.what());
-    return false;
-  }
-  return true;
-}
-
-// A client's kept endpoint keeps the entry of the listener it asked while that listener's
-// region stays the one it mapped: the next request maps nothing anew. A server killed and
-// started anew at the same port has a new region under the same name: asked through the old
-// entry, the request would go to the old region, read by nobody (the connection timing out).
-void test_listener_entry_kept_while_its_region_stays(void **) {
-  auto transport = open_transport("ofi+shm", keeping(2));
-  test_server server;
-  assert_int_equal(test_server_start(&server, nullptr), 0);
-  const auto port = static_cast<uint16_t>(server.port);
-  const unsigned long before = ofi_endpoint_counts().listener_kept;
-  bool right = connect_rounds(*transport, port, 3);
-  const unsigned long kept = ofi_endpoint_counts().listener_kept - before;
-  test_server_kill(&server);  // a server that stops cleanly tells its peers' regions itself
-  const std::string number = std::to_string(port);
-  const char *const same_port[] = {"--port", number.c_str(), nullptr};
-  assert_int_equal(test_server_start(&server, same_port), 0);
-  const unsigned long restarted = ofi_endpoint_counts().listener_kept;
-  right = right && connect_rounds(*transport, port, 2);
-  const unsigned long kept_after = ofi_endpoint_counts().listener_kept - restarted;
-  assert_int_equal(test_server_stop(&server), 0);
-  fprintf(stderr, "  listener entry kept %lu times of 2, then %lu of 1 after the restart\n", kept,
-          kept_after);
-  assert_true(right);
-  assert_true(kept >= 1);
-  assert_true(kept_after <= 1);
-}
-
 // The bell pages of this process's endpoints now, by inode.
 void note_bells(std::set<ino_t> *seen) {
   const std::string prefix = std::to_string(getpid()) + "-";
@@ -319,7 +278,6 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_loop_reuses_endpoints),
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),
-      cmocka_unit_test(test_listener_entry_kept_while_its_region_stays),
       cmocka_unit_test(test_client_endpoint_keeps_its_bell),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };

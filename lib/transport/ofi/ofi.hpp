@@ -33,7 +33,6 @@ bool ofi_provider_available(const std::string &provider);
 struct OfiEndpointCounts {
   unsigned long opened;
   unsigned long reused;
-  unsigned long listener_kept;  // a client's request went to a listener its endpoint knew
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

@@ -39,14 +39,12 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport {
 namespace {
 
 std::atomic<unsigned long> endpoints_opened{0};
 std::atomic<unsigned long> endpoints_reused{0};
-std::atomic<unsigned long> listeners_kept{0};
 
 // How long a client waits for its old peer's goodbye before it opens a fresh endpoint instead
 // (which costs 5-16 ms): the goodbye comes when the server's connection thread next looks,
@@ -55,9 +53,7 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 
 }  // namespace
 
-OfiEndpointCounts ofi_endpoint_counts() {
-  return {endpoints_opened.load(), endpoints_reused.load(), listeners_kept.load()};
-}
+OfiEndpointCounts ofi_endpoint_counts() { return {endpoints_opened.load(), endpoints_reused.load()}; }
 
 namespace ofi_detail {
 
@@ -149,7 +145,7 @@ bool OfiEndpoint::adopt_idle() {
       while (read_cq(c, 8) > 0) {  // what the old client sent last is dropped (no peer yet)
       }
     }
-    if (!client || (settle_old_peer(*idle) && keep_listener(*idle))) {
+    if (!client || settle_old_peer(*idle)) {
       ++endpoints_reused;
       NAA_LOG_DEBUG("reusing an idle shm endpoint (%s)", client ? "client" : "server");
       return true;
@@ -207,29 +203,6 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   return settled;
 }
 
-// A client's kept entry of the listener it asked last: kept for a request to the same listener
-// whose region is still the one it mapped, else removed (a server started anew at the same
-// port has a new region under the same name; another port's listener is another address).
-bool OfiEndpoint::keep_listener(const IdleRdm &idle) {
-  if (idle.listener.empty()) return true;
-  auto entry = av_names_.find(idle.listener);
-  if (entry == av_names_.end()) return true;
-  const std::string asked =
-      info_->dest_addr != nullptr ? std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen) : "";
-  if (asked == idle.listener && shm_listener_region(asked) == idle.listener_region) {
-    ++listeners_kept;
-    return true;
-  }
-  try {
-    forget_address(entry->second);
-  } catch (const Error &e) {
-    NAA_LOG_DEBUG("idle shm endpoint not reused: %s", e.what());
-    failed_ = true;
-    return false;
-  }
-  return true;
-}
-
 void OfiEndpoint::park_unused() {
   if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
   auto idle = std::make_unique<IdleRdm>();
@@ -247,7 +220,6 @@ bool OfiEndpoint::park() noexcept {
       !connected_)
     return false;
   const bool client = reuse_ == Reuse::Client;
-  std::string listener, listener_region;
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
   if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
     return false;
@@ -267,16 +239,11 @@ bool OfiEndpoint::park() noexcept {
     }
     if (busy() || failed_) return false;
     if (!client && !drain_unexpected()) return false;
-    // All but a client's old peer (see settle_old_peer) and the listener it asked, while that
-    // listener's region is known (keep_listener checks it is still the same one).
-    if (client && info_->dest_addr != nullptr) {
-      listener.assign(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
-      listener_region = shm_listener_region(listener);
-      if (listener_region.empty()) listener.clear();
-    }
+    // All but a client's old peer (see settle_old_peer). The listener's entry too: a server
+    // started anew at the same port has a new region under the same name.
     std::vector<fi_addr_t> others;
     for (const auto &entry : av_names_)
-      if (!client || (entry.second != peer_addr_ && entry.first != listener)) others.push_back(entry.second);
+      if (!client || entry.second != peer_addr_) others.push_back(entry.second);
     for (fi_addr_t addr : others) forget_address(addr);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %s", e.what());
@@ -291,8 +258,6 @@ bool OfiEndpoint::park() noexcept {
     idle->old_peer_pid = peer_pid_;
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
-    idle->listener = std::move(listener);
-    idle->listener_region = std::move(listener_region);
   }
   // A server's bell goes now, before another thread can take the endpoint and make it anew:
   // its idle endpoints hold no descriptor for it (open_bell). A client keeps its own while

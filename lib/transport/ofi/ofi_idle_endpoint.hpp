@@ -47,10 +47,6 @@ struct IdleRdm {
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
-  // Client: the listener it asked, still in the address vector, and which region that was
-  // (shm_listener_region): the next request to the same listener maps nothing anew.
-  std::string listener;
-  std::string listener_region;
   // Client, while descriptors were spare when it parked: its bell (one socket), so that the
   // next connection does not make it anew (a page in /dev/shm and a socket, ~35 us). A
   // server's idle endpoints keep none: naa-server may run short of descriptors (test_hostile
