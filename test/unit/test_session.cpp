@@ -316,8 +316,10 @@ void waitany_sees_a_handle_invoked_again_between_calls(void **) {
 
 // A handle finalized between two calls and replaced at the same position by a new one, which
 // the allocator may well place at the same address: the old one's leaving the set tells the
-// waiting thread, which must not take the new one for the old, Watched, one.
-void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
+// waiting thread, which must not take the new one for the old, Watched, one. Returns how many
+// of the three new handles the allocator placed at the old one's address (everything it made
+// is gone by then, so that a skip leaks nothing).
+int replace_handles_at_their_address() {
   naa::Sessions sessions;
   std::vector<Handle> h = open_invoked(6, &sessions);
   assert_true(answered_in_time(sessions, h, 0, 20ms));  // the others are Watched now
@@ -333,11 +335,21 @@ void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
     assert_true(answered_in_time(sessions, h, k, 20ms));
     assert_int_equal(h[k].session->invoke(), NAA_SUCCESS);
   }
-  print_message("%d of 3 new handles at the old one's address\n", same_address);
-  assert_true(same_address > 0);  // else this test shows nothing
   sessions[0] = nullptr;
   for (size_t i = 1; i < h.size(); ++i) h[i].ep->reply();
   assert_int_equal(naa::wait_all(sessions, nullptr), NAA_SUCCESS);
+  return same_address;
+}
+
+void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
+  const int same_address = replace_handles_at_their_address();
+  print_message("%d of 3 new handles at the old one's address\n", same_address);
+  // ASan's allocator keeps freed memory in quarantine: no new handle lands at an old address,
+  // and the case this test is about cannot arise.
+  if (same_address == 0) {
+    print_message("skipped: the allocator placed no new handle at an old one's address\n");
+    skip();
+  }
 }
 
 // Between two calls of one thread another thread ends one of its Watched handles (naa_wait),
