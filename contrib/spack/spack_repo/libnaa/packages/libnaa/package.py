@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="15b08ca5570849d47d04ba2a76c28351db28a23981f1ac11f12aedba708fe0c4")
+    version("0.1.0", sha256="3a3d52be92797520930030e86f8319d817aab480ec221ff0fd933f0b5a3a1bf3")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
