@@ -15,7 +15,7 @@ namespace naa::transport::ofi_detail {
 
 namespace {
 std::atomic<unsigned> claims{0};
-// Between tries of open_when_spare: the sweep frees descriptors once per accept slice at most.
+// Between tries of retry_while_short: the sweep frees descriptors once per accept slice at most.
 constexpr std::chrono::milliseconds kClaimNap{2};
 }  // namespace
 
@@ -52,11 +52,11 @@ bool accepts_spare() {
   return claims.load(std::memory_order_relaxed) == 0 || descriptors_spare(kSpareDescriptors + kClaimHeadroom);
 }
 
-int open_when_spare(const std::function<int()> &open, Deadline deadline) {
+int retry_while_short(const std::function<int()> &attempt, Deadline deadline) {
   DescriptorClaim claim;
   for (;;) {
-    const int fd = open();
-    if (fd >= 0 || (errno != EMFILE && errno != ENFILE) || deadline.expired()) return fd;
+    const int err = attempt();
+    if ((err != EMFILE && err != ENFILE) || deadline.expired()) return err;
     claim.hold(true);
     std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kClaimNap, deadline.remaining()));
   }

@@ -51,9 +51,9 @@ class DescriptorClaim {
 // Whether the tcp listener may accept a connection now. Call it holding the gate.
 bool accepts_spare();
 
-// open() (a descriptor, or -1 and errno) again while it fails for want of descriptors
-// (EMFILE, ENFILE), holding a claim, until `deadline`: what the handshake sweep frees goes to
-// it. Returns open()'s last result, errno as open() left it.
-int open_when_spare(const std::function<int()> &open, Deadline deadline);
+// attempt() (0, or an errno) again while it fails for want of descriptors (EMFILE, ENFILE),
+// holding a claim, until `deadline`: what the handshake sweep frees goes to it. Returns
+// attempt()'s last result.
+int retry_while_short(const std::function<int()> &attempt, Deadline deadline);
 
 }  // namespace naa::transport::ofi_detail

@@ -41,15 +41,12 @@ int Handler::new_region(size_t size, SharedRegion *r, std::string *why) {
   int err = r->allocate(size, why);
   if (err != EMFILE && err != ENFILE) return err;
   if (pool_ != nullptr) pool_->clear();
-  transport::ofi_detail::open_when_spare(
+  return transport::ofi_detail::retry_while_short(
       [&] {
         *r = SharedRegion();
-        err = r->allocate(size, why);
-        errno = err;
-        return err == 0 ? 0 : -1;
+        return r->allocate(size, why);
       },
       Deadline::after(kDescriptorWait));
-  return err;
 }
 
 uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
