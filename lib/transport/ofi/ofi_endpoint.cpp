@@ -105,6 +105,7 @@ size_t OfiEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
 
 bool OfiEndpoint::arm_wait() {
   check_events();
+  if (rings_bell()) return arm_bell();
   if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
   fid_t cq = &cq_->fid;
   return fi_trywait(context_->fabric, &cq, 1) == FI_SUCCESS;
@@ -263,7 +264,7 @@ void OfiEndpoint::check_events() {
 // last completion (progress/wait_plan.hpp): a message after a pause waits a share of the pause.
 size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
   if (!cq_wakes_) {
-    if (bell_ && peer_bell_ && peer_bell_->rings()) return sleep_on_bell(out, max, deadline);
+    if (rings_bell()) return sleep_on_bell(out, max, deadline);
     // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
     // and turn the nap into a spin.
     nap_.take(deadline.remaining());
@@ -297,6 +298,18 @@ size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline)
     if (::poll(fds, 2, timeout) < 0 && errno != EINTR) check(-errno, "poll");
   }
   return read_cq(out, max);
+}
+
+// The rings of an earlier sleep are taken, the bell raised, and the queue looked at once more
+// (what it holds is kept for the next poll): from here on the peer's next post rings, and the
+// bell's descriptor stays readable until the next arming takes the ring, as a CQ's would.
+bool OfiEndpoint::arm_bell() {
+  bell_->lower();
+  bell_->raise();
+  Completion c[8];
+  const size_t n = read_cq(c, 8);
+  stash_.insert(stash_.end(), c, c + n);
+  return n == 0 && !peer_left_;
 }
 
 // shm with a peer that rings (ofi_shm_bell.hpp): sleeps until rung, the peer's process ends,

@@ -91,7 +91,9 @@ class OfiEndpoint : public Endpoint {
   size_t poll(Completion *out, size_t max) override;
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
 
-  int wait_fd() const override { return wait_fd_; }
+  // shm with a peer that rings: our bell (ofi_shm_bell.hpp), which arm_wait() raises, so that
+  // naa_waitany and the progress thread sleep on it as they do on tcp's CQ.
+  int wait_fd() const override { return rings_bell() ? bell_->fd() : wait_fd_; }
   bool arm_wait() override;
 
   const std::string &peer() const override { return peer_; }
@@ -139,6 +141,8 @@ class OfiEndpoint : public Endpoint {
   size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
   size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
+  bool rings_bell() const { return !cq_wakes_ && bell_ && peer_bell_ && peer_bell_->rings(); }
+  bool arm_bell();
   void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
