@@ -6,12 +6,14 @@
 // for ever costs a core. So, from how long the awaited thing took last time (`expected`):
 // - poll while it is due: twice `expected`, at least the caller's spin (NAA_SPIN_US, naa-server
 //   --spin-us), at most 5 ms beyond it where a descriptor wakes the waiter (past that a wake-up
-//   is a small share of the wait); where none does (shm), for the whole due time, since there
-//   large transfers move only while both sides poll (segmented copies through the peer's
-//   region);
+//   is a small share of the wait; shm's bell is such a descriptor, and its peer rings it also
+//   for the segmented copies that need both sides to poll); where none does (an shm peer
+//   without a bell), for the whole due time, since there large transfers move only while both
+//   sides poll;
 // - then doze: sleeps of 1/32 of `expected` that nobody has to wake, up to 8 times it;
 // - then sleep until woken, where something can wake the thread (a descriptor), and otherwise
-//   (libfabric 1.17's shm signals no wait object when a peer writes) in naps of 1/16 of the
+//   (libfabric 1.17's shm signals no wait object when a peer writes; a peer without a bell)
+//   in naps of 1/16 of the
 //   time nothing came (idle_nap): a message after a pause waits at most about 6 % of the pause
 //   on top, and an idle waiter wakes ever more rarely, at least every 0.5 s. A sleep on a
 //   descriptor that must end now and then to look at what no descriptor signals (a peer gone,
