@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <rdma/fi_cm.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -63,15 +64,22 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     // The connection request's private data follows the entry.
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
     fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
+    const bool polling = !held_off && request_due_ != Deadline::Clock::time_point{};
+    bool woken = false;
     if (held_off) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining()));
-    else sleep_until_event(deadline);
+    else if (polling) sched_yield();  // the client may share this core (loopback): it moves meanwhile
+    else woken = sleep_until_event(deadline);
     ssize_t rc = -FI_EAGAIN;
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
       held_off = !accepts_spare();
       if (!held_off) rc = fi_eq_read(eq_.get(), &event, buf, sizeof buf, 0);
     }
+    if (rc == -FI_EAGAIN && !held_off) poll_for_request(woken);
     if (rc >= 0 && event == FI_CONNREQ) {
+      if (request_due_ != Deadline::Clock::time_point{}) request_took_.observe(Deadline::Clock::now() - socket_came_);
+      request_due_ = {};
+      polls_pay_ = true;
       size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
       auto ep = std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
                                               std::string(buf + sizeof entry, data_len));
@@ -92,15 +100,30 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
 
 // Until an event or `deadline` (the caller's accept slice: a shorter slice here only woke an
 // idle naa-server's listener twice as often); without a descriptor to sleep on, short naps.
-void OfiListener::sleep_until_event(Deadline deadline) {
+bool OfiListener::sleep_until_event(Deadline deadline) {
   if (eq_fd_ < 0) {
     std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kNoDescriptorNap, deadline.remaining()));
-    return;
+    return false;
   }
   fid_t eq = &eq_->fid;
-  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return;  // something is there already
+  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return true;  // something is there already
   pollfd p{eq_fd_, POLLIN, 0};
-  ::poll(&p, 1, deadline.remaining_ms(INT32_MAX));
+  return ::poll(&p, 1, deadline.remaining_ms(INT32_MAX)) > 0;
+}
+
+// After a read that found no event: a wake-up that brought only a connection's socket starts
+// a poll for its request, one that is no longer due ends, finding none.
+void OfiListener::poll_for_request(bool woken) {
+  const auto now = Deadline::Clock::now();
+  if (request_due_ != Deadline::Clock::time_point{}) {
+    if (now < request_due_) return;
+    request_due_ = {};
+    polls_pay_ = false;
+    return;
+  }
+  if (!woken || !polls_pay_ || options_.setup_sleeps) return;
+  socket_came_ = now;
+  request_due_ = now + progress::wait_plan(request_took_.value(), options_.setup_spin).poll;
 }
 
 }  // namespace naa::transport::ofi_detail

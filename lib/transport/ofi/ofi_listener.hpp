@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "progress/wait_plan.hpp"
 #include "transport/ofi/ofi_context.hpp"
 #include "transport/transport.hpp"
 
@@ -33,7 +34,9 @@ class OfiListener : public Listener {
   // How long a closed connection's queues wait for the next one (ofi_queue_stock.hpp).
   static constexpr std::chrono::seconds kQueuesKept{1};
 
-  void sleep_until_event(Deadline deadline);
+  // True when the EQ's descriptor woke it.
+  bool sleep_until_event(Deadline deadline);
+  void poll_for_request(bool woken);
 
   InfoPtr info_;
   std::shared_ptr<OfiContext> fabric_;
@@ -42,6 +45,17 @@ class OfiListener : public Listener {
   int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
   const TransportOptions options_;
+  // libfabric's tcp accepts a connection's socket in one read of the EQ and reads its request
+  // in a later one: a libnaa client sends it right after its connect(2), so the listener
+  // would sleep into a second wake-up (25 us on loopback, doc/performance.md). After a
+  // wake-up that brought no request, it polls while the request is due by the wait plan
+  // (twice as long as it took lately, the setup spin at least); a poll that found none (a
+  // connection that sends nothing, as a flood of them would) is not made again until a
+  // request has come, so such a flood finds the listener asleep.
+  Deadline::Clock::time_point request_due_{};  // polling until then; the epoch: not polling
+  Deadline::Clock::time_point socket_came_{};
+  bool polls_pay_ = true;
+  progress::Expected request_took_;  // from a wake-up without a request to the request
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// naa_create's settings (lib/config/settings.cpp): the settings resolved from the environment
+// are used again by the next create from the same environment, and never when anything they
+// came from has changed since.
+#include <cstdarg>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <setjmp.h>
+#include <string>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <unistd.h>
+
+#include "config/settings.hpp"
+#include "diag/error.hpp"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+// setenv between two creates takes effect, in the settings and in the transport's options.
+void test_a_changed_variable_is_read_again(void **) {
+  setenv("NAA_TIMEOUT", "5", 1);
+  setenv("NAA_SPIN_US", "100", 1);
+  naa::Settings first = naa::Settings::resolve(nullptr);
+  assert_true(first.timeout == 5s);
+  assert_true(first.transport_options().setup_spin == 100us);
+  setenv("NAA_TIMEOUT", "7", 1);
+  setenv("NAA_SPIN_US", "250", 1);
+  naa::Settings second = naa::Settings::resolve(nullptr);
+  assert_true(second.timeout == 7s);
+  assert_true(second.transport_options().setup_spin == 250us);
+  unsetenv("NAA_TIMEOUT");
+  unsetenv("NAA_SPIN_US");
+  assert_false(naa::Settings::resolve(nullptr).timeout == 7s);
+}
+
+// A malformed variable set after good settings were resolved is refused, not hidden by them.
+void test_a_bad_variable_is_refused_after_good_ones(void **) {
+  setenv("NAA_TIMEOUT", "5", 1);
+  assert_true(naa::Settings::resolve(nullptr).timeout == 5s);
+  setenv("NAA_TIMEOUT", "soon", 1);
+  int code = NAA_SUCCESS;
+  try {
+    naa::Settings::resolve(nullptr);
+  } catch (const naa::Error &e) {
+    code = e.code();
+  }
+  assert_int_equal(code, NAA_ERR_CONFIG);
+  unsetenv("NAA_TIMEOUT");
+}
+
+void write_key(const std::string &path, const char *key) {
+  FILE *f = std::fopen(path.c_str(), "w");
+  assert_non_null(f);
+  std::fprintf(f, "%s\n", key);
+  std::fclose(f);
+}
+
+// The key file may be rewritten between two creates from the same environment: read at each.
+void test_a_rewritten_key_file_is_read_again(void **) {
+  char path[] = "/tmp/naa-test-settings-XXXXXX";
+  const int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  write_key(path, "first-key");
+  setenv("NAA_AUTH_KEY_FILE", path, 1);
+  assert_string_equal(naa::Settings::resolve(nullptr).auth_key.c_str(), "first-key");
+  write_key(path, "second-key");
+  const std::string second = naa::Settings::resolve(nullptr).auth_key;
+  unsetenv("NAA_AUTH_KEY_FILE");
+  unlink(path);
+  assert_string_equal(second.c_str(), "second-key");
+}
+
+// What an attr set is its create's alone: the next create without one has the environment's.
+void test_attr_settings_stay_with_their_create(void **) {
+  unsetenv("NAA_TIMEOUT");
+  const auto from_environment = naa::Settings::resolve(nullptr).timeout;
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.timeout_ms = 3000;
+  assert_true(naa::Settings::resolve(&attr).timeout == 3s);
+  assert_true(naa::Settings::resolve(nullptr).timeout == from_environment);
+  assert_false(from_environment == 3s);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_a_changed_variable_is_read_again),
+      cmocka_unit_test(test_a_bad_variable_is_refused_after_good_ones),
+      cmocka_unit_test(test_a_rewritten_key_file_is_read_again),
+      cmocka_unit_test(test_attr_settings_stay_with_their_create),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
