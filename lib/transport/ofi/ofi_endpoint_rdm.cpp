@@ -155,7 +155,10 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
         gate.lock();
         starved = !descriptors_spare(kSpareDescriptors);
         claim.hold(starved);
-        if (starved) return -FI_EAGAIN;
+        if (starved) {
+          context_->drop_idle_bells();
+          return -FI_EAGAIN;
+        }
       }
       const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
       // shm's first send to a peer only hands the peer our name and fails: the listener must

@@ -57,6 +57,15 @@ OfiEndpointCounts ofi_endpoint_counts() { return {endpoints_opened.load(), endpo
 
 namespace ofi_detail {
 
+// An idle endpoint keeps its bell (a page and a socket, ~30 us to make anew at its next
+// connection) while descriptors are spare when it parks: one socket per idle endpoint, at most
+// NAA_SHM_IDLE_ENDPOINTS a side. A step that finds descriptors short drops them all
+// (OfiContext::drop_idle_bells): naa-server may run with few (test_hostile: 48).
+void keep_bell_if_spare(IdleRdm &idle) {
+  std::lock_guard<std::mutex> gate(descriptor_gate());
+  if (!descriptors_spare(kSpareDescriptors)) idle.bell.reset();
+}
+
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
 
 bool OfiEndpoint::from_peer(fi_addr_t source) const {
@@ -207,9 +216,7 @@ void OfiEndpoint::park_unused() {
   if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
   auto idle = std::make_unique<IdleRdm>();
   take_objects(*idle);
-  // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
-  // server endpoint holds no descriptor for it (open_bell).
-  idle->bell.reset();
+  keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);
 }
 
@@ -259,15 +266,7 @@ bool OfiEndpoint::park() noexcept {
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
   }
-  // A server's bell goes now, before another thread can take the endpoint and make it anew:
-  // its idle endpoints hold no descriptor for it (open_bell). A client keeps its own while
-  // descriptors are spare.
-  bool keep_bell = client;
-  if (keep_bell) {
-    std::lock_guard<std::mutex> gate(descriptor_gate());
-    keep_bell = descriptors_spare(kSpareDescriptors);
-  }
-  if (!keep_bell) idle->bell.reset();
+  keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);
   return true;
 }

@@ -26,6 +26,9 @@ namespace naa::transport::ofi_detail {
 
 // How many a Context keeps, per side, is NAA_SHM_IDLE_ENDPOINTS (TransportOptions); each holds
 // a 16 MiB object in /dev/shm. Beyond it the oldest is closed.
+struct IdleRdm;
+void keep_bell_if_spare(IdleRdm &idle);  // ofi_endpoint_reuse.cpp
+
 struct IdleRdm {
   IdleRdm() = default;
   ~IdleRdm();  // closes what it holds
@@ -47,10 +50,10 @@ struct IdleRdm {
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
-  // Client, while descriptors were spare when it parked: its bell (one socket), so that the
-  // next connection does not make it anew (a page in /dev/shm and a socket, ~35 us). A
-  // server's idle endpoints keep none: naa-server may run short of descriptors (test_hostile
-  // runs it with 48).
+  // While descriptors were spare when it parked, and none has run short since: its bell (one
+  // socket), so that the next connection does not make it anew (a page in /dev/shm and a
+  // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):
+  // naa-server may run with few (test_hostile runs it with 48).
   std::unique_ptr<ShmBell> bell;
 };
 
