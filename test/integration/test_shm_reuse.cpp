@@ -287,6 +287,67 @@ void test_server_endpoint_keeps_its_bell(void **) {
   assert_int_equal(made, during.size());
 }
 
+// Connections of this process's transport to the naa-servers at `ports` in turn, each ended at
+// once: whether all were made (each within 5 s).
+bool connect_rounds(Transport &transport, const std::vector<uint16_t> &ports, int rounds) {
+  try {
+    for (int i = 0; i < rounds; ++i)
+      transport.connect("127.0.0.1", ports[i % ports.size()], "", Deadline::after(std::chrono::seconds(5))).reset();
+  } catch (const std::exception &e) {
+    fprintf(stderr, "  connection failed: %s\n", e.what());
+    return false;
+  }
+  return true;
+}
+
+// Warm connections to the same naa-server map nothing anew on the client: the kept endpoint
+// asks the listener through the entry it kept, and finds the server endpoint of its last
+// connection in its address vector when the server gives it the same one (each entry made
+// maps the peer's 16 MiB region: two per connection before).
+void test_warm_connections_make_no_entries(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
+  bool right = connect_rounds(*transport, port, 2);
+  const unsigned long before = ofi_endpoint_counts().addresses_inserted;
+  right = right && connect_rounds(*transport, port, 8);
+  const unsigned long made = ofi_endpoint_counts().addresses_inserted - before;
+  assert_int_equal(test_server_stop(&server), 0);
+  fprintf(stderr, "  8 warm connections: %lu address entries made\n", made);
+  assert_true(right);
+  assert_true(made < 8);
+}
+
+// libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
+// before under that peer's id (ofi_endpoint_reuse.cpp, kFreshSlots): 300 handles of one
+// process, one after another, to one naa-server, all made. Before, the client's kept
+// endpoint's slots came round after ~255 handles, and the next naa_create timed out.
+void test_slots_never_come_round(void **) {
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  test_server_use(&server, 10, 2);  // naa-server's vecadd
+  setenv("NAA_TRANSPORT", "ofi+shm", 1);
+  setenv("NAA_CONNECT_TIMEOUT", "3000", 1);
+  std::vector<double> a(16), b(16), sum(16);
+  naa_param_t in[2] = {{a.data(), sizeof(double) * 16, false}, {b.data(), sizeof(double) * 16, false}};
+  naa_param_t out[1] = {{sum.data(), sizeof(double) * 16, false}};
+  naa_handle held = NAA_HANDLE_NULL;  // keeps the transport open, as naa-bench's setup test does
+  assert_int_equal(naa_create(10, in, 2, out, 1, &held), NAA_SUCCESS);
+  int made = 0;
+  for (bool right = true; made < 300 && right; made += right) {
+    naa_handle h = NAA_HANDLE_NULL;
+    right = naa_create(10, in, 2, out, 1, &h) == NAA_SUCCESS;
+    if (right) right = naa_finalize(&h) == NAA_SUCCESS;
+  }
+  naa_finalize(&held);
+  unsetenv("NAA_TRANSPORT");
+  unsetenv("NAA_CONNECT_TIMEOUT");
+  fprintf(stderr, "  %d handles of 300 made\n", made);
+  assert_int_equal(test_server_stop(&server), 0);
+  assert_int_equal(made, 300);
+}
+
 // A client that takes a kept endpoint names the same region in each request: naa-server's
 // listener reads the process's memory map for it once, not per request, and not again once
 // the object behind the name is another (made anew, and not mapped by the process).
@@ -326,6 +387,8 @@ int main() {
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),
       cmocka_unit_test(test_client_endpoint_keeps_its_bell),
       cmocka_unit_test(test_server_endpoint_keeps_its_bell),
+      cmocka_unit_test(test_warm_connections_make_no_entries),
+      cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

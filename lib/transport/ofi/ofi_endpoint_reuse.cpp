@@ -11,11 +11,11 @@
 //   and no reply due; it keeps the old server endpoint in its address vector until that
 //   endpoint's goodbye, which the server sends after everything else it sent (shm delivers one
 //   sender's messages in order), has come: what the old peer sent before is read and dropped
-//   then, before the endpoint is connected anew (settle_old_peer). Then the entry is removed:
-//   shm makes a removed peer introduce itself again before it can send, so its source is one
-//   this endpoint never inserted, and is dropped.
+//   then, before the endpoint is connected anew (settle_old_peer). The entry stays until the
+//   next peer's is in (kFreshSlots), or serves again when the next peer is the same endpoint:
+//   what the old peer sends later names the old peer as its source, and is dropped.
 // - A server endpoint parks only after its client's goodbye (the client's last message) and
-//   its own answer; it removes the client's entry at once.
+//   its own answer; it keeps the client's entry in the same way.
 // - Before the old peer's entry is removed, the messages of its that no receive took are taken
 //   and dropped (drain_unexpected): shm names a queued message's source only when a receive
 //   takes it, by a slot of its peer map that the next peer may have by then (test_shm_reuse
@@ -39,12 +39,27 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport {
 namespace {
 
 std::atomic<unsigned long> endpoints_opened{0};
 std::atomic<unsigned long> endpoints_reused{0};
+std::atomic<unsigned long> addresses_inserted{0};
+
+// libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
+// it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
+// clears neither. A peer put in a slot another had before is then sent to under the old
+// peer's id, without the name exchange that would correct both sides, and the peer takes
+// the messages for another endpoint's (base 9c4ee50: a warm naa_create loop over shm timed
+// out after ~255 creates, when the client's slots came round: "message from another endpoint
+// than this connection's peer (address 0) dropped"). An exchange happens when either side
+// puts the other in a slot never used: so a kept endpoint keeps its last peer's entry until
+// the next peer's is in (shm takes the slot after the last one given while that one is
+// occupied, a never-used one while fewer than 256 were given), and is closed, not kept, once
+// it made kFreshSlots entries (a few slots spare for what shm inserts of itself).
+constexpr unsigned kFreshSlots = 240;
 
 // How long a client waits for its old peer's goodbye before it opens a fresh endpoint instead
 // (which costs 5-16 ms): the goodbye comes when the server's connection thread next looks,
@@ -53,7 +68,9 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 
 }  // namespace
 
-OfiEndpointCounts ofi_endpoint_counts() { return {endpoints_opened.load(), endpoints_reused.load()}; }
+OfiEndpointCounts ofi_endpoint_counts() {
+  return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load()};
+}
 
 namespace ofi_detail {
 
@@ -67,6 +84,14 @@ void keep_bell_if_spare(IdleRdm &idle) {
 }
 
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
+void OfiEndpoint::count_inserted() { ++addresses_inserted; }
+
+// After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
+void OfiEndpoint::forget_previous_peer() {
+  const fi_addr_t previous = previous_peer_;
+  previous_peer_ = FI_ADDR_UNSPEC;
+  if (previous != FI_ADDR_UNSPEC && previous != peer_addr_) forget_address(previous);
+}
 
 bool OfiEndpoint::from_peer(fi_addr_t source) const {
   return !settling_ && peer_addr_ != FI_ADDR_UNSPEC && source == peer_addr_;
@@ -139,6 +164,7 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(control_send_next_, idle.control_send_next);
   std::swap(wait_fd_, idle.wait_fd);
   std::swap(av_names_, idle.av_names);
+  std::swap(av_inserted_, idle.av_inserted);
   std::swap(bell_, idle.bell);
 }
 
@@ -153,8 +179,9 @@ bool OfiEndpoint::adopt_idle() {
       Completion c[8];
       while (read_cq(c, 8) > 0) {  // what the old client sent last is dropped (no peer yet)
       }
+      previous_peer_ = idle->old_peer;
     }
-    if (!client || settle_old_peer(*idle)) {
+    if (!client || (settle_old_peer(*idle) && keep_listener(*idle))) {
       ++endpoints_reused;
       NAA_LOG_DEBUG("reusing an idle shm endpoint (%s)", client ? "client" : "server");
       return true;
@@ -195,13 +222,13 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
       std::this_thread::yield();
     }
     if (!drain_unexpected()) throw Error(NAA_ERR_TIMEOUT, "unexpected messages not drained");
-    forget_address(peer_addr_);
     settled = !failed_;
   } catch (const Error &e) {
     NAA_LOG_DEBUG("idle shm endpoint not reused yet: %s", e.what());
   }
   if (settled && peer_pidfd_ >= 0) ::close(peer_pidfd_);
   const_cast<IdleRdm &>(idle).old_peer_pidfd = settled ? -1 : peer_pidfd_;
+  previous_peer_ = settled ? idle.old_peer : FI_ADDR_UNSPEC;
   peer_pidfd_ = -1;
   peer_pid_ = 0;
   peer_addr_ = FI_ADDR_UNSPEC;
@@ -210,6 +237,27 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   stash_.clear();
   control_in_.clear();
   return settled;
+}
+
+// A client's kept entry of the listener it asked last: kept for a request to the same listener
+// whose region is still the one it mapped, else removed (a server started anew at the same
+// port has a new region under the same name; another port's listener is another address).
+// A listener never sends to its clients: a slot used before does it no harm.
+bool OfiEndpoint::keep_listener(const IdleRdm &idle) {
+  if (idle.listener.empty()) return true;
+  auto entry = av_names_.find(idle.listener);
+  if (entry == av_names_.end()) return true;
+  const std::string asked =
+      info_->dest_addr != nullptr ? std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen) : "";
+  if (asked == idle.listener && shm_listener_region(asked) == idle.listener_region) return true;
+  try {
+    forget_address(entry->second);
+  } catch (const Error &e) {
+    NAA_LOG_DEBUG("idle shm endpoint not reused: %s", e.what());
+    failed_ = true;
+    return false;
+  }
+  return true;
 }
 
 void OfiEndpoint::park_unused() {
@@ -227,6 +275,11 @@ bool OfiEndpoint::park() noexcept {
       !connected_)
     return false;
   const bool client = reuse_ == Reuse::Client;
+  if (av_inserted_ >= kFreshSlots) {
+    NAA_LOG_DEBUG("shm endpoint closed, not reused: %u peers addressed", av_inserted_);
+    return false;
+  }
+  std::string listener, listener_region;
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
   if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
     return false;
@@ -246,11 +299,16 @@ bool OfiEndpoint::park() noexcept {
     }
     if (busy() || failed_) return false;
     if (!client && !drain_unexpected()) return false;
-    // All but a client's old peer (see settle_old_peer). The listener's entry too: a server
-    // started anew at the same port has a new region under the same name.
+    // All but the peer's (kFreshSlots) and a client's listener, while that listener's region
+    // is known (keep_listener checks it is still the same one).
+    if (client && info_->dest_addr != nullptr) {
+      listener.assign(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
+      listener_region = shm_listener_region(listener);
+      if (listener_region.empty()) listener.clear();
+    }
     std::vector<fi_addr_t> others;
     for (const auto &entry : av_names_)
-      if (!client || entry.second != peer_addr_) others.push_back(entry.second);
+      if (entry.second != peer_addr_ && entry.first != listener) others.push_back(entry.second);
     for (fi_addr_t addr : others) forget_address(addr);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %s", e.what());
@@ -259,12 +317,14 @@ bool OfiEndpoint::park() noexcept {
   auto idle = std::make_unique<IdleRdm>();
   idle->client = client;
   take_objects(*idle);
+  idle->old_peer = peer_addr_;
   if (client) {
-    idle->old_peer = peer_addr_;
     idle->old_peer_name = peer_name_;
     idle->old_peer_pid = peer_pid_;
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
+    idle->listener = std::move(listener);
+    idle->listener_region = std::move(listener_region);
   }
   keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);
