@@ -7,7 +7,8 @@
 // - (client and listener in this process, on the transport interface) a message the old
 //   client sent that no receive took (it waits in shm's queue of unexpected
 //   messages) never reaches the next connection's receive on the reused server endpoint;
-// - a kept endpoint keeps its bell for its next connection, a client's and naa-server's;
+// - a kept endpoint keeps its bell for its next connection, a client's and naa-server's, and
+//   its last peer's entry (a client the listener's too, until a new server has the port);
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
@@ -319,6 +320,25 @@ void test_warm_connections_make_no_entries(void **) {
   assert_true(made < 8);
 }
 
+// A client's kept endpoint keeps the listener's entry while that listener's region stays the
+// one it mapped. A server killed and started anew at the same port has a new region under the
+// same name: asked through the old entry, the request would go to the old region, read by
+// nobody (the connection timing out).
+void test_listener_entry_dropped_for_a_new_server(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
+  bool right = connect_rounds(*transport, port, 3);
+  test_server_kill(&server);  // a server that stops cleanly tells its peers' regions itself
+  const std::string number = std::to_string(server.port);
+  const char *const same_port[] = {"--port", number.c_str(), nullptr};
+  assert_int_equal(test_server_start(&server, same_port), 0);
+  right = right && connect_rounds(*transport, port, 2);
+  assert_int_equal(test_server_stop(&server), 0);
+  assert_true(right);
+}
+
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
 // before under that peer's id (ofi_endpoint_reuse.cpp, kFreshSlots): 300 handles of one
 // process, one after another, to one naa-server, all made. Before, the client's kept
@@ -388,6 +408,7 @@ int main() {
       cmocka_unit_test(test_client_endpoint_keeps_its_bell),
       cmocka_unit_test(test_server_endpoint_keeps_its_bell),
       cmocka_unit_test(test_warm_connections_make_no_entries),
+      cmocka_unit_test(test_listener_entry_dropped_for_a_new_server),
       cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };
