@@ -8,7 +8,7 @@
 //   client sent that no receive took (it waits in shm's queue of unexpected
 //   messages) never reaches the next connection's receive on the reused server endpoint;
 // - a kept endpoint keeps its bell for its next connection, a client's and naa-server's, and
-//   its last peer's entry (a client the listener's too, until a new server has the port);
+//   its last peer's entry;
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
@@ -289,11 +289,11 @@ void test_server_endpoint_keeps_its_bell(void **) {
 }
 
 // Connections of this process's transport to the naa-servers at `ports` in turn, each ended at
-// once: whether all were made (each within 5 s).
+// once: whether all were made.
 bool connect_rounds(Transport &transport, const std::vector<uint16_t> &ports, int rounds) {
   try {
     for (int i = 0; i < rounds; ++i)
-      transport.connect("127.0.0.1", ports[i % ports.size()], "", Deadline::after(std::chrono::seconds(5))).reset();
+      transport.connect("127.0.0.1", ports[i % ports.size()], "", soon()).reset();
   } catch (const std::exception &e) {
     fprintf(stderr, "  connection failed: %s\n", e.what());
     return false;
@@ -301,10 +301,10 @@ bool connect_rounds(Transport &transport, const std::vector<uint16_t> &ports, in
   return true;
 }
 
-// Warm connections to the same naa-server map nothing anew on the client: the kept endpoint
-// asks the listener through the entry it kept, and finds the server endpoint of its last
-// connection in its address vector when the server gives it the same one (each entry made
-// maps the peer's 16 MiB region: two per connection before).
+// Warm connections to the same naa-server map the server endpoint's region no more: the kept
+// endpoint finds the server endpoint of its last connection in its address vector when the
+// server gives it the same one. Each entry made maps the peer's 16 MiB region: the
+// listener's and the server endpoint's per connection before, the listener's alone now.
 void test_warm_connections_make_no_entries(void **) {
   auto transport = open_transport("ofi+shm", keeping(2));
   test_server server;
@@ -317,26 +317,7 @@ void test_warm_connections_make_no_entries(void **) {
   assert_int_equal(test_server_stop(&server), 0);
   fprintf(stderr, "  8 warm connections: %lu address entries made\n", made);
   assert_true(right);
-  assert_true(made < 8);
-}
-
-// A client's kept endpoint keeps the listener's entry while that listener's region stays the
-// one it mapped. A server killed and started anew at the same port has a new region under the
-// same name: asked through the old entry, the request would go to the old region, read by
-// nobody (the connection timing out).
-void test_listener_entry_dropped_for_a_new_server(void **) {
-  auto transport = open_transport("ofi+shm", keeping(2));
-  test_server server;
-  assert_int_equal(test_server_start(&server, nullptr), 0);
-  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
-  bool right = connect_rounds(*transport, port, 3);
-  test_server_kill(&server);  // a server that stops cleanly tells its peers' regions itself
-  const std::string number = std::to_string(server.port);
-  const char *const same_port[] = {"--port", number.c_str(), nullptr};
-  assert_int_equal(test_server_start(&server, same_port), 0);
-  right = right && connect_rounds(*transport, port, 2);
-  assert_int_equal(test_server_stop(&server), 0);
-  assert_true(right);
+  assert_true(made <= 8);
 }
 
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
@@ -408,7 +389,6 @@ int main() {
       cmocka_unit_test(test_client_endpoint_keeps_its_bell),
       cmocka_unit_test(test_server_endpoint_keeps_its_bell),
       cmocka_unit_test(test_warm_connections_make_no_entries),
-      cmocka_unit_test(test_listener_entry_dropped_for_a_new_server),
       cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };

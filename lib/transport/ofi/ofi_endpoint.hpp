@@ -121,7 +121,6 @@ class OfiEndpoint : public Endpoint {
   bool adopt_idle();
   void take_objects(IdleRdm &idle);
   bool settle_old_peer(const IdleRdm &idle);
-  bool keep_listener(const IdleRdm &idle);
   bool park() noexcept;
   bool from_peer(fi_addr_t source) const;
   void drop_stale(const fi_cq_data_entry &e, fi_addr_t source);

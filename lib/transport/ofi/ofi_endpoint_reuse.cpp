@@ -39,7 +39,6 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport {
 namespace {
@@ -181,7 +180,7 @@ bool OfiEndpoint::adopt_idle() {
       }
       previous_peer_ = idle->old_peer;
     }
-    if (!client || (settle_old_peer(*idle) && keep_listener(*idle))) {
+    if (!client || settle_old_peer(*idle)) {
       ++endpoints_reused;
       NAA_LOG_DEBUG("reusing an idle shm endpoint (%s)", client ? "client" : "server");
       return true;
@@ -239,27 +238,6 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   return settled;
 }
 
-// A client's kept entry of the listener it asked last: kept for a request to the same listener
-// whose region is still the one it mapped, else removed (a server started anew at the same
-// port has a new region under the same name; another port's listener is another address).
-// A listener never sends to its clients: a slot used before does it no harm.
-bool OfiEndpoint::keep_listener(const IdleRdm &idle) {
-  if (idle.listener.empty()) return true;
-  auto entry = av_names_.find(idle.listener);
-  if (entry == av_names_.end()) return true;
-  const std::string asked =
-      info_->dest_addr != nullptr ? std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen) : "";
-  if (asked == idle.listener && shm_listener_region(asked) == idle.listener_region) return true;
-  try {
-    forget_address(entry->second);
-  } catch (const Error &e) {
-    NAA_LOG_DEBUG("idle shm endpoint not reused: %s", e.what());
-    failed_ = true;
-    return false;
-  }
-  return true;
-}
-
 void OfiEndpoint::park_unused() {
   if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
   auto idle = std::make_unique<IdleRdm>();
@@ -279,7 +257,6 @@ bool OfiEndpoint::park() noexcept {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %u peers addressed", av_inserted_);
     return false;
   }
-  std::string listener, listener_region;
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
   if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
     return false;
@@ -299,16 +276,13 @@ bool OfiEndpoint::park() noexcept {
     }
     if (busy() || failed_) return false;
     if (!client && !drain_unexpected()) return false;
-    // All but the peer's (kFreshSlots) and a client's listener, while that listener's region
-    // is known (keep_listener checks it is still the same one).
-    if (client && info_->dest_addr != nullptr) {
-      listener.assign(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen);
-      listener_region = shm_listener_region(listener);
-      if (listener_region.empty()) listener.clear();
-    }
+    // All but the peer's (kFreshSlots). The listener's too: a server started anew at the same
+    // port has a new region under the same name. (Kept while the region stayed the same, a
+    // request after such a restart went unanswered under TSan, cause not found.) A listener
+    // never sends to its clients: a slot of ours used before does it no harm.
     std::vector<fi_addr_t> others;
     for (const auto &entry : av_names_)
-      if (entry.second != peer_addr_ && entry.first != listener) others.push_back(entry.second);
+      if (entry.second != peer_addr_) others.push_back(entry.second);
     for (fi_addr_t addr : others) forget_address(addr);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %s", e.what());
@@ -323,8 +297,6 @@ bool OfiEndpoint::park() noexcept {
     idle->old_peer_pid = peer_pid_;
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
-    idle->listener = std::move(listener);
-    idle->listener_region = std::move(listener_region);
   }
   keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);

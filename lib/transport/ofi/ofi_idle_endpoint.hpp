@@ -53,10 +53,6 @@ struct IdleRdm {
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
-  // Client: the listener it asked, still in the address vector, and which region that was
-  // (shm_listener_region): the next request to the same listener maps nothing anew.
-  std::string listener;
-  std::string listener_region;
   // While descriptors were spare when it parked, and none has run short since: its bell (one
   // socket), so that the next connection does not make it anew (a page in /dev/shm and a
   // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):

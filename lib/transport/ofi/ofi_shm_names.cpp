@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -50,19 +49,6 @@ int hold_shm_name(const std::string &name) {
   }
   if (fd < 0) NAA_LOG_WARN("cannot lock shm region %s: clients may take it for a dead server's", name.c_str());
   return fd;
-}
-
-std::string shm_listener_region(const std::string &address) {
-  static constexpr char kPrefix[] = "fi_ns://";
-  const std::string text(address.c_str());  // FI_ADDR_STR names travel with their NUL
-  if (text.compare(0, sizeof kPrefix - 1, kPrefix) != 0) return {};
-  const std::string service = text.substr(sizeof kPrefix - 1);
-  struct stat st {};
-  if (service.empty() || service.find('/') != std::string::npos ||
-      stat(("/dev/shm/" + service).c_str(), &st) != 0)
-    return {};
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
 }  // namespace naa::transport::ofi_detail

@@ -39,9 +39,4 @@ void give_unique_shm_source(fi_info *info);
 // (with a log line) when it cannot.
 int hold_shm_name(const std::string &name);
 
-// What tells the region behind a listener's address ("fi_ns://SERVICE") from one a server
-// started later at the same port makes under the same name (its device, inode and change
-// time), or "" when there is none.
-std::string shm_listener_region(const std::string &address);
-
 }  // namespace naa::transport::ofi_detail
