@@ -33,6 +33,7 @@ bool ofi_provider_available(const std::string &provider);
 struct OfiEndpointCounts {
   unsigned long opened;
   unsigned long reused;
+  unsigned long addresses_inserted;  // shm entries made in address vectors (each maps a region)
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "diag/log.hpp"
 
@@ -92,6 +93,13 @@ std::unique_ptr<IdleRdm> OfiContext::take(bool client) {
     }
   if (idle_.empty()) last = std::move(kept_open_);
   return found;
+}
+
+void OfiContext::drop_idle_bells() {
+  std::vector<std::unique_ptr<ShmBell>> dropped;  // closed outside the lock
+  std::lock_guard<std::mutex> lock(idle_mutex_);
+  for (auto &i : idle_)
+    if (i->bell) dropped.push_back(std::move(i->bell));
 }
 
 size_t OfiContext::idle_endpoints() const {

@@ -129,7 +129,9 @@ class OfiEndpoint : public Endpoint {
   void forget_recv(uint64_t context);
   bool drain_unexpected();
   void forget_address(fi_addr_t addr);
+  void forget_previous_peer();
   void count_opened();
+  void count_inserted();
 
   // ofi_endpoint.cpp
   void open_once();
@@ -238,6 +240,10 @@ class OfiEndpoint : public Endpoint {
   };
   std::vector<PostedRecv> posted_recvs_;  // shm: to cancel at park, to post again after a drop
   std::map<std::string, fi_addr_t> av_names_;  // RDM: what the address vector holds
+  // shm, a kept endpoint: the peer of its last connection, whose entry stays until the next
+  // peer's is in (ofi_endpoint_reuse.cpp: fresh slots), and how many entries it ever made.
+  fi_addr_t previous_peer_ = FI_ADDR_UNSPEC;
+  unsigned av_inserted_ = 0;
   unsigned long stale_dropped_ = 0;
   char sink_context_ = 0;  // its address marks drain_unexpected's receive
   bool sink_done_ = false, sink_cancelled_ = false;

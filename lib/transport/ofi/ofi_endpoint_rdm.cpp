@@ -29,6 +29,7 @@ namespace naa::transport::ofi_detail {
 
 void OfiEndpoint::attach(const std::string &name, uint32_t pid) {
   peer_addr_ = insert_address(name);
+  forget_previous_peer();
   peer_name_ = name;
   peer_ = address_text(info_->addr_format, name);
   watch_process(pid);
@@ -155,7 +156,10 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
         gate.lock();
         starved = !descriptors_spare(kSpareDescriptors);
         claim.hold(starved);
-        if (starved) return -FI_EAGAIN;
+        if (starved) {
+          context_->drop_idle_bells();
+          return -FI_EAGAIN;
+        }
       }
       const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
       // shm's first send to a peer only hands the peer our name and fails: the listener must
@@ -229,6 +233,8 @@ fi_addr_t OfiEndpoint::insert_address(const std::string &name) {
     throw Error(NAA_ERR_CONNECTION, "cannot address " + address_text(info_->addr_format, name) +
                                         ": " + fi_error_text(rc < 0 ? rc : -FI_EADDRNOTAVAIL));
   av_names_[name] = addr;
+  ++av_inserted_;
+  if (same_host_) count_inserted();
   return addr;
 }
 
@@ -310,6 +316,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
       in->sin_addr = reinterpret_cast<const sockaddr_in *>(server.data())->sin_addr;
   }
   peer_addr_ = insert_address(name);
+  forget_previous_peer();
   peer_name_ = name;
   peer_data_ = answer->data;
   watch_process(answer->pid);

@@ -11,11 +11,11 @@
 //   and no reply due; it keeps the old server endpoint in its address vector until that
 //   endpoint's goodbye, which the server sends after everything else it sent (shm delivers one
 //   sender's messages in order), has come: what the old peer sent before is read and dropped
-//   then, before the endpoint is connected anew (settle_old_peer). Then the entry is removed:
-//   shm makes a removed peer introduce itself again before it can send, so its source is one
-//   this endpoint never inserted, and is dropped.
+//   then, before the endpoint is connected anew (settle_old_peer). The entry stays until the
+//   next peer's is in (kFreshSlots), or serves again when the next peer is the same endpoint:
+//   what the old peer sends later names the old peer as its source, and is dropped.
 // - A server endpoint parks only after its client's goodbye (the client's last message) and
-//   its own answer; it removes the client's entry at once.
+//   its own answer; it keeps the client's entry in the same way.
 // - Before the old peer's entry is removed, the messages of its that no receive took are taken
 //   and dropped (drain_unexpected): shm names a queued message's source only when a receive
 //   takes it, by a slot of its peer map that the next peer may have by then (test_shm_reuse
@@ -45,6 +45,20 @@ namespace {
 
 std::atomic<unsigned long> endpoints_opened{0};
 std::atomic<unsigned long> endpoints_reused{0};
+std::atomic<unsigned long> addresses_inserted{0};
+
+// libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
+// it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
+// clears neither. A peer put in a slot another had before is then sent to under the old
+// peer's id, without the name exchange that would correct both sides, and the peer takes
+// the messages for another endpoint's (base 9c4ee50: a warm naa_create loop over shm timed
+// out after ~255 creates, when the client's slots came round: "message from another endpoint
+// than this connection's peer (address 0) dropped"). An exchange happens when either side
+// puts the other in a slot never used: so a kept endpoint keeps its last peer's entry until
+// the next peer's is in (shm takes the slot after the last one given while that one is
+// occupied, a never-used one while fewer than 256 were given), and is closed, not kept, once
+// it made kFreshSlots entries (a few slots spare for what shm inserts of itself).
+constexpr unsigned kFreshSlots = 240;
 
 // How long a client waits for its old peer's goodbye before it opens a fresh endpoint instead
 // (which costs 5-16 ms): the goodbye comes when the server's connection thread next looks,
@@ -53,11 +67,30 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 
 }  // namespace
 
-OfiEndpointCounts ofi_endpoint_counts() { return {endpoints_opened.load(), endpoints_reused.load()}; }
+OfiEndpointCounts ofi_endpoint_counts() {
+  return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load()};
+}
 
 namespace ofi_detail {
 
+// An idle endpoint keeps its bell (a page and a socket, ~30 us to make anew at its next
+// connection) while descriptors are spare when it parks: one socket per idle endpoint, at most
+// NAA_SHM_IDLE_ENDPOINTS a side. A step that finds descriptors short drops them all
+// (OfiContext::drop_idle_bells): naa-server may run with few (test_hostile: 48).
+void keep_bell_if_spare(IdleRdm &idle) {
+  std::lock_guard<std::mutex> gate(descriptor_gate());
+  if (!descriptors_spare(kSpareDescriptors)) idle.bell.reset();
+}
+
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
+void OfiEndpoint::count_inserted() { ++addresses_inserted; }
+
+// After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
+void OfiEndpoint::forget_previous_peer() {
+  const fi_addr_t previous = previous_peer_;
+  previous_peer_ = FI_ADDR_UNSPEC;
+  if (previous != FI_ADDR_UNSPEC && previous != peer_addr_) forget_address(previous);
+}
 
 bool OfiEndpoint::from_peer(fi_addr_t source) const {
   return !settling_ && peer_addr_ != FI_ADDR_UNSPEC && source == peer_addr_;
@@ -130,6 +163,7 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(control_send_next_, idle.control_send_next);
   std::swap(wait_fd_, idle.wait_fd);
   std::swap(av_names_, idle.av_names);
+  std::swap(av_inserted_, idle.av_inserted);
   std::swap(bell_, idle.bell);
 }
 
@@ -144,6 +178,7 @@ bool OfiEndpoint::adopt_idle() {
       Completion c[8];
       while (read_cq(c, 8) > 0) {  // what the old client sent last is dropped (no peer yet)
       }
+      previous_peer_ = idle->old_peer;
     }
     if (!client || settle_old_peer(*idle)) {
       ++endpoints_reused;
@@ -186,13 +221,13 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
       std::this_thread::yield();
     }
     if (!drain_unexpected()) throw Error(NAA_ERR_TIMEOUT, "unexpected messages not drained");
-    forget_address(peer_addr_);
     settled = !failed_;
   } catch (const Error &e) {
     NAA_LOG_DEBUG("idle shm endpoint not reused yet: %s", e.what());
   }
   if (settled && peer_pidfd_ >= 0) ::close(peer_pidfd_);
   const_cast<IdleRdm &>(idle).old_peer_pidfd = settled ? -1 : peer_pidfd_;
+  previous_peer_ = settled ? idle.old_peer : FI_ADDR_UNSPEC;
   peer_pidfd_ = -1;
   peer_pid_ = 0;
   peer_addr_ = FI_ADDR_UNSPEC;
@@ -207,9 +242,7 @@ void OfiEndpoint::park_unused() {
   if (reuse_ != Reuse::Server || idle_bound_ == 0 || !sources_ || ep_ == nullptr) return;
   auto idle = std::make_unique<IdleRdm>();
   take_objects(*idle);
-  // Its bell goes now, before another thread can take the endpoint and make it anew: an idle
-  // server endpoint holds no descriptor for it (open_bell).
-  idle->bell.reset();
+  keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);
 }
 
@@ -220,6 +253,10 @@ bool OfiEndpoint::park() noexcept {
       !connected_)
     return false;
   const bool client = reuse_ == Reuse::Client;
+  if (av_inserted_ >= kFreshSlots) {
+    NAA_LOG_DEBUG("shm endpoint closed, not reused: %u peers addressed", av_inserted_);
+    return false;
+  }
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
   if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
     return false;
@@ -239,11 +276,13 @@ bool OfiEndpoint::park() noexcept {
     }
     if (busy() || failed_) return false;
     if (!client && !drain_unexpected()) return false;
-    // All but a client's old peer (see settle_old_peer). The listener's entry too: a server
-    // started anew at the same port has a new region under the same name.
+    // All but the peer's (kFreshSlots). The listener's too: a server started anew at the same
+    // port has a new region under the same name. (Kept while the region stayed the same, a
+    // request after such a restart went unanswered under TSan, cause not found.) A listener
+    // never sends to its clients: a slot of ours used before does it no harm.
     std::vector<fi_addr_t> others;
     for (const auto &entry : av_names_)
-      if (!client || entry.second != peer_addr_) others.push_back(entry.second);
+      if (entry.second != peer_addr_) others.push_back(entry.second);
     for (fi_addr_t addr : others) forget_address(addr);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %s", e.what());
@@ -252,22 +291,14 @@ bool OfiEndpoint::park() noexcept {
   auto idle = std::make_unique<IdleRdm>();
   idle->client = client;
   take_objects(*idle);
+  idle->old_peer = peer_addr_;
   if (client) {
-    idle->old_peer = peer_addr_;
     idle->old_peer_name = peer_name_;
     idle->old_peer_pid = peer_pid_;
     idle->old_peer_pidfd = peer_pidfd_;
     peer_pidfd_ = -1;
   }
-  // A server's bell goes now, before another thread can take the endpoint and make it anew:
-  // its idle endpoints hold no descriptor for it (open_bell). A client keeps its own while
-  // descriptors are spare.
-  bool keep_bell = client;
-  if (keep_bell) {
-    std::lock_guard<std::mutex> gate(descriptor_gate());
-    keep_bell = descriptors_spare(kSpareDescriptors);
-  }
-  if (!keep_bell) idle->bell.reset();
+  keep_bell_if_spare(*idle);
   context_->park(std::move(idle), idle_bound_);
   return true;
 }

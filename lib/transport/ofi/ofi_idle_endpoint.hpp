@@ -26,6 +26,9 @@ namespace naa::transport::ofi_detail {
 
 // How many a Context keeps, per side, is NAA_SHM_IDLE_ENDPOINTS (TransportOptions); each holds
 // a 16 MiB object in /dev/shm. Beyond it the oldest is closed.
+struct IdleRdm;
+void keep_bell_if_spare(IdleRdm &idle);  // ofi_endpoint_reuse.cpp
+
 struct IdleRdm {
   IdleRdm() = default;
   ~IdleRdm();  // closes what it holds
@@ -41,16 +44,19 @@ struct IdleRdm {
   unsigned control_send_next = 0;
   int wait_fd = -1;
   std::map<std::string, fi_addr_t> av_names;  // what the address vector holds
-  // Client: the server endpoint of the connection that ended, still in the address vector
-  // until its goodbye has come (OfiEndpoint::settle_old_peer).
+  unsigned av_inserted = 0;  // entries it ever made (see kFreshSlots)
+  // The peer of the connection that ended, still in the address vector: until the next
+  // peer's entry is made (fresh slots, ofi_endpoint_reuse.cpp), and the same entry again
+  // when the next connection is with the same peer endpoint. A client's waits for its goodbye
+  // first (OfiEndpoint::settle_old_peer).
   fi_addr_t old_peer = FI_ADDR_UNSPEC;
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
-  // Client, while descriptors were spare when it parked: its bell (one socket), so that the
-  // next connection does not make it anew (a page in /dev/shm and a socket, ~35 us). A
-  // server's idle endpoints keep none: naa-server may run short of descriptors (test_hostile
-  // runs it with 48).
+  // While descriptors were spare when it parked, and none has run short since: its bell (one
+  // socket), so that the next connection does not make it anew (a page in /dev/shm and a
+  // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):
+  // naa-server may run with few (test_hostile runs it with 48).
   std::unique_ptr<ShmBell> bell;
 };
 

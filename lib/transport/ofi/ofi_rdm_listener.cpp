@@ -127,6 +127,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       std::lock_guard<std::mutex> gate(descriptor_gate());
       starved = named_ && !descriptors_spare(kSpareDescriptors);
       claim.hold(starved);
+      if (starved) fabric_->drop_idle_bells();
       if (!starved) {
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
           std::string why;
