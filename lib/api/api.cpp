@@ -120,12 +120,12 @@ class Pinned {
       pinned_ = &kept.sessions;
     }
     pinned_->resize(static_cast<size_t>(count));
-    handles().pin_all(pinned_->size(), Ids{list_}, pinned_->data());
-    for (size_t i = 0; i < pinned_->size(); ++i)
-      if (list[i].id != 0 && (*pinned_)[i] == nullptr) {
-        unpin();
-        naa::live(handles(), list[i].id);  // throws, saying why
-      }
+    if (!handles().pin_all(pinned_->size(), Ids{list_}, pinned_->data()))
+      for (size_t i = 0; i < pinned_->size(); ++i)
+        if (list[i].id != 0 && (*pinned_)[i] == nullptr) {
+          unpin();
+          naa::live(handles(), list[i].id);  // throws, saying why
+        }
     if (!in_flight) return;
     filtered_ = *pinned_;
     for (Session *&s : filtered_)
