@@ -102,20 +102,32 @@ class Pinned {
     const naa_handle *list;
     uint64_t operator()(size_t i) const { return list[i].id; }
   };
+  // The thread's array for the pinned sessions, kept across its calls: a call over a thousand
+  // handles allocates none (a call from a log handler, inside another, gets its own).
+  struct Kept {
+    naa::Sessions sessions;
+    bool busy = false;
+  };
 
  public:
   Pinned(int count, const naa_handle *list, bool in_flight) : list_(list) {
     if (count < 0) throw Error(NAA_ERR_INVALID_ARGUMENT, "count " + std::to_string(count) + " < 0");
     if (count > 0 && list == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handles is NULL");
-    pinned_.resize(static_cast<size_t>(count));
-    handles().pin_all(pinned_.size(), Ids{list_}, pinned_.data());
-    for (size_t i = 0; i < pinned_.size(); ++i)
-      if (list[i].id != 0 && pinned_[i] == nullptr) {
-        unpin();
-        naa::live(handles(), list[i].id);  // throws, saying why
-      }
+    thread_local Kept kept;
+    if (!kept.busy) {
+      kept_ = &kept;
+      kept.busy = true;
+      pinned_ = &kept.sessions;
+    }
+    pinned_->resize(static_cast<size_t>(count));
+    if (!handles().pin_all(pinned_->size(), Ids{list_}, pinned_->data()))
+      for (size_t i = 0; i < pinned_->size(); ++i)
+        if (list[i].id != 0 && (*pinned_)[i] == nullptr) {
+          unpin();
+          naa::live(handles(), list[i].id);  // throws, saying why
+        }
     if (!in_flight) return;
-    filtered_ = pinned_;
+    filtered_ = *pinned_;
     for (Session *&s : filtered_)
       if (s != nullptr && !s->in_flight()) s = nullptr;
   }
@@ -123,16 +135,21 @@ class Pinned {
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
 
-  const naa::Sessions &sessions() const { return filtered_.empty() ? pinned_ : filtered_; }
+  const naa::Sessions &sessions() const { return filtered_.empty() ? *pinned_ : filtered_; }
 
  private:
   void unpin() {
-    handles().unpin_all(pinned_.size(), Ids{list_}, pinned_.data());
-    pinned_.clear();
+    handles().unpin_all(pinned_->size(), Ids{list_}, pinned_->data());
+    pinned_->clear();
+    if (kept_ != nullptr) kept_->busy = false;
+    kept_ = nullptr;
   }
 
   const naa_handle *list_;
-  naa::Sessions pinned_, filtered_;
+  Kept *kept_ = nullptr;             // the thread's, while this call uses it
+  naa::Sessions own_;                // else
+  naa::Sessions *pinned_ = &own_;
+  naa::Sessions filtered_;
 };
 
 }  // namespace

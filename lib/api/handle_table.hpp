@@ -50,14 +50,19 @@ class HandleTable {
   // each: every object found stays alive until unpin_all() of the same ids, a remove()
   // meanwhile taking effect then. A call over a thousand handles thus takes the table's lock
   // twice and touches the table's slots only, not the thousand objects' reference counts.
+  // Returns whether every id but 0 was found (the caller need not look through out[] again).
   template <class Ids>
-  void pin_all(size_t n, Ids &&ids, T **out) {
+  bool pin_all(size_t n, Ids &&ids, T **out) {
+    bool all = true;
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
-      Slot *slot = const_cast<Slot *>(lookup(ids(i)));
+      const uint64_t id = ids(i);
+      Slot *slot = const_cast<Slot *>(lookup(id));
       out[i] = slot != nullptr ? slot->object.get() : nullptr;
       if (slot != nullptr) ++slot->pins;
+      else all = all && id == 0;
     }
+    return all;
   }
   // `pinned` is what pin_all() gave for the same ids. Objects removed meanwhile are destroyed
   // here, after the table's lock is released (`removed` is declared before the lock).

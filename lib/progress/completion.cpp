@@ -52,6 +52,13 @@ struct Memory {
   std::shared_ptr<progress::WaitSet> set;  // the set `known` is about
   uint64_t touches = 0;                    // the set's touches already applied to `known`
   std::vector<const void *> touched;       // scratch for touches()
+  // (session, its position in `sessions`), by session: a touch finds its positions without
+  // a pass over a thousand handles.
+  std::vector<std::pair<const void *, size_t>> where;
+  // The Waiter's per-call arrays (see there), kept here so that a call allocates none.
+  std::vector<const void *> owners;
+  std::vector<char> unwoken;
+  std::vector<size_t> polled, taken;
   bool busy = false;  // a wait of this thread uses it (a wait from a log handler gets its own)
 
   // For a call over `now` sleeping on `now_set`: what is known of another array or set is
@@ -60,6 +67,9 @@ struct Memory {
     if (now_set == set && now == sessions) return;
     sessions = now;
     set = now_set;
+    where.resize(now.size());
+    for (size_t i = 0; i < now.size(); ++i) where[i] = {now[i], i};
+    std::sort(where.begin(), where.end());
     known.assign(now.size(), Known::Ask);
     policy.resize(now.size());
     timeout.resize(now.size());
@@ -77,14 +87,11 @@ struct Memory {
     };
     if (every) {
       for (size_t i = 0; i < known.size(); ++i) forget(i);
-    } else if (touched.size() <= 8) {
-      for (const void *t : touched)
-        for (size_t i = 0; i < sessions.size(); ++i)
-          if (sessions[i] == t) forget(i);
     } else {
-      std::sort(touched.begin(), touched.end());
-      for (size_t i = 0; i < sessions.size(); ++i)
-        if (std::binary_search(touched.begin(), touched.end(), sessions[i])) forget(i);
+      for (const void *t : touched) {
+        auto at = std::lower_bound(where.begin(), where.end(), std::make_pair(t, size_t{0}));
+        for (; at != where.end() && at->first == t; ++at) forget(at->second);
+      }
     }
   }
 };
@@ -116,24 +123,40 @@ class Waiter final : private progress::Work {
     const size_t n = sessions.size();
     owners_.assign(n, nullptr);
     unwoken_.assign(n, 0);
-    // Read through plain pointers: a thousand handles make this loop a share of the call.
+    polled_.clear();
+    taken_.clear();
+    // A thousand handles make this loop most of the call's start, while the request just
+    // posted waits for this thread's next poll to move on (libfabric tcp moves data as it is
+    // polled): plain pointers, and the sums in locals, not in members that the stores through
+    // `owners` might alias.
     const Known *known = mem_.known.data();
     const progress::Policy *policy = mem_.policy.data();
+    const std::chrono::milliseconds *timeout = mem_.timeout.data();
+    Session *const *s = sessions.data();
     const void **owners = owners_.data();
-    bool all_block = true;
+    size_t left = 0;
+    auto first = std::chrono::milliseconds::max();
+    bool any_spin = false, all_block = true;
+    std::chrono::microseconds spin{0};
+    std::chrono::nanoseconds expected{0};
     for (size_t i = 0; i < n; ++i) {
-      if (sessions[i] == nullptr || known[i] == Known::Idle) continue;
+      if (s[i] == nullptr || known[i] == Known::Idle) continue;
       if (known[i] == Known::Ask && !join(i)) continue;
-      ++left_;
-      owners[i] = sessions[i];
-      first_ = std::min(first_, mem_.timeout[i]);
+      ++left;
+      owners[i] = s[i];
+      first = std::min(first, timeout[i]);
       const progress::Policy &p = policy[i];
-      if (p.mode == Progress::Mode::Spin) policy_.mode = Progress::Mode::Spin;
+      any_spin = any_spin || p.mode == Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
-      policy_.spin = std::max(policy_.spin, p.spin);
-      policy_.expected = std::max(policy_.expected, p.expected);
+      spin = std::max(spin, p.spin);
+      expected = std::max(expected, p.expected);
     }
-    if (all_block) policy_.mode = Progress::Mode::Block;
+    left_ = left;
+    first_ = first;
+    if (any_spin) policy_.mode = Progress::Mode::Spin;
+    else if (all_block) policy_.mode = Progress::Mode::Block;
+    policy_.spin = spin;
+    policy_.expected = expected;
   }
   ~Waiter() {
     for (const size_t i : taken_) {
@@ -298,10 +321,10 @@ class Waiter final : private progress::Work {
   // Per handle of the call: its session while pending (as the set names it, null once
   // ended or when inactive), whether it has no descriptor (shm: arming is no use). Whether it
   // is Watched in set_ is mem_.known.
-  std::vector<const void *> owners_;
-  std::vector<char> unwoken_;
-  std::vector<size_t> polled_;  // the pending handles not Watched, in no order
-  std::vector<size_t> taken_;   // the handles taken from the progress engine
+  std::vector<const void *> &owners_ = mem_.owners;
+  std::vector<char> &unwoken_ = mem_.unwoken;
+  std::vector<size_t> &polled_ = mem_.polled;  // the pending handles not Watched, in no order
+  std::vector<size_t> &taken_ = mem_.taken;    // the handles taken from the progress engine
   size_t left_ = 0;             // pending handles
   progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
   size_t found_ = kNone;

@@ -153,8 +153,8 @@ void pinned_object_outlives_remove(void **) {
                            table.insert(std::make_shared<int>(8))};
   auto id = [&ids](size_t i) { return ids[i]; };
   int *first[2], *second[2];
-  table.pin_all(2, id, first);
-  table.pin_all(2, id, second);
+  assert_true(table.pin_all(2, id, first));
+  assert_true(table.pin_all(2, id, second));
   assert_int_equal(*first[0], 7);
   assert_int_equal(*first[1], 8);
   assert_null(table.remove(ids[0]).get());
@@ -169,6 +169,27 @@ void pinned_object_outlives_remove(void **) {
   assert_int_equal(destroyed, 1);
   assert_int_equal(table.insert(std::make_shared<int>(10)) & kIndexMask, ids[0] & kIndexMask);
   assert_int_equal(*table.find(ids[1]), 8);
+}
+
+// pin_all() tells whether every id but 0 was found: naa_waitany looks for the one to blame only
+// then. A 0 (NAA_HANDLE_NULL) is found as null, and so is an id gone.
+void pin_all_tells_whether_any_id_is_gone(void **) {
+  Table table;
+  uint64_t ids[3] = {table.insert(std::make_shared<int>(1)), 0, table.insert(std::make_shared<int>(3))};
+  auto id = [&ids](size_t i) { return ids[i]; };
+  int *pinned[3];
+  assert_true(table.pin_all(3, id, pinned));
+  assert_null(pinned[1]);
+  table.unpin_all(3, id, pinned);
+  assert_non_null(table.remove(ids[2]).get());
+  assert_false(table.pin_all(3, id, pinned));
+  assert_int_equal(*pinned[0], 1);
+  assert_null(pinned[1]);
+  assert_null(pinned[2]);
+  table.unpin_all(3, id, pinned);
+  ids[2] = ids[0] ^ (uint64_t{1} << 60);  // another salt: never this table's
+  assert_false(table.pin_all(3, id, pinned));
+  table.unpin_all(3, id, pinned);
 }
 
 void concurrent_cycles(void **) {
@@ -255,6 +276,7 @@ int main() {
       cmocka_unit_test(corrupted_ids_fail),
       cmocka_unit_test(found_object_outlives_remove),
       cmocka_unit_test(pinned_object_outlives_remove),
+      cmocka_unit_test(pin_all_tells_whether_any_id_is_gone),
       cmocka_unit_test(concurrent_cycles),
       cmocka_unit_test(child_of_fork_cannot_use_parent_ids),
   };
