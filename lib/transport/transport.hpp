@@ -108,6 +108,9 @@ class Endpoint {
   // leaves the descriptor armed: sleeping on it is then safe.
   virtual int wait_fd() const = 0;
   virtual bool arm_wait() = 0;
+  // Whether poll() only reads memory (shm), not a system call (tcp): a poller that yields the
+  // core between polls does so less often then.
+  virtual bool polls_memory() const { return false; }
 
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
 

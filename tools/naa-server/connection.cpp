@@ -98,7 +98,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
       // lands during the yield is seen only after it (shm 1 B round trip: median 1.9 us
       // yielding after every poll, 1.5 us after every 32nd).
-      if (ep_->wait_fd() >= 0 || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
+      if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
     // The stop flag is looked at as rarely as the transport wakes for a long-idle client, the
