@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="3a3d52be92797520930030e86f8319d817aab480ec221ff0fd933f0b5a3a1bf3")
+    version("0.1.0", sha256="d37f2ebac149ebc94c93f9f4f0eba9dd1064c9919b153d2438456b343b4e5071")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
