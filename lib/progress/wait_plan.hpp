@@ -13,11 +13,10 @@
 // - then doze: sleeps of 1/32 of `expected` that nobody has to wake, up to 8 times it;
 // - then sleep until woken, where something can wake the thread (a descriptor), and otherwise
 //   (libfabric 1.17's shm signals no wait object when a peer writes; a peer without a bell)
-//   in naps of 1/16 of the
-//   time nothing came (idle_nap): a message after a pause waits at most about 6 % of the pause
-//   on top, and an idle waiter wakes ever more rarely, at least every 0.5 s. A sleep on a
-//   descriptor that must end now and then to look at what no descriptor signals (a peer gone,
-//   naa-server's stop) grows the same way from 0.1 to 1 s (idle_slice).
+//   in naps of 1/16 of the time nothing came (idle_nap): a message after a pause waits at most
+//   about 6 % of the pause on top, and an idle waiter wakes ever more rarely, at least every
+//   0.5 s. A sleep on a descriptor that must end now and then to look at what no descriptor
+//   signals (a peer gone, naa-server's stop) grows the same way from 0.1 to 1 s (idle_slice).
 #pragma once
 
 #include <algorithm>
