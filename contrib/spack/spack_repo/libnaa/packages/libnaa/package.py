@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d37f2ebac149ebc94c93f9f4f0eba9dd1064c9919b153d2438456b343b4e5071")
+    version("0.1.0", sha256="d101b4367c76bd3331e4a0cff337aa466a63bd82af6ee5fb3006321f7168e9fe")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
