@@ -304,20 +304,30 @@ bool connect_rounds(Transport &transport, const std::vector<uint16_t> &ports, in
 // Warm connections to the same naa-server map the server endpoint's region no more: the kept
 // endpoint finds the server endpoint of its last connection in its address vector when the
 // server gives it the same one. Each entry made maps the peer's 16 MiB region: the
-// listener's and the server endpoint's per connection before, the listener's alone now.
+// listener's and the server endpoint's per connection before, the listener's alone now for a
+// connection served by its endpoint's last peer. Which connections are depends on naa-server
+// parking its endpoint before the next request (under load it may not yet have, and serves
+// with another): so up to 32 connections, until 4 found their entry kept, and each found
+// entry is one the connection did not make.
 void test_warm_connections_make_no_entries(void **) {
   auto transport = open_transport("ofi+shm", keeping(2));
   test_server server;
   assert_int_equal(test_server_start(&server, nullptr), 0);
   const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
   bool right = connect_rounds(*transport, port, 2);
-  const unsigned long before = ofi_endpoint_counts().addresses_inserted;
-  right = right && connect_rounds(*transport, port, 8);
-  const unsigned long made = ofi_endpoint_counts().addresses_inserted - before;
+  const OfiEndpointCounts before = ofi_endpoint_counts();
+  unsigned long rounds = 0, kept = 0;
+  for (; right && rounds < 32 && kept < 4; ++rounds) {
+    right = connect_rounds(*transport, port, 1);
+    kept = ofi_endpoint_counts().addresses_kept - before.addresses_kept;
+  }
+  const unsigned long made = ofi_endpoint_counts().addresses_inserted - before.addresses_inserted;
   assert_int_equal(test_server_stop(&server), 0);
-  fprintf(stderr, "  8 warm connections: %lu address entries made\n", made);
+  fprintf(stderr, "  %lu warm connections: %lu address entries made, %lu found kept\n", rounds,
+          made, kept);
   assert_true(right);
-  assert_true(made <= 8);
+  assert_true(kept >= 1);
+  assert_int_equal(made + kept, 2 * rounds);
 }
 
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had

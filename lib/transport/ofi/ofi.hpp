@@ -34,6 +34,7 @@ struct OfiEndpointCounts {
   unsigned long opened;
   unsigned long reused;
   unsigned long addresses_inserted;  // shm entries made in address vectors (each maps a region)
+  unsigned long addresses_kept;      // peers found in an address vector already (none mapped)
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

@@ -132,7 +132,7 @@ class OfiEndpoint : public Endpoint {
   void forget_address(fi_addr_t addr);
   void forget_previous_peer();
   void count_opened();
-  void count_inserted();
+  void count_address(bool kept);  // an entry made, or found kept (for tests)
 
   // ofi_endpoint.cpp
   void open_once();

@@ -225,7 +225,10 @@ void OfiEndpoint::on_control(uint8_t *slot, size_t len, fi_addr_t source) {
 // Each address once: shm counts its insertions against 256 peers.
 fi_addr_t OfiEndpoint::insert_address(const std::string &name) {
   auto known = av_names_.find(name);
-  if (known != av_names_.end()) return known->second;
+  if (known != av_names_.end()) {
+    if (same_host_) count_address(true);
+    return known->second;
+  }
   fi_addr_t addr = FI_ADDR_UNSPEC;
   // FI_ADDR_STR names are NUL-terminated strings; c_str() adds the NUL to either kind.
   int rc = fi_av_insert(av_, name.c_str(), 1, &addr, 0, nullptr);
@@ -234,7 +237,7 @@ fi_addr_t OfiEndpoint::insert_address(const std::string &name) {
                                         ": " + fi_error_text(rc < 0 ? rc : -FI_EADDRNOTAVAIL));
   av_names_[name] = addr;
   ++av_inserted_;
-  if (same_host_) count_inserted();
+  if (same_host_) count_address(false);
   return addr;
 }
 

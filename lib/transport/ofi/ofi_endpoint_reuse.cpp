@@ -46,6 +46,7 @@ namespace {
 std::atomic<unsigned long> endpoints_opened{0};
 std::atomic<unsigned long> endpoints_reused{0};
 std::atomic<unsigned long> addresses_inserted{0};
+std::atomic<unsigned long> addresses_kept{0};
 
 // libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
 // it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
@@ -68,7 +69,8 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 }  // namespace
 
 OfiEndpointCounts ofi_endpoint_counts() {
-  return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load()};
+  return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load(),
+          addresses_kept.load()};
 }
 
 namespace ofi_detail {
@@ -83,7 +85,7 @@ void keep_bell_if_spare(IdleRdm &idle) {
 }
 
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
-void OfiEndpoint::count_inserted() { ++addresses_inserted; }
+void OfiEndpoint::count_address(bool kept) { ++(kept ? addresses_kept : addresses_inserted); }
 
 // After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
 void OfiEndpoint::forget_previous_peer() {
