@@ -3,7 +3,11 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -42,7 +46,7 @@ std::string peer_name(const std::string &hex, bool v6) {
 
 }  // namespace
 
-HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout)
+HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing)
     : port_(port),
       timeout_(timeout),
       // Four sweeps per deadline: a silent connection outlives it by half at most (seen up to
@@ -52,8 +56,12 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
       fd_dir_(opendir("/proc/self/fd")),
       tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
       tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
+      diag_fd_(listing == Listing::Kernel ? socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG) : -1),
       next_look_(Clock::now() + look_period_),
       next_sweep_(Clock::now() + period_) {
+  // The kernel answers a dump at once: the bound is for a kernel that does not.
+  const timeval answer_bound{1, 0};
+  if (diag_fd_ >= 0) setsockopt(diag_fd_, SOL_SOCKET, SO_RCVTIMEO, &answer_bound, sizeof answer_bound);
   if (fd_dir_ == nullptr || tcp_fd_ < 0)
     NAA_LOG_WARN("cannot read /proc/self/fd or /proc/net/tcp: connections that send nothing are "
                  "not timed out (--handshake-timeout) and a stalled request is not bounded");
@@ -67,6 +75,7 @@ HandshakeSweeper::~HandshakeSweeper() {
   if (fd_dir_ != nullptr) closedir(fd_dir_);
   if (tcp_fd_ >= 0) close(tcp_fd_);
   if (tcp6_fd_ >= 0) close(tcp6_fd_);
+  if (diag_fd_ >= 0) close(diag_fd_);
 }
 
 void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const {
@@ -93,8 +102,64 @@ void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *o
   }
 }
 
-std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port() const {
+bool HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out) {
+  struct {
+    nlmsghdr head;
+    inet_diag_req_v2 request;
+    nlattr filter;
+    inet_diag_bc_op ops[4];
+  } ask{};
+  ask.head.nlmsg_len = sizeof ask;
+  ask.head.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  ask.head.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  ask.head.nlmsg_seq = ++diag_seq_;
+  ask.request.sdiag_family = family;
+  ask.request.sdiag_protocol = IPPROTO_TCP;
+  ask.request.idiag_states = ~0u;
+  // The kernel keeps only the sockets whose local port is ours: port >= ours and <= ours. A
+  // compare passes to the next op, or jumps 4 bytes past the end, which rejects the socket;
+  // the op after each compare holds the port.
+  ask.filter.nla_len = sizeof ask.filter + sizeof ask.ops;
+  ask.filter.nla_type = INET_DIAG_REQ_BYTECODE;
+  ask.ops[0] = {INET_DIAG_BC_S_GE, 8, 20};
+  ask.ops[1] = {0, 0, port_};
+  ask.ops[2] = {INET_DIAG_BC_S_LE, 8, 12};
+  ask.ops[3] = {0, 0, port_};
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(diag_fd_, &ask, sizeof ask, 0, reinterpret_cast<sockaddr *>(&kernel), sizeof kernel) < 0)
+    return false;
+  alignas(nlmsghdr) char buf[16384];
+  for (;;) {
+    ssize_t n = recv(diag_fd_, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+      if (h->nlmsg_seq != diag_seq_) continue;  // the rest of an answer given up on
+      if (h->nlmsg_type == NLMSG_DONE) return true;
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
+        return false;  // NLMSG_ERROR: no diagnostics for TCP (tcp_diag not loaded)
+      const auto *m = static_cast<const inet_diag_msg *>(NLMSG_DATA(h));
+      if (m->idiag_inode == 0) continue;  // a request or a TIME_WAIT: no descriptor
+      char ip[INET6_ADDRSTRLEN] = "?";
+      inet_ntop(family, m->id.idiag_dst, ip, sizeof ip);
+      const std::string port = std::to_string(ntohs(m->id.idiag_dport));
+      (*out)[static_cast<ino_t>(m->idiag_inode)] =
+          TcpSocket{family == AF_INET6 ? "[" + std::string(ip) + "]:" + port : std::string(ip) + ":" + port,
+                    m->idiag_state == TCP_LISTEN, m->idiag_rqueue != 0};
+    }
+  }
+}
+
+std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port() {
   std::map<ino_t, TcpSocket> sockets;
+  if (diag_fd_ >= 0) {
+    if (ask_kernel(AF_INET, &sockets) && (tcp6_fd_ < 0 || ask_kernel(AF_INET6, &sockets))) return sockets;
+    NAA_LOG_INFO("the kernel's socket diagnostics do not answer for TCP: the handshake sweeps read "
+                 "/proc/net/tcp instead");
+    close(diag_fd_);
+    diag_fd_ = -1;
+    sockets.clear();
+  }
   read_table(tcp_fd_, false, &sockets);
   read_table(tcp6_fd_, true, &sockets);
   return sockets;
@@ -137,10 +202,23 @@ void HandshakeSweeper::bound_receives() {
 void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   const auto now = Clock::now();
   next_look_ = now + look_period_;
-  // A sweep reads the link of every descriptor in /proc/self/fd: about 5 ms with 64 tcp
+  // A sweep may read the link of every descriptor in /proc/self/fd: about 5 ms with 64 tcp
   // clients' descriptors, which twice a second was most of an idle server's 1 % of a core.
   // Between sweeps only a shortage is looked for, with a probe of a few system calls.
   if (now < next_sweep_ && transport::ofi_detail::descriptors_spare(kSpareDescriptors)) return;
+  // The kernel's list of the port's sockets, where it gives one: when each is the listener or
+  // a served client's, no request can be waiting, and the descriptors need not be read.
+  std::map<ino_t, TcpSocket> sockets;
+  if (diag_fd_ >= 0) sockets = sockets_on_port();
+  const bool from_kernel = diag_fd_ >= 0;
+  if (from_kernel && std::all_of(sockets.begin(), sockets.end(), [&](const auto &s) {
+        return s.second.listening || served.count(s.second.remote) != 0;
+      })) {
+    first_seen_.clear();
+    next_sweep_ = now + period_;
+    return;
+  }
+  ++descriptor_scans_;
   std::vector<std::pair<int, ino_t>> socket_fds;
   const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) { socket_fds.emplace_back(fd, inode); });
   // Out of descriptors (18.3), libfabric accepts a silent connection into every one that is
@@ -151,15 +229,17 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
                       fds + kSpareDescriptors >= limit.rlim_cur;
   next_sweep_ = scarce ? now : now + period_;
   if (scarce) next_look_ = now;
-  // /proc/net/tcp lists every TCP socket of the host: 22379 of them (3.4 MB of text, 0.1 s to
-  // read, 1900 page faults of this thread) on a test machine that flood tests had used, twice a
-  // second beside the sessions' spinning threads (doc/performance.md). It is read only when one
-  // of our sockets is new since the last read or was a request still waiting then.
-  const bool all_settled = first_seen_.empty() &&
-                           std::all_of(socket_fds.begin(), socket_fds.end(),
-                                       [&](const auto &s) { return settled_.count(s.second) != 0; });
-  if (all_settled && !scarce) return;
-  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  if (!from_kernel) {
+    // /proc/net/tcp lists every TCP socket of the host: 22379 of them (3.4 MB of text, 0.1 s
+    // to read, 1900 page faults of this thread) on a test machine that flood tests had used,
+    // twice a second beside the sessions' spinning threads (doc/performance.md). It is read
+    // only when one of our sockets is new since the last read or was a request still waiting.
+    const bool all_settled = first_seen_.empty() &&
+                             std::all_of(socket_fds.begin(), socket_fds.end(),
+                                         [&](const auto &s) { return settled_.count(s.second) != 0; });
+    if (all_settled && !scarce) return;
+    sockets = sockets_on_port();
+  }
   std::map<ino_t, Clock::time_point> seen;
   std::set<ino_t> settled;
   std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd

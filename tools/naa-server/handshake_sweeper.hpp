@@ -50,8 +50,12 @@ class HandshakeSweeper {
   // Descriptors kept free for the clients' sessions (endpoint, queues, shared regions).
   static constexpr unsigned kSpareDescriptors = 16;
 
+  // Where the sockets on the port are listed from: the kernel's diagnostics, while they
+  // answer, or /proc/net/tcp{,6} (also where they do not).
+  enum class Listing { Kernel, Proc };
+
   // On the thread that opened the listener, before any other thread serves it.
-  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout);
+  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing = Listing::Kernel);
   ~HandshakeSweeper();
   HandshakeSweeper(const HandshakeSweeper &) = delete;
   HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
@@ -61,6 +65,10 @@ class HandshakeSweeper {
   // the port that sent nothing for `timeout` and are not one of `served` ("ip:port" as
   // transport::Endpoint::peer() spells it).
   void sweep(const std::set<std::string> &served);
+  // For tests: sweeps that read the links of /proc/self/fd (none while all are served, when
+  // the kernel lists the sockets), and whether it does.
+  unsigned long descriptor_scans() const { return descriptor_scans_; }
+  bool lists_from_kernel() const { return diag_fd_ >= 0; }
 
  private:
   struct TcpSocket {
@@ -68,8 +76,10 @@ class HandshakeSweeper {
     bool listening;
     bool unread;  // bytes received that nobody has read yet
   };
-  std::map<ino_t, TcpSocket> sockets_on_port() const;
+  std::map<ino_t, TcpSocket> sockets_on_port();
   void read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const;
+  // From the kernel's socket diagnostics: false where it cannot answer.
+  bool ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out);
   // f(fd, inode) for every socket descriptor; returns how many descriptors are open.
   template <typename F>
   unsigned for_each_socket_fd(F &&f) const;
@@ -81,10 +91,13 @@ class HandshakeSweeper {
   const Clock::duration look_period_;  // of the looks for a shortage of descriptors between them
   DIR *const fd_dir_;
   const int tcp_fd_, tcp6_fd_;
+  int diag_fd_;  // NETLINK_SOCK_DIAG, or -1: /proc/net/tcp{,6} instead
+  uint32_t diag_seq_ = 0;
   std::map<ino_t, Clock::time_point> first_seen_;
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
   Clock::time_point next_look_;
   Clock::time_point next_sweep_;
+  unsigned long descriptor_scans_ = 0;
 };
 
 }  // namespace naa::server
