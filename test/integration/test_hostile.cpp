@@ -262,7 +262,8 @@ void idle_sessions_time_out(void **) {
 }
 
 // 18.4: one host cannot take every slot: with -c 4 -P 2 the attacker's third session is
-// refused while a client of another host is served.
+// refused while a client of another host is served, and once its sessions ended it is served
+// again.
 void peer_slot_limit(void **) {
   Target t({"--max-clients", "4", "--peer-clients", "2"});
   std::vector<std::unique_ptr<RawClient>> held;
@@ -282,6 +283,11 @@ void peer_slot_limit(void **) {
   report_latency("one host at its --peer-clients limit", took);
   held.clear();
   t.assert_back_to_idle("one host at its --peer-clients limit", std::chrono::seconds(5));
+  // The sessions that ended gave their slots back (naa-server forgot them): served again.
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<RawClient>(t.server.port, kAttacker));
+    held.back()->setup(64);
+  }
 }
 
 // 18.4: one host cannot take all of --total-memory (default --peer-memory: half of it).

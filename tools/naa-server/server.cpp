@@ -111,6 +111,7 @@ void Server::reap() {
     if (!transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors))
       regions_.clear();
   }
+  if (workers_done_.exchange(0) == 0) return;  // no walk of 1000 clients' list for nothing
   std::lock_guard<std::mutex> lock(workers_mu_);
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
@@ -173,11 +174,12 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
                                                options_.spin, stop, &regions_);
       // The connection ends (its endpoint closed, its memory given back) before the client
       // stops counting for the limits.
-      pool_.run([conn = std::move(conn), &w]() mutable {
+      pool_.run([this, conn = std::move(conn), &w]() mutable {
         conn->run();
         w.served.store(true);
         conn.reset();
         w.done.store(true);
+        ++workers_done_;
       });
       return;
     }

@@ -97,6 +97,7 @@ class Server {
   std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;
   std::list<Worker> workers_;
+  std::atomic<size_t> workers_done_{0};  // Workers marked done since reap() last looked
   RegionPool regions_;  // the regions of finished connections (region_pool.hpp)
   // After workers_ and regions_, so that it is destroyed first: its jobs mark their Worker
   // done and give their regions back.

@@ -42,6 +42,7 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
     lock.unlock();
   }
   self->ended = true;
+  ++ended_;
 }
 
 void WorkerPool::poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::nanoseconds due) {
@@ -56,6 +57,10 @@ void WorkerPool::reap() {
   std::list<Thread> ended;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // Called on every pass of the accept loop: with 1000 clients, walking the list each time
+    // was a tenth of an idle server's CPU.
+    if (ended_ == 0) return;
+    ended_ = 0;
     for (auto it = threads_.begin(); it != threads_.end();) {
       auto next = std::next(it);
       if (it->ended) ended.splice(ended.end(), threads_, it);

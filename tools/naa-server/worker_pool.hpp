@@ -39,6 +39,11 @@ class WorkerPool {
   void run(std::function<void()> job);
   // Joins the threads that have ended (a parked thread whose time ran out).
   void reap();
+  // Threads not joined yet, running, parked or ended (for tests).
+  size_t threads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_.size();
+  }
   // Wakes every parked thread to end, and joins all once their jobs return (the jobs end
   // themselves: naa-server's stop flag).
   void stop();
@@ -59,6 +64,7 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable wake_;
   std::list<Thread> threads_;              // under mu_
+  size_t ended_ = 0;                       // of threads_, not joined yet; under mu_
   std::list<std::function<void()>> jobs_;  // handed over, not yet taken; under mu_
   std::atomic<size_t> waiting_jobs_{0};    // jobs_.size(), for the polling threads
   size_t parked_ = 0;                      // under mu_
