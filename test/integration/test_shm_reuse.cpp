@@ -302,56 +302,54 @@ bool connect_rounds(Transport &transport, const std::vector<uint16_t> &ports, in
   return true;
 }
 
+// Warm connections of this process to a fresh naa-server, after two to warm up: up to 32, until
+// 4 found what they need kept (the count `kept`); how many `made` and `kept` grew meanwhile.
+// Which connections find it depends on naa-server parking its endpoint before the next request
+// (under load it may not yet have, and serves with another).
+struct WarmRounds {
+  bool right;
+  unsigned long rounds, made, kept;
+};
+WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long OfiEndpointCounts::*kept) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
+  WarmRounds w{connect_rounds(*transport, port, 2), 0, 0, 0};
+  const OfiEndpointCounts before = ofi_endpoint_counts();
+  for (; w.right && w.rounds < 32 && w.kept < 4; ++w.rounds) {
+    w.right = connect_rounds(*transport, port, 1);
+    w.kept = ofi_endpoint_counts().*kept - before.*kept;
+  }
+  w.made = ofi_endpoint_counts().*made - before.*made;
+  assert_int_equal(test_server_stop(&server), 0);
+  return w;
+}
+
 // Warm connections to the same naa-server map the server endpoint's region no more: the kept
 // endpoint finds the server endpoint of its last connection in its address vector when the
 // server gives it the same one. Each entry made maps the peer's 16 MiB region: the
 // listener's and the server endpoint's per connection before, the listener's alone now for a
-// connection served by its endpoint's last peer. Which connections are depends on naa-server
-// parking its endpoint before the next request (under load it may not yet have, and serves
-// with another): so up to 32 connections, until 4 found their entry kept, and each found
-// entry is one the connection did not make.
+// connection served by its endpoint's last peer. Each found entry is one the connection did
+// not make.
 void test_warm_connections_make_no_entries(void **) {
-  auto transport = open_transport("ofi+shm", keeping(2));
-  test_server server;
-  assert_int_equal(test_server_start(&server, nullptr), 0);
-  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
-  bool right = connect_rounds(*transport, port, 2);
-  const OfiEndpointCounts before = ofi_endpoint_counts();
-  unsigned long rounds = 0, kept = 0;
-  for (; right && rounds < 32 && kept < 4; ++rounds) {
-    right = connect_rounds(*transport, port, 1);
-    kept = ofi_endpoint_counts().addresses_kept - before.addresses_kept;
-  }
-  const unsigned long made = ofi_endpoint_counts().addresses_inserted - before.addresses_inserted;
-  assert_int_equal(test_server_stop(&server), 0);
-  fprintf(stderr, "  %lu warm connections: %lu address entries made, %lu found kept\n", rounds,
-          made, kept);
-  assert_true(right);
-  assert_true(kept >= 1);
-  assert_int_equal(made + kept, 2 * rounds);
+  const WarmRounds w = warm_rounds(&OfiEndpointCounts::addresses_inserted, &OfiEndpointCounts::addresses_kept);
+  fprintf(stderr, "  %lu warm connections: %lu address entries made, %lu found kept\n", w.rounds,
+          w.made, w.kept);
+  assert_true(w.right);
+  assert_true(w.kept >= 1);
+  assert_int_equal(w.made + w.kept, 2 * w.rounds);
 }
 
 // A kept endpoint that meets the same peer endpoint again rings its bell with the rope it kept
-// (an shm_open, fstat, mmap and socket less, ~20 us per side): up to 32 warm connections until
-// 4 found their rope kept, and each connection made a rope or found one.
+// (an shm_open, fstat, mmap and socket less, ~17 us per side): each connection made a rope or
+// found one.
 void test_warm_connections_keep_their_ropes(void **) {
-  auto transport = open_transport("ofi+shm", keeping(2));
-  test_server server;
-  assert_int_equal(test_server_start(&server, nullptr), 0);
-  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
-  bool right = connect_rounds(*transport, port, 2);
-  const OfiEndpointCounts before = ofi_endpoint_counts();
-  unsigned long rounds = 0, kept = 0;
-  for (; right && rounds < 32 && kept < 4; ++rounds) {
-    right = connect_rounds(*transport, port, 1);
-    kept = ofi_endpoint_counts().ropes_kept - before.ropes_kept;
-  }
-  const unsigned long made = ofi_endpoint_counts().ropes_made - before.ropes_made;
-  assert_int_equal(test_server_stop(&server), 0);
-  fprintf(stderr, "  %lu warm connections: %lu ropes made, %lu found kept\n", rounds, made, kept);
-  assert_true(right);
-  assert_true(kept >= 1);
-  assert_int_equal(made + kept, rounds);
+  const WarmRounds w = warm_rounds(&OfiEndpointCounts::ropes_made, &OfiEndpointCounts::ropes_kept);
+  fprintf(stderr, "  %lu warm connections: %lu ropes made, %lu found kept\n", w.rounds, w.made, w.kept);
+  assert_true(w.right);
+  assert_true(w.kept >= 1);
+  assert_int_equal(w.made + w.kept, w.rounds);
 }
 
 // A kept rope serves only the bell page it maps: a peer endpoint that dropped its bell (short of
