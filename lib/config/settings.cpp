@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
@@ -64,11 +65,12 @@ bool milliseconds_field(int64_t ms, const char *field, const char *param, params
 }
 
 // naa_create resolves its settings at every call: every parameter read, checked and parsed
-// (4-7 us, a few percent of a warm create over ofi+tcp). A program that creates handle after
-// handle from an unchanged environment gets the last settings again; the environment's
-// parameters are compared at each call (setenv between two creates takes effect), and none are
-// kept where they come from elsewhere than the environment: an attr, or a key file (it may be
-// rewritten between two creates).
+// (4-7 us, a few percent of a warm create over ofi+tcp; 9-13 us of a warm create over shm
+// with an attr, as naa-bench's). A program that creates handle after handle from an unchanged
+// environment and attr values gets the last settings again; the environment's parameters and
+// the attr's values (not its address: a program may change a field or a params string in
+// place) are compared at each call (setenv between two creates takes effect), and none are
+// kept where they come from a key file (it may be rewritten between two creates).
 class LastSettings {
  public:
   // Every NAA_ variable of the environment, as one text: one pass over it (21 getenv calls
@@ -80,19 +82,47 @@ class LastSettings {
     return env;
   }
 
-  // The settings kept for `env`, if any.
-  bool find(const std::string &env, Settings *out) {
+  // The values of the fields `attr` holds (by its size), as one text: the same text, the same
+  // settings. A string is marked and ends with its NUL, a null one is a mark of its own, so
+  // that no two attrs run together into one text.
+  static std::string attr_values(const naa_attr_t *attr) {
+    if (attr == nullptr) return {};
+    std::string text = "\x01" + std::to_string(attr->size) + " " + std::to_string(attr->version) + "\n";
+    auto string = [&text](const char *s) {
+      if (s == nullptr) text += '\x02';
+      else text.append(1, '\x04').append(s).push_back('\0');
+    };
+    auto number = [&text](int64_t v) { text += std::to_string(v) + "\n"; };
+    if (HOLDS(attr, naa)) string(attr->naa);
+    if (HOLDS(attr, transport)) string(attr->transport);
+    if (HOLDS(attr, timeout_ms)) number(attr->timeout_ms);
+    if (HOLDS(attr, progress)) string(attr->progress);
+    if (HOLDS(attr, auth_key)) string(attr->auth_key);
+    if (HOLDS(attr, local_ip)) string(attr->local_ip);
+    if (HOLDS(attr, device)) string(attr->device);
+    if (HOLDS(attr, pacing_us)) number(attr->pacing_us);
+    if (HOLDS(attr, params)) {
+      for (const char *const *p = attr->params; p != nullptr && *p != nullptr; ++p) string(*p);
+      text += '\x03';
+    }
+    if (HOLDS(attr, connect_timeout_ms)) number(attr->connect_timeout_ms);
+    if (HOLDS(attr, reconnect)) number(attr->reconnect);
+    return text;
+  }
+
+  // The settings kept for `sources` (environment() and attr_values()), if any.
+  bool find(const std::string &sources, Settings *out) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!valid_ || env != environment_) return false;
+    if (!valid_ || sources != sources_) return false;
     *out = settings_;
     return true;
   }
 
-  // `s`, resolved from `env` alone.
-  void keep(const std::string &env, const Settings &s) {
+  // `s`, resolved from what `sources` holds alone.
+  void keep(const std::string &sources, const Settings &s) {
     if (!s.params.text("NAA_AUTH_KEY_FILE").empty() && s.params.text("NAA_AUTH_KEY").empty()) return;
     std::lock_guard<std::mutex> lock(mu_);
-    environment_ = env;
+    sources_ = sources;
     settings_ = s;
     valid_ = true;
   }
@@ -100,7 +130,7 @@ class LastSettings {
  private:
   std::mutex mu_;
   bool valid_ = false;
-  std::string environment_;
+  std::string sources_;
   Settings settings_;
 };
 
@@ -111,17 +141,22 @@ LastSettings &last_settings() {
 
 Settings resolve_anew(const naa_attr_t *attr);
 
+std::atomic<unsigned long> resolutions{0};
+
 }  // namespace
 
 Settings Settings::resolve(const naa_attr_t *attr) {
-  const std::string env = attr == nullptr ? LastSettings::environment() : std::string();
+  const std::string sources = LastSettings::environment() + LastSettings::attr_values(attr);
   Settings s;
-  if (attr == nullptr && last_settings().find(env, &s)) return s;
+  if (last_settings().find(sources, &s)) return s;
+  ++resolutions;
   s = resolve_anew(attr);
   s.transport_options_ = s.params.transport_options();
-  if (attr == nullptr) last_settings().keep(env, s);
+  last_settings().keep(sources, s);
   return s;
 }
+
+unsigned long Settings::resolved_anew() { return resolutions.load(); }
 
 namespace {
 

@@ -37,6 +37,9 @@ struct Settings {
   // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
   // field, header or params entry, NAA_ERR_CONFIG for a malformed variable.
   static Settings resolve(const naa_attr_t *attr);
+  // How many resolve() calls read and checked every source, rather than finding the last
+  // settings kept for the same environment and attr values (for tests).
+  static unsigned long resolved_anew();
 
   // What the transport of this handle takes from these settings (from `params`, as resolve()
   // left them).

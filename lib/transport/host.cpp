@@ -72,19 +72,21 @@ in_addr local_ipv4(const std::string &local_ip) {
   return a;
 }
 
+// A loopback address is answered without the interfaces: reading them (getifaddrs, a netlink
+// dump) took 40-80 us of every warm naa_create over shm to 127.0.0.1 on a VM.
 bool is_local_host(const std::string &host) {
   int gai = 0;
   AddrInfo found = lookup(host, AF_UNSPEC, &gai);
   if (!found) return false;
+  for (const addrinfo *a = found.get(); a != nullptr; a = a->ai_next)
+    if (is_loopback(a->ai_addr)) return true;
   ifaddrs *interfaces = nullptr;
-  if (getifaddrs(&interfaces) != 0) interfaces = nullptr;
+  if (getifaddrs(&interfaces) != 0) return false;
   bool local = false;
-  for (const addrinfo *a = found.get(); a != nullptr && !local; a = a->ai_next) {
-    local = is_loopback(a->ai_addr);
+  for (const addrinfo *a = found.get(); a != nullptr && !local; a = a->ai_next)
     for (ifaddrs *i = interfaces; i != nullptr && !local; i = i->ifa_next)
       local = i->ifa_addr != nullptr && same_address(a->ai_addr, i->ifa_addr);
-  }
-  if (interfaces != nullptr) freeifaddrs(interfaces);
+  freeifaddrs(interfaces);
   return local;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // naa_create's settings (lib/config/settings.cpp): the settings resolved from the environment
-// are used again by the next create from the same environment, and never when anything they
-// came from has changed since.
+// are used again by the next create from the same environment and attr values, and never when
+// anything they came from has changed since.
 #include <cstdarg>
 #include <cstddef>
 #include <cstdio>
@@ -88,6 +88,32 @@ void test_attr_settings_stay_with_their_create(void **) {
   assert_false(from_environment == 3s);
 }
 
+// A create with the same attr values as the last one from the same environment (naa-bench's
+// warm creates) gets the kept settings; a field or a params string changed in place, in the
+// same attr, is read again.
+void test_same_attr_values_are_kept_changed_ones_read(void **) {
+  unsetenv("NAA_TIMEOUT");
+  char spin[] = "NAA_SPIN_US=20";
+  const char *params[] = {spin, nullptr};
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = "127.0.0.1:7000";
+  attr.params = params;
+  assert_true(naa::Settings::resolve(&attr).transport_options().setup_spin == 20us);
+  const unsigned long anew = naa::Settings::resolved_anew();
+  assert_true(naa::Settings::resolve(&attr).transport_options().setup_spin == 20us);
+  assert_int_equal(naa::Settings::resolved_anew(), anew);  // kept
+  spin[12] = '3';  // "NAA_SPIN_US=30", same pointer
+  assert_true(naa::Settings::resolve(&attr).transport_options().setup_spin == 30us);
+  attr.timeout_ms = 4000;
+  assert_true(naa::Settings::resolve(&attr).timeout == 4s);
+  char naa[] = "127.0.0.1:7001";
+  attr.naa = naa;
+  assert_int_equal(naa::Settings::resolve(&attr).naa_port, 7001);
+  naa[13] = '2';  // the same string, changed in place
+  assert_int_equal(naa::Settings::resolve(&attr).naa_port, 7002);
+  assert_int_equal(naa::Settings::resolved_anew(), anew + 4);
+}
+
 }  // namespace
 
 int main() {
@@ -96,6 +122,7 @@ int main() {
       cmocka_unit_test(test_a_bad_variable_is_refused_after_good_ones),
       cmocka_unit_test(test_a_rewritten_key_file_is_read_again),
       cmocka_unit_test(test_attr_settings_stay_with_their_create),
+      cmocka_unit_test(test_same_attr_values_are_kept_changed_ones_read),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

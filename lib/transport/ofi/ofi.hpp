@@ -35,6 +35,8 @@ struct OfiEndpointCounts {
   unsigned long reused;
   unsigned long addresses_inserted;  // shm entries made in address vectors (each maps a region)
   unsigned long addresses_kept;      // peers found in an address vector already (none mapped)
+  unsigned long ropes_made;          // ropes to a peer's bell made (ofi_shm_bell.hpp)
+  unsigned long ropes_kept;          // a kept endpoint's rope that served its next peer again
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

@@ -97,9 +97,12 @@ std::unique_ptr<IdleRdm> OfiContext::take(bool client) {
 
 void OfiContext::drop_idle_bells() {
   std::vector<std::unique_ptr<ShmBell>> dropped;  // closed outside the lock
+  std::vector<std::unique_ptr<ShmBellRope>> ropes;
   std::lock_guard<std::mutex> lock(idle_mutex_);
-  for (auto &i : idle_)
+  for (auto &i : idle_) {
     if (i->bell) dropped.push_back(std::move(i->bell));
+    if (i->peer_bell) ropes.push_back(std::move(i->peer_bell));
+  }
 }
 
 size_t OfiContext::idle_endpoints() const {

@@ -72,8 +72,8 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   void park(std::unique_ptr<IdleRdm> idle, size_t bound, bool oldest = false);
   std::unique_ptr<IdleRdm> take(bool client);
   size_t idle_endpoints() const;
-  // Closes the bells the idle endpoints kept (a socket each): called by a step that found
-  // descriptors short, holding the descriptor gate.
+  // Closes the bells the idle endpoints kept and their ropes to their old peers' bells (a
+  // socket each): called by a step that found descriptors short, holding the descriptor gate.
   void drop_idle_bells();
 
   fid_fabric *fabric = nullptr;

@@ -147,6 +147,7 @@ class OfiEndpoint : public Endpoint {
   bool rings_bell() const { return !cq_wakes_ && bell_ && peer_bell_ && peer_bell_->rings(); }
   bool arm_bell();
   void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
+  std::unique_ptr<ShmBellRope> rope_for(const std::string &peer_name);  // ofi_endpoint_reuse.cpp
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
     awaiting_peer_ = true;
@@ -284,6 +285,8 @@ class OfiEndpoint : public Endpoint {
   int peer_pidfd_ = -1;
   std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
   std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
+  // shm, a kept endpoint: its last peer's rope, until the next peer is known (rope_for).
+  std::unique_ptr<ShmBellRope> kept_peer_bell_;
   // shm: we posted to the peer and nothing came from it since. A transfer larger than shm's
   // inject size moves only while both sides make progress where shm cannot copy across
   // processes (no process_vm_writev: ptrace restricted), in segments that are no posts of

@@ -33,7 +33,7 @@ void OfiEndpoint::attach(const std::string &name, uint32_t pid) {
   peer_name_ = name;
   peer_ = address_text(info_->addr_format, name);
   watch_process(pid);
-  if (same_host_) peer_bell_ = std::make_unique<ShmBellRope>(name);
+  if (same_host_) peer_bell_ = rope_for(name);
 }
 
 void OfiEndpoint::accept_by_message(const std::string &private_data) {
@@ -323,7 +323,7 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
   peer_name_ = name;
   peer_data_ = answer->data;
   watch_process(answer->pid);
-  if (same_host_) peer_bell_ = std::make_unique<ShmBellRope>(name);
+  if (same_host_) peer_bell_ = rope_for(name);
   connected_ = true;
 }
 

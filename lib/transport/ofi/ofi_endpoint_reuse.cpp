@@ -47,6 +47,8 @@ std::atomic<unsigned long> endpoints_opened{0};
 std::atomic<unsigned long> endpoints_reused{0};
 std::atomic<unsigned long> addresses_inserted{0};
 std::atomic<unsigned long> addresses_kept{0};
+std::atomic<unsigned long> ropes_made{0};
+std::atomic<unsigned long> ropes_kept{0};
 
 // libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
 // it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
@@ -70,7 +72,7 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 
 OfiEndpointCounts ofi_endpoint_counts() {
   return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load(),
-          addresses_kept.load()};
+          addresses_kept.load(), ropes_made.load(), ropes_kept.load()};
 }
 
 namespace ofi_detail {
@@ -81,7 +83,18 @@ namespace ofi_detail {
 // (OfiContext::drop_idle_bells): naa-server may run with few (test_hostile: 48).
 void keep_bell_if_spare(IdleRdm &idle) {
   std::lock_guard<std::mutex> gate(descriptor_gate());
-  if (!descriptors_spare(kSpareDescriptors)) idle.bell.reset();
+  if (descriptors_spare(kSpareDescriptors)) return;
+  idle.bell.reset();
+  idle.peer_bell.reset();
+}
+
+// The kept endpoint met the same peer endpoint again (both sides' Contexts take the newest idle
+// one): its rope serves again while the peer's bell page is the one it maps.
+std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name) {
+  std::unique_ptr<ShmBellRope> kept = std::move(kept_peer_bell_);
+  const bool again = kept && kept->still_for(peer_name);
+  ++(again ? ropes_kept : ropes_made);
+  return again ? std::move(kept) : std::make_unique<ShmBellRope>(peer_name);
 }
 
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
@@ -167,6 +180,7 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(av_names_, idle.av_names);
   std::swap(av_inserted_, idle.av_inserted);
   std::swap(bell_, idle.bell);
+  std::swap(kept_peer_bell_, idle.peer_bell);
 }
 
 bool OfiEndpoint::adopt_idle() {
@@ -292,6 +306,7 @@ bool OfiEndpoint::park() noexcept {
   }
   auto idle = std::make_unique<IdleRdm>();
   idle->client = client;
+  kept_peer_bell_ = std::move(peer_bell_);
   take_objects(*idle);
   idle->old_peer = peer_addr_;
   if (client) {

@@ -58,6 +58,9 @@ struct IdleRdm {
   // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):
   // naa-server may run with few (test_hostile runs it with 48).
   std::unique_ptr<ShmBell> bell;
+  // Kept with it, the same way: the rope to the old peer's bell, for a next connection with the
+  // same peer endpoint (OfiEndpoint::rope_for; one socket).
+  std::unique_ptr<ShmBellRope> peer_bell;
 };
 
 }  // namespace naa::transport::ofi_detail

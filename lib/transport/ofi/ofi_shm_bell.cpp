@@ -90,8 +90,8 @@ void ShmBell::lower() {
 
 // The name came from the peer: only a page of this user's, whole (a shorter file would fault
 // at the first look), is mapped.
-ShmBellRope::ShmBellRope(const std::string &peer_name) {
-  const std::string object = shm_bell_object(peer_name);
+ShmBellRope::ShmBellRope(const std::string &peer_name) : object_(shm_bell_object(peer_name)) {
+  const std::string &object = object_;
   if (object.empty()) return;
   int fd = shm_open(object.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0) return;  // an older libnaa: it naps
@@ -100,6 +100,10 @@ ShmBellRope::ShmBellRope(const std::string &peer_name) {
   if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
       st.st_size >= static_cast<off_t>(kPage))
     word_ = map_word(fd);
+  if (word_ != nullptr) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+  }
   ::close(fd);
   if (word_ == nullptr)
     NAA_LOG_INFO("shm peer %s: its bell's page cannot be mapped; every post rings it",
@@ -112,6 +116,14 @@ ShmBellRope::ShmBellRope(const std::string &peer_name) {
 ShmBellRope::~ShmBellRope() {
   if (fd_ >= 0) ::close(fd_);
   unmap_word(word_);
+}
+
+// One stat where the rope took an shm_open, an fstat, an mmap and a socket (~20 us of each side's
+// warm naa_create on a VM). shm objects are files under /dev/shm (as in ofi_shm_request.cpp).
+bool ShmBellRope::still_for(const std::string &peer_name) const {
+  if (ino_ == 0 || shm_bell_object(peer_name) != object_) return false;
+  struct stat st {};
+  return stat(("/dev/shm" + object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
 void ShmBellRope::ring() noexcept {

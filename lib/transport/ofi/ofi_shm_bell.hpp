@@ -16,6 +16,8 @@
 // lib/transport.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -58,6 +60,10 @@ class ShmBellRope {
   ShmBellRope &operator=(const ShmBellRope &) = delete;
 
   bool rings() const { return has_bell_; }
+  // Whether this rope is still the one for `peer_name`: the same bell page (its inode) is
+  // there under that name. A kept endpoint's peer drops its bell while short of descriptors
+  // and makes a new page under the same name later; a rope to the old page would never wake it.
+  bool still_for(const std::string &peer_name) const;
   // After a post to the peer: rings if it sleeps (always, where its page could not be mapped).
   // The read is a read-modify-write, as is the sleeper's raise: the two are ordered on the
   // word, so a post before our read is seen by a sleeper whose raise came after it.
@@ -77,6 +83,9 @@ class ShmBellRope {
 
   bool has_bell_ = false;
   std::atomic<uint32_t> *word_ = nullptr;
+  std::string object_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;  // of the page mapped (0: none)
   std::string socket_name_;
   int fd_ = -1;  // unbound, for sending
 };
