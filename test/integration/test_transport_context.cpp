@@ -9,7 +9,9 @@
 // - the Context's queue stock: a closed endpoint's EQ and CQ go to the next endpoint, drained
 //   (none of the closed one's completions reaches the new one);
 // - the listener's poll for a connection's request after its socket: made after a wake-up
-//   that brought no request, and not again after one that found none.
+//   that brought no request, and not again after one that found none;
+// - a begun accept (naa-server's listening thread, before the hand-over): the client is
+//   connected, with the server's data, while nothing reads the server's endpoint any more.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -251,6 +253,31 @@ void test_listener_polls_for_a_request_once(void **) {
   close(second_fd);
 }
 
+void test_a_begun_accept_connects_the_client(void **) {
+  auto listener = open_transport("ofi+tcp")->listen("127.0.0.1", 0);
+  std::promise<std::string> connected;
+  auto client_data = connected.get_future();
+  std::unique_ptr<Endpoint> client;
+  std::thread t([&] {
+    try {
+      client = open_transport("ofi+tcp")->connect("127.0.0.1", listener->port(), "",
+                                                   Deadline::after(std::chrono::seconds(3)));
+      connected.set_value(client->peer_data());
+    } catch (const std::exception &e) {
+      connected.set_value(std::string("failed: ") + e.what());
+    }
+  });
+  auto server = listener->next_request(soon());
+  assert_non_null(server.get());
+  assert_true(server->can_begin_accept());
+  server->begin_accept("begun");
+  const std::string data = client_data.get();  // the server's endpoint untouched meanwhile
+  t.join();
+  std::fprintf(stderr, "  client after a begun accept: \"%s\"\n", data.c_str());
+  assert_string_equal(data.c_str(), "begun");
+  server->accept(soon());  // connected already: returns
+}
+
 }  // namespace
 
 int main() {
@@ -260,6 +287,7 @@ int main() {
       cmocka_unit_test(test_live_endpoints_share_registrations),
       cmocka_unit_test(test_queues_go_to_the_next_endpoint),
       cmocka_unit_test(test_listener_polls_for_a_request_once),
+      cmocka_unit_test(test_a_begun_accept_connects_the_client),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -19,6 +19,12 @@ enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kReplyWrites = 3, kInvoc
 constexpr int kStopCheckMs = 200;
 constexpr unsigned kCheapPollsPerYield = 32;
 
+// The identity (NUL included) tells a libnaa client that it needs no pacing.
+const std::string &server_identity() {
+  static const std::string identity(transport::kServerIdentity, sizeof transport::kServerIdentity);
+  return identity;
+}
+
 }  // namespace
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
@@ -39,16 +45,30 @@ Connection::~Connection() {
   buffer_mrs_.clear();
 }
 
+void Connection::start() {
+  if (!ep_->can_begin_accept()) return;
+  started_ = true;
+  try {
+    post_mrsp_recv();
+    ep_->begin_accept(server_identity());
+  } catch (...) {
+    start_failed_ = std::current_exception();
+  }
+}
+
+// Before accepting, as the reference NAA does: the client may send its request as soon as the
+// connection is established.
+void Connection::post_mrsp_recv() {
+  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+}
+
 void Connection::run() {
   const std::string peer = ep_->peer();
   try {
-    // The MRSP receive is posted before accepting, as the reference NAA does: the client may
-    // send its request as soon as the connection is established.
-    mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-    ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
-    // The identity (NUL included) tells a libnaa client that it needs no pacing.
-    ep_->accept(Deadline::after(mrsp_timeout_),
-                std::string(transport::kServerIdentity, sizeof transport::kServerIdentity));
+    if (start_failed_) std::rethrow_exception(start_failed_);
+    if (!started_) post_mrsp_recv();
+    ep_->accept(Deadline::after(mrsp_timeout_), server_identity());
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
     Deadline idle = Deadline::after(idle_timeout_);

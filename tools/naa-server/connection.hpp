@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +30,14 @@ class Connection {
              RegionPool *regions = nullptr);
   ~Connection();
 
+  // The MRSP receive posted and the acceptance begun, where the transport sends it without
+  // waiting for the client (Endpoint::can_begin_accept): on the listening thread, before the
+  // hand-over, so that the client goes on meanwhile. Never throws: run() reports a failure.
+  void start();
   void run();  // never throws; returns when the session is over
 
  private:
+  void post_mrsp_recv();
   bool exchange_memory_regions();
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
@@ -47,6 +53,8 @@ class Connection {
   progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
   const std::atomic<bool> &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
+  bool started_ = false;
+  std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
   unsigned empty_polls_ = 0;  // while polling for the next invocation

@@ -74,6 +74,8 @@ class OfiEndpoint : public Endpoint {
   // listener may not have read this endpoint's name yet.
   bool request_unsent() const { return request_unsent_; }
   void accept(Deadline deadline, const std::string &private_data) override;
+  bool can_begin_accept() const override { return !rdm_; }
+  void begin_accept(const std::string &private_data) override;
   void reject(const char *reason) override;
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
@@ -162,6 +164,7 @@ class OfiEndpoint : public Endpoint {
 
   // ofi_endpoint_msg.cpp
   void wait_connected(Deadline deadline, const std::string &what);
+  bool read_connection_event(bool polling, Deadline deadline, const std::string &what);
   [[noreturn]] void raise_eq_error(const std::string &what, bool connecting);
 
   // ofi_endpoint_rdm.cpp
@@ -264,6 +267,8 @@ class OfiEndpoint : public Endpoint {
   int wait_fd_ = -1;
   int eq_fd_ = -1;  // MSG: the EQ's wait descriptor, where it has one
   bool connected_ = false;
+  bool accept_begun_ = false;
+  Deadline::Clock::time_point connecting_since_{};  // fi_connect or fi_accept returned
   std::chrono::microseconds setup_spin_{0};
   bool setup_sleeps_ = true;
   fid_eq *eq_ = nullptr;  // MSG: connection events
