@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -57,6 +58,7 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
       tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
       tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
       diag_fd_(listing == Listing::Kernel ? socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG) : -1),
+      snmp_fd_(open("/proc/net/snmp", O_RDONLY | O_CLOEXEC)),
       next_look_(Clock::now() + look_period_),
       next_sweep_(Clock::now() + period_) {
   // The kernel answers a dump at once: the bound is for a kernel that does not.
@@ -76,6 +78,23 @@ HandshakeSweeper::~HandshakeSweeper() {
   if (tcp_fd_ >= 0) close(tcp_fd_);
   if (tcp6_fd_ >= 0) close(tcp6_fd_);
   if (diag_fd_ >= 0) close(diag_fd_);
+  if (snmp_fd_ >= 0) close(snmp_fd_);
+}
+
+// The "Tcp:" lines of /proc/net/snmp: the names, then the values.
+long long HandshakeSweeper::passive_opens() const {
+  char text[4096];
+  const ssize_t n = snmp_fd_ < 0 ? -1 : pread(snmp_fd_, text, sizeof text - 1, 0);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  const char *names = strstr(text, "\nTcp: ");
+  const char *values = names == nullptr ? nullptr : strstr(names + 1, "\nTcp: ");
+  if (values == nullptr) return -1;
+  std::istringstream name_line(std::string(names + 6, values)), value_line(values + 6);
+  std::string name, value;
+  while (name_line >> name && value_line >> value)
+    if (name == "PassiveOpens") return std::strtoll(value.c_str(), nullptr, 10);
+  return -1;
 }
 
 void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const {
@@ -132,6 +151,7 @@ bool HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *ou
   alignas(nlmsghdr) char buf[16384];
   for (;;) {
     ssize_t n = recv(diag_fd_, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
       if (h->nlmsg_seq != diag_seq_) continue;  // the rest of an answer given up on
@@ -159,6 +179,7 @@ std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port()
     close(diag_fd_);
     diag_fd_ = -1;
     sockets.clear();
+    settled_.clear();  // it held what the descriptors showed beside the kernel's listing
   }
   read_table(tcp_fd_, false, &sockets);
   read_table(tcp6_fd_, true, &sockets);
@@ -205,7 +226,14 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   // A sweep may read the link of every descriptor in /proc/self/fd: about 5 ms with 64 tcp
   // clients' descriptors, which twice a second was most of an idle server's 1 % of a core.
   // Between sweeps only a shortage is looked for, with a probe of a few system calls.
-  if (now < next_sweep_ && transport::ofi_detail::descriptors_spare(kSpareDescriptors)) return;
+  const bool spare = transport::ofi_detail::descriptors_spare(kSpareDescriptors);
+  if (now < next_sweep_ && spare) return;
+  next_sweep_ = now + period_;
+  // Read before the listing: a connection accepted meanwhile is looked at by the next sweep.
+  const long long opens = passive_opens();
+  if (spare && opens >= 0 && opens == quiet_opens_) return;  // no connection since: none waits
+  quiet_opens_ = -1;
+  ++listings_;
   // The kernel's list of the port's sockets, where it gives one: when each is the listener or
   // a served client's, no request can be waiting, and the descriptors need not be read.
   std::map<ino_t, TcpSocket> sockets;
@@ -215,7 +243,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
         return s.second.listening || served.count(s.second.remote) != 0;
       })) {
     first_seen_.clear();
-    next_sweep_ = now + period_;
+    quiet_opens_ = opens;
     return;
   }
   ++descriptor_scans_;
@@ -237,7 +265,10 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     const bool all_settled = first_seen_.empty() &&
                              std::all_of(socket_fds.begin(), socket_fds.end(),
                                          [&](const auto &s) { return settled_.count(s.second) != 0; });
-    if (all_settled && !scarce) return;
+    if (all_settled && !scarce) {
+      quiet_opens_ = opens;
+      return;
+    }
     sockets = sockets_on_port();
   }
   std::map<ino_t, Clock::time_point> seen;
@@ -262,6 +293,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   }
   first_seen_.swap(seen);  // forgets the sockets that are gone
   settled_.swap(settled);
+  if (first_seen_.empty() && !scarce) quiet_opens_ = opens;
   unsigned closed = 0;
   std::string last_peer;
   for (const auto &[first, fd] : silent) {
