@@ -12,6 +12,7 @@ extern "C" {
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <thread>
 
 #include "../../tools/naa-server/worker_pool.hpp"
@@ -40,9 +41,12 @@ void test_ended_threads_are_joined(void **) {
 
 void test_a_thread_ending_later_is_joined(void **) {
   WorkerPool pool(0, 1ms);  // none parks
-  pool.run([] { std::this_thread::sleep_for(50ms); });
+  std::promise<void> go;
+  std::shared_future<void> released = go.get_future().share();
+  pool.run([released] { released.wait(); });
   pool.reap();  // nothing ended yet: the list stays
   assert_int_equal(pool.threads(), 1);
+  go.set_value();
   const auto give_up = std::chrono::steady_clock::now() + 10s;
   while (pool.threads() > 0 && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(5ms);
