@@ -23,6 +23,11 @@ namespace {
 #define HOLDS(attr, field) \
   ((attr) != nullptr && (attr)->size >= offsetof(naa_attr_t, field) + sizeof((attr)->field))
 
+// An attr's header as NAA_ATTR_INIT sets it: nothing else of an attr is read before.
+bool valid_header(const naa_attr_t *attr) {
+  return attr->size >= offsetof(naa_attr_t, naa) && attr->version != 0;
+}
+
 Error bad_field(const char *field, const std::string &why) {
   return Error(NAA_ERR_INVALID_ARGUMENT, std::string("naa_attr_t.") + field + " " + why);
 }
@@ -146,6 +151,7 @@ std::atomic<unsigned long> resolutions{0};
 }  // namespace
 
 Settings Settings::resolve(const naa_attr_t *attr) {
+  if (attr != nullptr && !valid_header(attr)) return resolve_anew(attr);  // which refuses it
   const std::string sources = LastSettings::environment() + LastSettings::attr_values(attr);
   Settings s;
   if (last_settings().find(sources, &s)) return s;
@@ -162,7 +168,7 @@ namespace {
 
 Settings resolve_anew(const naa_attr_t *attr) {
   if (attr != nullptr) {
-    if (attr->size < offsetof(naa_attr_t, naa) || attr->version == 0)
+    if (!valid_header(attr))
       throw Error(NAA_ERR_INVALID_ARGUMENT, "naa_attr_t has no valid header (size " +
                                                 std::to_string(attr->size) + ", version " +
                                                 std::to_string(attr->version) +

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <setjmp.h>
 #include <string>
 
@@ -52,6 +53,21 @@ void test_a_bad_variable_is_refused_after_good_ones(void **) {
   }
   assert_int_equal(code, NAA_ERR_CONFIG);
   unsetenv("NAA_TIMEOUT");
+}
+
+// An attr never initialised (NAA_ATTR_INIT): refused by its header, none of its fields read
+// (here pointers to nowhere, which the settings kept for an attr's values would follow).
+void test_an_attr_without_header_is_refused_unread(void **) {
+  naa_attr_t attr;
+  std::memset(&attr, 0xa5, sizeof attr);
+  attr.version = 0;
+  int code = NAA_SUCCESS;
+  try {
+    naa::Settings::resolve(&attr);
+  } catch (const naa::Error &e) {
+    code = e.code();
+  }
+  assert_int_equal(code, NAA_ERR_INVALID_ARGUMENT);
 }
 
 void write_key(const std::string &path, const char *key) {
@@ -120,6 +136,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_changed_variable_is_read_again),
       cmocka_unit_test(test_a_bad_variable_is_refused_after_good_ones),
+      cmocka_unit_test(test_an_attr_without_header_is_refused_unread),
       cmocka_unit_test(test_a_rewritten_key_file_is_read_again),
       cmocka_unit_test(test_attr_settings_stay_with_their_create),
       cmocka_unit_test(test_same_attr_values_are_kept_changed_ones_read),
