@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,16 +31,20 @@ NameState shm_name_state(const std::string &name) {
   return state;
 }
 
-// The random part: drawn once per process, then a counter's steps spread over it (a
-// random_device and two draws per endpoint took 5-10 us of each warm naa_create on both sides,
-// on a VM). Names within a process differ by the counter, a forked child's by its pid.
+// The random part: 64 bits from getrandom(2) per endpoint (under 1 us), so that another local
+// user who sees one name in /dev/shm cannot tell the process's next ones and take them first;
+// a random_device and two draws per endpoint took 5-10 us of each warm naa_create on both
+// sides, on a VM. Should getrandom fail, a counter's steps over a base drawn once.
 void give_unique_shm_source(fi_info *info) {
-  static const uint64_t base = [] {
-    std::random_device random;
-    return (static_cast<uint64_t>(random()) << 32) | random();
-  }();
-  static std::atomic<uint64_t> next{0};
-  const uint64_t part = base + next.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
+  uint64_t part = 0;
+  if (getrandom(&part, sizeof part, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof part)) {
+    static const uint64_t base = [] {
+      std::random_device random;
+      return (static_cast<uint64_t>(random()) << 32) | random();
+    }();
+    static std::atomic<uint64_t> next{0};
+    part = base + next.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
+  }
   char source[64];
   snprintf(source, sizeof source, "fi_shm://%d-%016" PRIx64, static_cast<int>(getpid()), part);
   char *copy = strdup(source);
