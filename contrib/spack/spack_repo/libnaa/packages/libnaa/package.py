@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d101b4367c76bd3331e4a0cff337aa466a63bd82af6ee5fb3006321f7168e9fe")
+    version("0.1.0", sha256="fbdbd1950de20b9651a78b6a5bdae5261a998ffa23fb059aa5ea4c35f9aadcd3")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
