@@ -8,7 +8,9 @@
 //   client sent that no receive took (it waits in shm's queue of unexpected
 //   messages) never reaches the next connection's receive on the reused server endpoint;
 // - a kept endpoint keeps its bell for its next connection, a client's and naa-server's, its
-//   last peer's entry, and its rope to that peer's bell while the peer's page is the same;
+//   last peer's entry, and its rope to that peer's bell while the peer's page is the same; a
+//   client's its listener's entry while the object behind the listener's name is the same,
+//   and its last peer's pidfd for a next peer in the same process;
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
@@ -352,6 +354,17 @@ void test_warm_connections_keep_the_listener_entry(void **) {
   assert_int_equal(w.made, 0);
 }
 
+// A kept client endpoint whose next server endpoint is in the process of its last one (the
+// same naa-server) watches that process with the pidfd it kept: each connection opened one or
+// found one.
+void test_warm_connections_keep_the_server_pidfd(void **) {
+  const WarmRounds w = warm_rounds(&OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept);
+  fprintf(stderr, "  %lu warm connections: %lu pidfds opened, %lu found kept\n", w.rounds, w.made, w.kept);
+  assert_true(w.right);
+  assert_true(w.kept >= 1);
+  assert_int_equal(w.made + w.kept, w.rounds);
+}
+
 // A server killed and started anew at the same port has a new object under the listener's
 // name. The kept entry reaches the dead server's region, where a request is read by nobody
 // (the connection timing out): it is dropped, and the new region mapped, at the first
@@ -482,6 +495,7 @@ int main() {
       cmocka_unit_test(test_warm_connections_keep_their_ropes),
       cmocka_unit_test(test_warm_connections_keep_the_listener_entry),
       cmocka_unit_test(test_listener_entry_follows_a_server_started_anew),
+      cmocka_unit_test(test_warm_connections_keep_the_server_pidfd),
       cmocka_unit_test(test_rope_follows_a_bell_made_anew),
       cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),

@@ -39,6 +39,8 @@ struct OfiEndpointCounts {
   unsigned long ropes_kept;          // a kept endpoint's rope that served its next peer again
   unsigned long listeners_kept;      // a client's kept listener entry that served again
   unsigned long listeners_dropped;   // one dropped: another object behind the name by then
+  unsigned long pidfds_opened;       // pidfds opened to watch a same-host peer's process
+  unsigned long pidfds_kept;         // a kept client endpoint's that watched its next peer
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

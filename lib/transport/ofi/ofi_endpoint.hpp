@@ -137,6 +137,7 @@ class OfiEndpoint : public Endpoint {
   void count_opened();
   void count_address(bool kept);  // an entry made, or found kept (for tests)
   void count_listener(bool kept);  // a kept listener entry served again, or dropped (for tests)
+  void count_pidfd(bool kept);     // a pidfd opened, or a kept one watching the next peer
 
   // ofi_endpoint.cpp
   void open_once();
@@ -295,6 +296,10 @@ class OfiEndpoint : public Endpoint {
   pid_t peer_pid_ = 0;
   std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;
+  // shm, a kept client endpoint: its last peer's pidfd, for a next peer in the same process
+  // (watch_process).
+  int kept_pidfd_ = -1;
+  pid_t kept_pidfd_pid_ = 0;
   std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
   std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
   // shm, a kept endpoint: its last peer's rope, until the next peer is known (rope_for).

@@ -51,6 +51,8 @@ std::atomic<unsigned long> ropes_made{0};
 std::atomic<unsigned long> ropes_kept{0};
 std::atomic<unsigned long> listeners_kept{0};
 std::atomic<unsigned long> listeners_dropped{0};
+std::atomic<unsigned long> pidfds_opened{0};
+std::atomic<unsigned long> pidfds_kept{0};
 
 // libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
 // it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
@@ -75,7 +77,7 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 OfiEndpointCounts ofi_endpoint_counts() {
   return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load(),
           addresses_kept.load(), ropes_made.load(), ropes_kept.load(), listeners_kept.load(),
-          listeners_dropped.load()};
+          listeners_dropped.load(), pidfds_opened.load(), pidfds_kept.load()};
 }
 
 namespace ofi_detail {
@@ -103,6 +105,7 @@ std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name)
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
 void OfiEndpoint::count_address(bool kept) { ++(kept ? addresses_kept : addresses_inserted); }
 void OfiEndpoint::count_listener(bool kept) { ++(kept ? listeners_kept : listeners_dropped); }
+void OfiEndpoint::count_pidfd(bool kept) { ++(kept ? pidfds_kept : pidfds_opened); }
 
 // After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
 void OfiEndpoint::forget_previous_peer() {
@@ -247,7 +250,10 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   } catch (const Error &e) {
     NAA_LOG_DEBUG("idle shm endpoint not reused yet: %s", e.what());
   }
-  if (settled && peer_pidfd_ >= 0) ::close(peer_pidfd_);
+  if (settled && peer_pidfd_ >= 0) {  // for a next peer in the same process (watch_process)
+    kept_pidfd_ = peer_pidfd_;
+    kept_pidfd_pid_ = peer_pid_;
+  }
   const_cast<IdleRdm &>(idle).old_peer_pidfd = settled ? -1 : peer_pidfd_;
   previous_peer_ = settled ? idle.old_peer : FI_ADDR_UNSPEC;
   peer_pidfd_ = -1;
