@@ -328,6 +328,17 @@ WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long Ofi
   return w;
 }
 
+// Warm rounds in which each connection made `per_round` of `what` or found them kept, at least
+// one found kept.
+void expect_made_or_kept(const char *what, unsigned long OfiEndpointCounts::*made,
+                         unsigned long OfiEndpointCounts::*kept, unsigned long per_round) {
+  const WarmRounds w = warm_rounds(made, kept);
+  fprintf(stderr, "  %lu warm connections: %lu %s made, %lu found kept\n", w.rounds, w.made, what, w.kept);
+  assert_true(w.right);
+  assert_true(w.kept >= 1);
+  assert_int_equal(w.made + w.kept, per_round * w.rounds);
+}
+
 // Warm connections to the same naa-server map the server endpoint's region no more: the kept
 // endpoint finds the server endpoint of its last connection in its address vector when the
 // server gives it the same one, and the listener's. Each entry made maps the peer's 16 MiB
@@ -335,12 +346,8 @@ WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long Ofi
 // connection served by its endpoint's last peer. Each found entry is one the connection did
 // not make.
 void test_warm_connections_make_no_entries(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::addresses_inserted, &OfiEndpointCounts::addresses_kept);
-  fprintf(stderr, "  %lu warm connections: %lu address entries made, %lu found kept\n", w.rounds,
-          w.made, w.kept);
-  assert_true(w.right);
-  assert_true(w.kept >= 1);
-  assert_int_equal(w.made + w.kept, 2 * w.rounds);
+  expect_made_or_kept("address entries", &OfiEndpointCounts::addresses_inserted,
+                      &OfiEndpointCounts::addresses_kept, 2);
 }
 
 // A kept client endpoint asks the same listener again through the entry it kept (its 16 MiB
@@ -358,11 +365,7 @@ void test_warm_connections_keep_the_listener_entry(void **) {
 // same naa-server) watches that process with the pidfd it kept: each connection opened one or
 // found one.
 void test_warm_connections_keep_the_server_pidfd(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept);
-  fprintf(stderr, "  %lu warm connections: %lu pidfds opened, %lu found kept\n", w.rounds, w.made, w.kept);
-  assert_true(w.right);
-  assert_true(w.kept >= 1);
-  assert_int_equal(w.made + w.kept, w.rounds);
+  expect_made_or_kept("pidfds", &OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept, 1);
 }
 
 // A server killed and started anew at the same port has a new object under the listener's
@@ -397,11 +400,7 @@ void test_listener_entry_follows_a_server_started_anew(void **) {
 // (an shm_open, fstat, mmap and socket less, ~17 us per side): each connection made a rope or
 // found one.
 void test_warm_connections_keep_their_ropes(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::ropes_made, &OfiEndpointCounts::ropes_kept);
-  fprintf(stderr, "  %lu warm connections: %lu ropes made, %lu found kept\n", w.rounds, w.made, w.kept);
-  assert_true(w.right);
-  assert_true(w.kept >= 1);
-  assert_int_equal(w.made + w.kept, w.rounds);
+  expect_made_or_kept("ropes", &OfiEndpointCounts::ropes_made, &OfiEndpointCounts::ropes_kept, 1);
 }
 
 // A kept rope serves only the bell page it maps: a peer endpoint that dropped its bell (short of
