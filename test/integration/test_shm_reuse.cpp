@@ -8,7 +8,9 @@
 //   client sent that no receive took (it waits in shm's queue of unexpected
 //   messages) never reaches the next connection's receive on the reused server endpoint;
 // - a kept endpoint keeps its bell for its next connection, a client's and naa-server's, its
-//   last peer's entry, and its rope to that peer's bell while the peer's page is the same;
+//   last peer's entry, and its rope to that peer's bell while the peer's page is the same; a
+//   client's its listener's entry while the object behind the listener's name is the same,
+//   and its last peer's pidfd for a next peer in the same process;
 // - a request naming the same client region again is believed without reading the client's
 //   memory map again, while the object behind the name stays the same.
 #include <stdarg.h>
@@ -326,30 +328,79 @@ WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long Ofi
   return w;
 }
 
+// Warm rounds in which each connection made `per_round` of `what` or found them kept, at least
+// one found kept.
+void expect_made_or_kept(const char *what, unsigned long OfiEndpointCounts::*made,
+                         unsigned long OfiEndpointCounts::*kept, unsigned long per_round) {
+  const WarmRounds w = warm_rounds(made, kept);
+  fprintf(stderr, "  %lu warm connections: %lu %s made, %lu found kept\n", w.rounds, w.made, what, w.kept);
+  assert_true(w.right);
+  assert_true(w.kept >= 1);
+  assert_int_equal(w.made + w.kept, per_round * w.rounds);
+}
+
 // Warm connections to the same naa-server map the server endpoint's region no more: the kept
 // endpoint finds the server endpoint of its last connection in its address vector when the
-// server gives it the same one. Each entry made maps the peer's 16 MiB region: the
-// listener's and the server endpoint's per connection before, the listener's alone now for a
+// server gives it the same one, and the listener's. Each entry made maps the peer's 16 MiB
+// region: the listener's and the server endpoint's per connection before, none now for a
 // connection served by its endpoint's last peer. Each found entry is one the connection did
 // not make.
 void test_warm_connections_make_no_entries(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::addresses_inserted, &OfiEndpointCounts::addresses_kept);
-  fprintf(stderr, "  %lu warm connections: %lu address entries made, %lu found kept\n", w.rounds,
-          w.made, w.kept);
+  expect_made_or_kept("address entries", &OfiEndpointCounts::addresses_inserted,
+                      &OfiEndpointCounts::addresses_kept, 2);
+}
+
+// A kept client endpoint asks the same listener again through the entry it kept (its 16 MiB
+// region not mapped anew, ~30 us), while the object behind the listener's name is the same.
+void test_warm_connections_keep_the_listener_entry(void **) {
+  const WarmRounds w = warm_rounds(&OfiEndpointCounts::listeners_dropped, &OfiEndpointCounts::listeners_kept);
+  fprintf(stderr, "  %lu warm connections: listener entry dropped %lu times, found kept %lu\n",
+          w.rounds, w.made, w.kept);
   assert_true(w.right);
   assert_true(w.kept >= 1);
-  assert_int_equal(w.made + w.kept, 2 * w.rounds);
+  assert_int_equal(w.made, 0);
+}
+
+// A kept client endpoint whose next server endpoint is in the process of its last one (the
+// same naa-server) watches that process with the pidfd it kept: each connection opened one or
+// found one.
+void test_warm_connections_keep_the_server_pidfd(void **) {
+  expect_made_or_kept("pidfds", &OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept, 1);
+}
+
+// A server killed and started anew at the same port has a new object under the listener's
+// name. The kept entry reaches the dead server's region, where a request is read by nobody
+// (the connection timing out): it is dropped, and the new region mapped, at the first
+// connection after the restart; the next ones keep the new entry.
+void test_listener_entry_follows_a_server_started_anew(void **) {
+  auto transport = open_transport("ofi+shm", keeping(2));
+  test_server server;
+  assert_int_equal(test_server_start(&server, nullptr), 0);
+  const std::vector<uint16_t> port{static_cast<uint16_t>(server.port)};
+  const OfiEndpointCounts before = ofi_endpoint_counts();
+  bool right = connect_rounds(*transport, port, 3);
+  const OfiEndpointCounts killed = ofi_endpoint_counts();
+  test_server_kill(&server);  // a server that stops cleanly leaves no region behind
+  const std::string number = std::to_string(server.port);
+  const char *const same_port[] = {"--port", number.c_str(), nullptr};
+  assert_int_equal(test_server_start(&server, same_port), 0);
+  right = right && connect_rounds(*transport, port, 3);
+  const OfiEndpointCounts after = ofi_endpoint_counts();
+  assert_int_equal(test_server_stop(&server), 0);
+  fprintf(stderr, "  listener entry kept %lu times before the restart; after: dropped %lu, kept %lu\n",
+          killed.listeners_kept - before.listeners_kept, after.listeners_dropped - killed.listeners_dropped,
+          after.listeners_kept - killed.listeners_kept);
+  assert_true(right);
+  assert_true(killed.listeners_kept > before.listeners_kept);
+  assert_int_equal(killed.listeners_dropped, before.listeners_dropped);
+  assert_true(after.listeners_dropped > killed.listeners_dropped);
 }
 
 // A kept endpoint that meets the same peer endpoint again rings its bell with the rope it kept
 // (an shm_open, fstat, mmap and socket less, ~17 us per side): each connection made a rope or
 // found one.
 void test_warm_connections_keep_their_ropes(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::ropes_made, &OfiEndpointCounts::ropes_kept);
-  fprintf(stderr, "  %lu warm connections: %lu ropes made, %lu found kept\n", w.rounds, w.made, w.kept);
-  assert_true(w.right);
-  assert_true(w.kept >= 1);
-  assert_int_equal(w.made + w.kept, w.rounds);
+  expect_made_or_kept("ropes", &OfiEndpointCounts::ropes_made, &OfiEndpointCounts::ropes_kept, 1);
 }
 
 // A kept rope serves only the bell page it maps: a peer endpoint that dropped its bell (short of
@@ -441,6 +492,9 @@ int main() {
       cmocka_unit_test(test_server_endpoint_keeps_its_bell),
       cmocka_unit_test(test_warm_connections_make_no_entries),
       cmocka_unit_test(test_warm_connections_keep_their_ropes),
+      cmocka_unit_test(test_warm_connections_keep_the_listener_entry),
+      cmocka_unit_test(test_listener_entry_follows_a_server_started_anew),
+      cmocka_unit_test(test_warm_connections_keep_the_server_pidfd),
       cmocka_unit_test(test_rope_follows_a_bell_made_anew),
       cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),

@@ -37,6 +37,10 @@ struct OfiEndpointCounts {
   unsigned long addresses_kept;      // peers found in an address vector already (none mapped)
   unsigned long ropes_made;          // ropes to a peer's bell made (ofi_shm_bell.hpp)
   unsigned long ropes_kept;          // a kept endpoint's rope that served its next peer again
+  unsigned long listeners_kept;      // a client's kept listener entry that served again
+  unsigned long listeners_dropped;   // one dropped: another object behind the name by then
+  unsigned long pidfds_opened;       // pidfds opened to watch a same-host peer's process
+  unsigned long pidfds_kept;         // a kept client endpoint's that watched its next peer
 };
 OfiEndpointCounts ofi_endpoint_counts();
 

@@ -49,6 +49,7 @@ OfiEndpoint::~OfiEndpoint() {
     say_goodbye();
   if (!park()) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
+  if (kept_pidfd_ >= 0) ::close(kept_pidfd_);
 }
 
 void OfiEndpoint::limit_writes(size_t chunk) {

@@ -31,6 +31,7 @@
 #include "transport/ofi/ofi_control.hpp"
 #include "transport/ofi/ofi_fabric.hpp"
 #include "transport/ofi/ofi_shm_bell.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -135,6 +136,8 @@ class OfiEndpoint : public Endpoint {
   void forget_previous_peer();
   void count_opened();
   void count_address(bool kept);  // an entry made, or found kept (for tests)
+  void count_listener(bool kept);  // a kept listener entry served again, or dropped (for tests)
+  void count_pidfd(bool kept);     // a pidfd opened, or a kept one watching the next peer
 
   // ofi_endpoint.cpp
   void open_once();
@@ -188,6 +191,7 @@ class OfiEndpoint : public Endpoint {
   void on_control(uint8_t *slot, size_t len, fi_addr_t source);
   std::optional<control::Message> take_control(control::Type type);
   fi_addr_t insert_address(const std::string &name);
+  fi_addr_t address_listener(const std::string &server);
   void watch_process(uint32_t pid);
   void remove_dead_peer_region();
   bool peer_process_gone() const;
@@ -248,6 +252,10 @@ class OfiEndpoint : public Endpoint {
   // shm, a kept endpoint: the peer of its last connection, whose entry stays until the next
   // peer's is in (ofi_endpoint_reuse.cpp: fresh slots), and how many entries it ever made.
   fi_addr_t previous_peer_ = FI_ADDR_UNSPEC;
+  // shm, a client: the listener it asks, and the object behind its name before its entry was
+  // made (kept at park while known; address_listener).
+  std::string listener_;
+  std::optional<ShmObject> listener_object_;
   unsigned av_inserted_ = 0;
   unsigned long stale_dropped_ = 0;
   char sink_context_ = 0;  // its address marks drain_unexpected's receive
@@ -288,6 +296,10 @@ class OfiEndpoint : public Endpoint {
   pid_t peer_pid_ = 0;
   std::string peer_name_;  // the peer's endpoint name (RDM)
   int peer_pidfd_ = -1;
+  // shm, a kept client endpoint: its last peer's pidfd, for a next peer in the same process
+  // (watch_process).
+  int kept_pidfd_ = -1;
+  pid_t kept_pidfd_pid_ = 0;
   std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
   std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
   // shm, a kept endpoint: its last peer's rope, until the next peer is known (rope_for).

@@ -49,6 +49,10 @@ std::atomic<unsigned long> addresses_inserted{0};
 std::atomic<unsigned long> addresses_kept{0};
 std::atomic<unsigned long> ropes_made{0};
 std::atomic<unsigned long> ropes_kept{0};
+std::atomic<unsigned long> listeners_kept{0};
+std::atomic<unsigned long> listeners_dropped{0};
+std::atomic<unsigned long> pidfds_opened{0};
+std::atomic<unsigned long> pidfds_kept{0};
 
 // libfabric 1.17's shm keeps, for each slot of an endpoint's peer map, the id the peer gave
 // it (which slot of the peer's map is ours) and whether our name was sent; fi_av_remove
@@ -72,7 +76,8 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 
 OfiEndpointCounts ofi_endpoint_counts() {
   return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load(),
-          addresses_kept.load(), ropes_made.load(), ropes_kept.load()};
+          addresses_kept.load(), ropes_made.load(), ropes_kept.load(), listeners_kept.load(),
+          listeners_dropped.load(), pidfds_opened.load(), pidfds_kept.load()};
 }
 
 namespace ofi_detail {
@@ -99,6 +104,8 @@ std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name)
 
 void OfiEndpoint::count_opened() { ++endpoints_opened; }
 void OfiEndpoint::count_address(bool kept) { ++(kept ? addresses_kept : addresses_inserted); }
+void OfiEndpoint::count_listener(bool kept) { ++(kept ? listeners_kept : listeners_dropped); }
+void OfiEndpoint::count_pidfd(bool kept) { ++(kept ? pidfds_kept : pidfds_opened); }
 
 // After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
 void OfiEndpoint::forget_previous_peer() {
@@ -181,6 +188,8 @@ void OfiEndpoint::take_objects(IdleRdm &idle) {
   std::swap(av_inserted_, idle.av_inserted);
   std::swap(bell_, idle.bell);
   std::swap(kept_peer_bell_, idle.peer_bell);
+  std::swap(listener_, idle.listener);
+  std::swap(listener_object_, idle.listener_object);
 }
 
 bool OfiEndpoint::adopt_idle() {
@@ -241,7 +250,10 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   } catch (const Error &e) {
     NAA_LOG_DEBUG("idle shm endpoint not reused yet: %s", e.what());
   }
-  if (settled && peer_pidfd_ >= 0) ::close(peer_pidfd_);
+  if (settled && peer_pidfd_ >= 0) {  // for a next peer in the same process (watch_process)
+    kept_pidfd_ = peer_pidfd_;
+    kept_pidfd_pid_ = peer_pid_;
+  }
   const_cast<IdleRdm &>(idle).old_peer_pidfd = settled ? -1 : peer_pidfd_;
   previous_peer_ = settled ? idle.old_peer : FI_ADDR_UNSPEC;
   peer_pidfd_ = -1;
@@ -292,13 +304,14 @@ bool OfiEndpoint::park() noexcept {
     }
     if (busy() || failed_) return false;
     if (!client && !drain_unexpected()) return false;
-    // All but the peer's (kFreshSlots). The listener's too: a server started anew at the same
-    // port has a new region under the same name. (Kept while the region stayed the same, a
-    // request after such a restart went unanswered under TSan, cause not found.) A listener
-    // never sends to its clients: a slot of ours used before does it no harm.
+    // All but the peer's (kFreshSlots) and a client's listener's, while the object behind its
+    // name was known (address_listener looks again before it is used). A listener never sends
+    // to its clients: a slot of ours used before does it no harm.
+    const bool keep_listener = client && listener_object_.has_value();
     std::vector<fi_addr_t> others;
     for (const auto &entry : av_names_)
-      if (entry.second != peer_addr_) others.push_back(entry.second);
+      if (entry.second != peer_addr_ && !(keep_listener && entry.first == listener_))
+        others.push_back(entry.second);
     for (fi_addr_t addr : others) forget_address(addr);
   } catch (const std::exception &e) {
     NAA_LOG_DEBUG("shm endpoint closed, not reused: %s", e.what());

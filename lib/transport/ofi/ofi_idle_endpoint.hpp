@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "transport/ofi/ofi_shm_bell.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
 
@@ -53,6 +55,10 @@ struct IdleRdm {
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
+  // Client: the listener it asked last, still in the address vector, and the object that was
+  // behind its name then (OfiEndpoint::address_listener).
+  std::string listener;
+  std::optional<ShmObject> listener_object;
   // While descriptors were spare when it parked, and none has run short since: its bell (one
   // socket), so that the next connection does not make it anew (a page in /dev/shm and a
   // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):

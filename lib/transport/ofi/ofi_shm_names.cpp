@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -62,6 +63,18 @@ int hold_shm_name(const std::string &name) {
   }
   if (fd < 0) NAA_LOG_WARN("cannot lock shm region %s: clients may take it for a dead server's", name.c_str());
   return fd;
+}
+
+std::optional<ShmObject> shm_listener_object(const std::string &address) {
+  static constexpr char kPrefix[] = "fi_ns://";
+  const std::string text(address.c_str());  // FI_ADDR_STR names travel with their NUL
+  if (text.compare(0, sizeof kPrefix - 1, kPrefix) != 0) return std::nullopt;
+  const std::string service = text.substr(sizeof kPrefix - 1);
+  struct stat st {};
+  if (service.empty() || service.find('/') != std::string::npos ||
+      stat(("/dev/shm/" + service).c_str(), &st) != 0)
+    return std::nullopt;
+  return ShmObject{st.st_dev, st.st_ino};
 }
 
 }  // namespace naa::transport::ofi_detail

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <rdma/fabric.h>
+#include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace naa::transport::ofi_detail {
@@ -38,5 +40,16 @@ void give_unique_shm_source(fi_info *info);
 // Locks the object of `name` for the listener's life: the descriptor to close at its end, or -1
 // (with a log line) when it cannot.
 int hold_shm_name(const std::string &name);
+
+// The object behind a listener's address ("fi_ns://SERVICE"): its device and inode, or none
+// (no such object, or not such an address). A server started anew at the same port makes a
+// new object under the same name (claiming a dead one's name unlinks the old object first),
+// and an inode is not given again while the old object is mapped.
+struct ShmObject {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const ShmObject &o) const { return dev == o.dev && ino == o.ino; }
+};
+std::optional<ShmObject> shm_listener_object(const std::string &address);
 
 }  // namespace naa::transport::ofi_detail
