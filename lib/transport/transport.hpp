@@ -133,12 +133,20 @@ class Refused : public Error {
   using Error::Error;
 };
 
+// The requests a listener returned, and how many of them it found while polling for them
+// (request_pace.hpp), not after a sleep: for tests.
+struct ListenerCounts {
+  unsigned long requests = 0;
+  unsigned long polled = 0;
+};
+
 class Listener {
  public:
   virtual ~Listener() = default;
   virtual uint16_t port() const = 0;  // the bound port (useful after listening on port 0)
   // The next connection request, not yet accepted, or nullptr when the deadline passes.
   virtual std::unique_ptr<Endpoint> next_request(Deadline deadline) = 0;
+  virtual ListenerCounts counts() const { return {}; }
 };
 
 class Transport {
