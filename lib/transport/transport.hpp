@@ -71,9 +71,10 @@ class Endpoint {
   virtual void accept(Deadline deadline, const std::string &private_data = {}) = 0;
   virtual void reject(const char *reason) = 0;
   // Whether the accept's answer leaves without a word from the client (libfabric's tcp: the
-  // connection response): begin_accept() then sends it at once, without waiting, and the
-  // accept() that follows, on any thread, only waits for the connection. naa-server begins on
-  // its listening thread, before handing the connection to another.
+  // connection response; over shm our accept message): begin_accept() then sends it at once,
+  // without waiting, and the accept() that follows, on any thread, only waits for the
+  // connection. naa-server begins on its listening thread, before handing the connection to
+  // another.
   virtual bool can_begin_accept() const { return false; }
   virtual void begin_accept(const std::string &private_data) { (void)private_data; }
 
