@@ -70,4 +70,26 @@ class SharedExpected {
   std::atomic<int64_t> value_{0};
 };
 
+// The wait for the next of a series of arrivals (a listener's next connection request, a
+// pool's next job): where they have come within kPollableGap of each other (a program creating
+// handles one after another), the waiter polls for twice the gap (at least `spin`, at most
+// twice kPollableGap) before it sleeps, since waking it would cost the next arrival a wake-up
+// (20-30 us on this VM, doc/performance.md); otherwise it does not poll at all, so an idle
+// server sleeps. A gap counts as 2 * kPollableGap at most: after a pause, three quick arrivals
+// bring the poll back (an hour's pause would otherwise take some 30 of them).
+class ArrivalPoll {
+ public:
+  static constexpr microseconds kPollableGap{1000};
+
+  void observe(nanoseconds gap) { gap_.observe(std::min<nanoseconds>(gap, 2 * kPollableGap)); }
+  // How long to poll for the next arrival; zero for none.
+  nanoseconds due(microseconds spin = microseconds(0)) const {
+    if (gap_.value() > kPollableGap) return nanoseconds(0);
+    return std::min<nanoseconds>(std::max<nanoseconds>(2 * gap_.value(), spin), 2 * kPollableGap);
+  }
+
+ private:
+  Expected gap_;
+};
+
 }  // namespace naa::progress

@@ -71,9 +71,10 @@ class Endpoint {
   virtual void accept(Deadline deadline, const std::string &private_data = {}) = 0;
   virtual void reject(const char *reason) = 0;
   // Whether the accept's answer leaves without a word from the client (libfabric's tcp: the
-  // connection response): begin_accept() then sends it at once, without waiting, and the
-  // accept() that follows, on any thread, only waits for the connection. naa-server begins on
-  // its listening thread, before handing the connection to another.
+  // connection response; over shm our accept message): begin_accept() then sends it at once,
+  // without waiting, and the accept() that follows, on any thread, only waits for the
+  // connection. naa-server begins on its listening thread, before handing the connection to
+  // another.
   virtual bool can_begin_accept() const { return false; }
   virtual void begin_accept(const std::string &private_data) { (void)private_data; }
 
@@ -133,12 +134,20 @@ class Refused : public Error {
   using Error::Error;
 };
 
+// The requests a listener returned, and how many of them it found while polling for them
+// (request_pace.hpp), not after a sleep: for tests.
+struct ListenerCounts {
+  unsigned long requests = 0;
+  unsigned long polled = 0;
+};
+
 class Listener {
  public:
   virtual ~Listener() = default;
   virtual uint16_t port() const = 0;  // the bound port (useful after listening on port 0)
   // The next connection request, not yet accepted, or nullptr when the deadline passes.
   virtual std::unique_ptr<Endpoint> next_request(Deadline deadline) = 0;
+  virtual ListenerCounts counts() const { return {}; }
 };
 
 class Transport {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The transport layer's process-wide parts over real ofi+tcp on loopback, without naa-server:
+// The transport layer's process-wide parts over real ofi+tcp (and shm, where said) on loopback,
+// without naa-server:
 // - TransportOptions: a handle's settings (naa_attr_t.params) reach an endpoint built on
 //   another thread than the one that resolved them (the thread-local scope they replaced did
 //   not: such an endpoint saw the environment's values). The endpoint's log line tells where
@@ -10,8 +11,9 @@
 //   (none of the closed one's completions reaches the new one);
 // - the listener's poll for a connection's request after its socket: made after a wake-up
 //   that brought no request, and not again after one that found none;
-// - a begun accept (naa-server's listening thread, before the hand-over): the client is
-//   connected, with the server's data, while nothing reads the server's endpoint any more.
+// - a begun accept (naa-server's listening thread, before the hand-over), over tcp and shm: the
+//   client is connected, with the server's data, while nothing reads the server's endpoint any
+//   more.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +38,7 @@ extern "C" {
 #include <vector>
 
 #include "config/settings.hpp"
+#include "transport/ofi/ofi.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -253,15 +256,21 @@ void test_listener_polls_for_a_request_once(void **) {
   close(second_fd);
 }
 
-void test_a_begun_accept_connects_the_client(void **) {
-  auto listener = open_transport("ofi+tcp")->listen("127.0.0.1", 0);
+// Over tcp the begun accept sends libfabric's connection response, over shm our accept message
+// (while the client polls for it, as libnaa's does while it is due: it takes the server
+// endpoint's name meanwhile, without which shm cannot send it).
+void begun_accept_connects_the_client(const char *transport) {
+  TransportOptions polling;
+  polling.setup_spin = std::chrono::seconds(1);
+  auto server_transport = open_transport(transport), client_transport = open_transport(transport, polling);
+  auto listener = server_transport->listen("127.0.0.1", 0);
   std::promise<std::string> connected;
   auto client_data = connected.get_future();
   std::unique_ptr<Endpoint> client;
   std::thread t([&] {
     try {
-      client = open_transport("ofi+tcp")->connect("127.0.0.1", listener->port(), "",
-                                                   Deadline::after(std::chrono::seconds(3)));
+      client = client_transport->connect("127.0.0.1", listener->port(), "",
+                                         Deadline::after(std::chrono::seconds(3)));
       connected.set_value(client->peer_data());
     } catch (const std::exception &e) {
       connected.set_value(std::string("failed: ") + e.what());
@@ -273,9 +282,24 @@ void test_a_begun_accept_connects_the_client(void **) {
   server->begin_accept("begun");
   const std::string data = client_data.get();  // the server's endpoint untouched meanwhile
   t.join();
-  std::fprintf(stderr, "  client after a begun accept: \"%s\"\n", data.c_str());
+  std::fprintf(stderr, "  %s client after a begun accept: \"%s\"\n", transport, data.c_str());
   assert_string_equal(data.c_str(), "begun");
   server->accept(soon());  // connected already: returns
+  // The client goes first and the server's end sees it go, as in naa-server: over shm both
+  // ends in one process share the provider's map of the peers' regions.
+  client.reset();
+  try {
+    Completion c[4];
+    for (Deadline d = soon(); !d.expired();) server->wait(c, 4, d);
+  } catch (const std::exception &) {  // the client's goodbye
+  }
+}
+
+void test_a_begun_accept_connects_the_client(void **) { begun_accept_connects_the_client("ofi+tcp"); }
+
+void test_a_begun_shm_accept_connects_the_client(void **) {
+  if (!ofi_provider_available("shm")) skip();
+  begun_accept_connects_the_client("ofi+shm");
 }
 
 }  // namespace
@@ -288,6 +312,7 @@ int main() {
       cmocka_unit_test(test_queues_go_to_the_next_endpoint),
       cmocka_unit_test(test_listener_polls_for_a_request_once),
       cmocka_unit_test(test_a_begun_accept_connects_the_client),
+      cmocka_unit_test(test_a_begun_shm_accept_connects_the_client),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

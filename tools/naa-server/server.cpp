@@ -182,7 +182,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
     if (*reason != '\0') ep->reject(reason);
     return;
   }
-  // The acceptance leaves from here where it needs no word from the client (tcp): the client
+  // The acceptance leaves from here where it needs no word from the client (ofi): the client
   // goes on while a thread takes the connection over (17-25 us on loopback).
   conn->start();
   // The connection ends (its endpoint closed, its memory given back) before the client stops

@@ -30,9 +30,7 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
     if (stopping_ || parked_ >= max_parked_) break;
     ++parked_;
     last_parked_ = Clock::now();
-    if (gap_.value() <= kPollableGap)
-      poll_for_job(lock, std::min<std::chrono::nanoseconds>(
-                             std::max<std::chrono::nanoseconds>(2 * gap_.value(), spin_), 2 * kPollableGap));
+    if (const std::chrono::nanoseconds due = gap_.due(spin_); due.count() > 0) poll_for_job(lock, due);
     wake_.wait_for(lock, park_time_, [this] { return stopping_ || !jobs_.empty(); });
     --parked_;
     if (stopping_ || jobs_.empty()) break;

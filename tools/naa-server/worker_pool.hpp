@@ -4,11 +4,9 @@
 // sizeable share of a connection's setup on loopback (35-60 us measured, doc/performance.md).
 // At most `max_parked` wait, each at most `park_time`, and an idle server is back to its
 // listening threads after `park_time`. A parked thread sleeps on a condition variable until a
-// client comes or its time is up, except while the next client is due: where clients have
-// come within kPollableGap of a thread parking (a program creating handles one after another),
-// it first polls for twice that gap (at least `spin`, at most twice kPollableGap), since
-// waking it would cost the next client's setup a wake-up (18-20 us on loopback,
-// doc/performance.md).
+// client comes or its time is up, except while the next client is due (progress::ArrivalPoll,
+// the gap from a thread parking to the next client, at least `spin`): waking it would cost
+// the next client's setup a wake-up (18-20 us on loopback, doc/performance.md).
 #pragma once
 
 #include <atomic>
@@ -26,8 +24,6 @@ namespace naa::server {
 
 class WorkerPool {
  public:
-  static constexpr std::chrono::microseconds kPollableGap{1000};
-
   WorkerPool(size_t max_parked, std::chrono::milliseconds park_time,
              std::chrono::microseconds spin = std::chrono::microseconds(0))
       : max_parked_(max_parked), park_time_(park_time), spin_(spin) {}
@@ -70,7 +66,7 @@ class WorkerPool {
   size_t parked_ = 0;                      // under mu_
   bool stopping_ = false;                  // under mu_
   Clock::time_point last_parked_{};        // under mu_
-  progress::Expected gap_;                 // from a thread parking to the next job; under mu_
+  progress::ArrivalPoll gap_;              // from a thread parking to the next job; under mu_
 };
 
 }  // namespace naa::server

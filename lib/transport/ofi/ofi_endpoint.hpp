@@ -75,7 +75,7 @@ class OfiEndpoint : public Endpoint {
   // listener may not have read this endpoint's name yet.
   bool request_unsent() const { return request_unsent_; }
   void accept(Deadline deadline, const std::string &private_data) override;
-  bool can_begin_accept() const override { return !rdm_; }
+  bool can_begin_accept() const override { return true; }
   void begin_accept(const std::string &private_data) override;
   void reject(const char *reason) override;
 
@@ -171,7 +171,7 @@ class OfiEndpoint : public Endpoint {
   [[noreturn]] void raise_eq_error(const std::string &what, bool connecting);
 
   // ofi_endpoint_rdm.cpp
-  void accept_by_message(const std::string &private_data);
+  void accept_by_message(const std::string &private_data, const Deadline *deadline = nullptr);
   void reject_by_message(const char *reason);
   void connect_by_message(Deadline deadline, const std::string &private_data);
   std::optional<control::Message> await_accept(Deadline deadline);

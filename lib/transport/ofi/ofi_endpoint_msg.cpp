@@ -31,7 +31,7 @@ void OfiEndpoint::connect(Deadline deadline, const std::string &private_data) {
 }
 
 void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
-  if (rdm_) return accept_by_message(private_data);
+  if (rdm_ && !accept_begun_) return accept_by_message(private_data);
   begin_accept(private_data);
   if (!connected_) wait_connected(deadline, "accepting " + peer_);
 }
@@ -39,8 +39,21 @@ void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
 // libfabric 1.17's tcp sends the connection response from the connection manager that an EQ
 // read runs: read once here, the response leaves now, not when the thread that takes the
 // connection over reads first (naa-server's hand-over took 17-25 us of every connection).
+// Over RDM the accept is a message of ours, tried for kPostSpin: a polling client takes our
+// name (shm's first send to a peer fails until it has) within microseconds; one that does
+// not, or does not drain its queue, is answered by accept(), on the thread that serves it, as
+// the listening thread waits on no peer for long (issue 29.1).
 void OfiEndpoint::begin_accept(const std::string &private_data) {
-  if (rdm_ || accept_begun_) return;
+  if (accept_begun_) return;
+  if (rdm_) {
+    const Deadline once = Deadline::after(kPostSpin);
+    try {
+      accept_by_message(private_data, &once);
+      accept_begun_ = true;
+    } catch (const Error &) {  // accept() tries again, and reports
+    }
+    return;
+  }
   open_once();
   check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
         "fi_accept");

@@ -37,8 +37,8 @@ void OfiEndpoint::attach(const std::string &name, uint32_t pid) {
   if (same_host_) peer_bell_ = rope_for(name);
 }
 
-void OfiEndpoint::accept_by_message(const std::string &private_data) {
-  send_control(peer_addr_, control::Type::Accept, private_data);
+void OfiEndpoint::accept_by_message(const std::string &private_data, const Deadline *deadline) {
+  send_control(peer_addr_, control::Type::Accept, private_data, deadline);
   connected_ = true;
 }
 

@@ -64,7 +64,8 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     // The connection request's private data follows the entry.
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
     fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
-    const bool polling = !held_off && request_due_ != Deadline::Clock::time_point{};
+    const bool polling =
+        !held_off && (request_due_ != Deadline::Clock::time_point{} || pace_.due(Deadline::Clock::now()));
     bool woken = false;
     if (held_off) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining()));
     else if (polling) sched_yield();  // the client may share this core (loopback): it moves meanwhile
@@ -85,6 +86,7 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
                                               std::string(buf + sizeof entry, data_len));
       ep->limit_writes(options_.write_chunk);
       ep->plan_setup_waits(options_);
+      pace_.found(Deadline::Clock::now());
       return ep;
     }
     if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);

