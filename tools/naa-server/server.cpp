@@ -116,7 +116,7 @@ void Server::reap() {
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
 
-void Server::run(const std::atomic<bool> &stop) {
+void Server::run(const StopSignal &stop) {
   std::vector<std::thread> acceptors;
   for (size_t i = 1; i < listening_.size(); ++i)
     acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
@@ -132,8 +132,8 @@ std::set<std::string> Server::served_peers() {
   return peers;
 }
 
-void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
-  while (!stop.load()) {
+void Server::accept_loop(Listening &l, const StopSignal &stop) {
+  while (!stop.raised()) {
     std::unique_ptr<transport::Endpoint> ep;
     try {
       ep = l.listener->next_request(Deadline::after(kAcceptSlice));
@@ -149,7 +149,7 @@ void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
   }
 }
 
-void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
+void Server::admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &stop) {
   // Before anything is allocated for the client (the endpoint opens its fabric resources only
   // when accepted): the key is the first thing checked.
   if (keys_) {
