@@ -185,15 +185,28 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &st
   // The acceptance leaves from here where it needs no word from the client (tcp): the client
   // goes on while a thread takes the connection over (17-25 us on loopback).
   conn->start();
-  // The connection ends (its endpoint closed, its memory given back) before the client stops
-  // counting for the limits.
-  pool_.run([this, conn = std::move(conn), w]() mutable {
-    conn->run();
-    w->served.store(true);
-    conn.reset();
+  const std::string peer = w->peer;
+  auto finish = [this, w] {
     w->done.store(true);
     ++workers_done_;
-  });
+  };
+  // The connection ends (its endpoint closed, its memory given back) before the client stops
+  // counting for the limits.
+  try {
+    pool_.run([conn = std::move(conn), w, finish]() mutable {
+      conn->run();
+      w->served.store(true);
+      conn.reset();
+      finish();
+    });
+  } catch (const std::exception &e) {
+    // No thread for it (a thread or memory limit): the job and its connection are gone, so the
+    // client sees its connection close instead of waiting out its request's timeout, and its
+    // slot is free again.
+    NAA_LOG_ERROR("client %s: no thread to serve it (%s); dropping it", peer.c_str(), e.what());
+    w->served.store(true);
+    finish();
+  }
 }
 
 // Why the request of `ep` is refused (the reason for the client; "" to drop it unanswered), or
