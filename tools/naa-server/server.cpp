@@ -229,7 +229,10 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
       return "";
     }
   }
-  if (workers_.size() >= options_.max_clients) {
+  // Done ones not counted: a job marks its Worker done before reap() may count it, and one
+  // reaped later must not hold a slot meanwhile.
+  auto live = [](const Worker &w) { return !w.done.load(); };
+  if (static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), live)) >= options_.max_clients) {
     NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep.peer().c_str(),
                  options_.max_clients);
     return "naa-server: too many clients";
