@@ -24,10 +24,6 @@ client_thread_wakeups() {  # voluntary context switches of process $1's "naa-cli
 
 now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }
 
-running() {  # not ended: a child of this shell stays a zombie, which kill -0 still finds, until waited for
-  [ -r /proc/"$1"/stat ] && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]
-}
-
 transports=ofi+tcp
 if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
   transports="ofi+tcp ofi+shm"
@@ -39,24 +35,9 @@ status=0
 for t in $transports; do
   start_server --max-clients $clients --peer-clients $clients
   server=$!
-  rm -f "$naa_test_dir/ready" "$naa_test_dir/hold"
-  mkfifo "$naa_test_dir/hold"
-  NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1" NAA_TRANSPORT=$t \
-    "$NAA_BUILDDIR/test/integration/idle_handles" $clients "$naa_test_dir/ready" \
-    < "$naa_test_dir/hold" > "$naa_test_dir/client.log" 2>&1 &
-  client=$!
-  naa_test_pids="$naa_test_pids $client"
-  exec 3> "$naa_test_dir/hold"
-  i=0
-  until [ -s "$naa_test_dir/ready" ]; do
-    i=$((i + 1))
-    if [ $i -gt 6000 ] || ! kill -0 $client 2>/dev/null; then
-      cat "$naa_test_dir/client.log"
-      echo "FAIL: $clients clients over $t did not connect" >&2
-      exit 1
-    fi
-    sleep 0.01
-  done
+  export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1"
+  start_idle_clients $clients $t
+  client=$idle_client
   sleep 1.5  # the last invocations' polling ends
   set -- $(client_thread_wakeups $server)
   before=$1 threads=$2

@@ -13,9 +13,6 @@ if ! command -v prlimit > /dev/null 2>&1; then
   echo "SKIP: no prlimit (util-linux) to limit naa-server's address space"
   exit 77
 fi
-running() {  # not ended: a child of this shell stays a zombie, which kill -0 still finds, until waited for
-  [ -r /proc/"$1"/stat ] && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]
-}
 
 start_server --transport ofi+tcp --max-clients 1 2> "$naa_test_dir/server.log"
 server=$!

@@ -29,6 +29,7 @@ extern "C" {
 #include <cstring>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -116,16 +117,29 @@ void sweep_for(HandshakeSweeper &sweeper, const std::set<std::string> &served,
   }
 }
 
-void test_served_connections_read_no_links(void **) {
+// A port with 3 served clients, and its sweeper (a sweep every 50 ms), which lists the port's
+// sockets from the kernel: the case is skipped where the kernel cannot.
+struct ServedPort {
   Port p;
-  listen_on_loopback(&p);
-  HandshakeSweeper sweeper(p.port, 200ms);  // a sweep every 50 ms
-  if (!sweeper.lists_from_kernel()) {
+  std::unique_ptr<HandshakeSweeper> sweeper;
+  std::set<std::string> served;
+};
+
+void serve_three(ServedPort *s) {
+  listen_on_loopback(&s->p);
+  s->sweeper = std::make_unique<HandshakeSweeper>(s->p.port, 200ms);
+  if (!s->sweeper->lists_from_kernel()) {
     fprintf(stderr, "  skipped: this kernel gives no socket diagnostics for TCP (tcp_diag)\n");
     skip();
   }
-  std::set<std::string> served;
-  for (int i = 0; i < 3; ++i) served.insert(connect_one(&p).second);
+  for (int i = 0; i < 3; ++i) s->served.insert(connect_one(&s->p).second);
+}
+
+void test_served_connections_read_no_links(void **) {
+  ServedPort s;
+  serve_three(&s);
+  HandshakeSweeper &sweeper = *s.sweeper;
+  const std::set<std::string> &served = s.served;
   sweep_for(sweeper, served, 400ms);
   fprintf(stderr, "  8 sweeps' time, 3 served clients: %lu sweeps listed the port (the last %zu sockets), "
           "%lu read the descriptors\n", sweeper.listings(), sweeper.last_listing(), sweeper.descriptor_scans());
@@ -141,22 +155,17 @@ void test_served_connections_read_no_links(void **) {
 // again, which answers although the lost dump was still unread in the socket. Before, any
 // failed receive switched the sweeps to /proc/net/tcp for good.
 void test_a_lost_answer_costs_one_listing(void **) {
-  Port p;
-  listen_on_loopback(&p);
-  HandshakeSweeper sweeper(p.port, 200ms);  // a sweep every 50 ms
-  if (!sweeper.lists_from_kernel()) {
-    fprintf(stderr, "  skipped: this kernel gives no socket diagnostics for TCP (tcp_diag)\n");
-    skip();
-  }
-  std::set<std::string> served;
-  for (int i = 0; i < 3; ++i) served.insert(connect_one(&p).second);
+  ServedPort s;
+  serve_three(&s);
+  HandshakeSweeper &sweeper = *s.sweeper;
+  const std::set<std::string> &served = s.served;
   sweeper.lose_next_answer();
   sweep_for(sweeper, served, 100ms);
   fprintf(stderr, "  an answer lost: %lu sweeps read the descriptors, the kernel %s\n",
           sweeper.descriptor_scans(), sweeper.lists_from_kernel() ? "still asked" : "given up");
   assert_int_equal(sweeper.descriptor_scans(), 1);  // the sweep without a listing
   assert_true(sweeper.lists_from_kernel());
-  const int silent = connect_one(&p).first;  // a new connection: the next sweep lists again
+  const int silent = connect_one(&s.p).first;  // a new connection: the next sweep lists again
   sweep_for(sweeper, served, 400ms);
   fprintf(stderr, "  then a silent connection: the last listing %zu sockets, %s\n", sweeper.last_listing(),
           ended(silent) ? "shut down" : "not shut down");
