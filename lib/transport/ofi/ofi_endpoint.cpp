@@ -322,29 +322,38 @@ bool OfiEndpoint::arm_bell() {
 }
 
 // shm with a peer that rings (ofi_shm_bell.hpp): sleeps until rung, the peer's process ends,
-// or `deadline`, whichever comes first: no nap, so no post waits for the end of one.
+// or `deadline`, whichever comes first: no nap, so no post waits for the end of one. Except
+// while the peer is mid-transfer: a ring that delivered nothing was a post whose data has not
+// all come (without CMA, shm moves large writes in segments that need both sides' progress,
+// and only posts ring), so for kTransferWatch after one the sleeps are naps, as they were
+// before an idle connection slept to its deadline (shm_sar.sh: a 16 MiB invocation after a
+// pause then waited up to 1.2 s for the client's next ring).
 size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline, int interrupt) {
   bell_->raise();
   size_t n = 0;
+  bool rung = false;
   try {
     n = read_cq(out, max);
     if (n == 0 && control_in_.empty() && !peer_left_) {
       pollfd fds[3] = {{bell_->fd(), POLLIN, 0}, {interrupt, POLLIN, 0}, {peer_pidfd_, POLLIN, 0}};
       const nfds_t count = 1 + (interrupt >= 0 ? 1 : 0) + (peer_pidfd_ >= 0 ? 1 : 0);
       if (interrupt < 0) fds[1] = fds[2];
-      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::max(deadline.remaining(), Deadline::Clock::duration::zero()))
-                            .count();
+      auto sleep = std::max(deadline.remaining(), Deadline::Clock::duration::zero());
+      if (Deadline::Clock::now() < transfer_watch_until_) sleep = std::min(sleep, nap_.length());
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(sleep).count();
       const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
       if (::ppoll(fds, count, &timeout, nullptr) < 0 && errno != EINTR) check(-errno, "ppoll");
       interrupted_ = interrupt >= 0 && fds[1].revents != 0;
+      rung = fds[0].revents != 0;
     }
   } catch (...) {
     bell_->lower();
     throw;
   }
   bell_->lower();
-  return n > 0 ? n : read_cq(out, max);
+  if (n == 0) n = read_cq(out, max);
+  if (rung && n == 0) transfer_watch_until_ = Deadline::Clock::now() + kTransferWatch;
+  return n;
 }
 
 size_t OfiEndpoint::read_cq(Completion *out, size_t max) {

@@ -122,6 +122,8 @@ class OfiEndpoint : public Endpoint {
   static constexpr std::chrono::microseconds kPostSpin{100};
   // How long a reject or goodbye may take to leave before the endpoint closes.
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
+  // How long after a ring that delivered nothing the bell's sleeps are naps (sleep_on_bell).
+  static constexpr auto kTransferWatch = std::chrono::seconds(1);
 
   // ofi_endpoint_reuse.cpp
   bool adopt_idle();
@@ -262,6 +264,7 @@ class OfiEndpoint : public Endpoint {
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
   Nap nap_;  // sleep_on_cq's, where the CQ does not wake
   bool interrupted_ = false;  // the last sleep_on_cq ended on its interrupt descriptor
+  Deadline::Clock::time_point transfer_watch_until_{};  // sleep_on_bell naps until then
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   size_t max_msg_ = SIZE_MAX;
