@@ -4,8 +4,8 @@
 # the endpoint's descriptors and the server's stop descriptor (tools/naa-server/stop_signal.hpp)
 # until the client does something, its idle timeout, or the stop. Before, each connection woke
 # every 0.2-1 s only to look at the stop flag (1000 idle ofi+tcp clients: 3.65 % of a core).
-# Over ofi+tcp and ofi+shm (whose bell and the client's pidfd wake it): 4 clients each run one
-# invocation and go quiet; over NAA_TEST_IDLE_SECONDS (default 4) s the threads that serve them
+# Over ofi+tcp and ofi+shm (whose bell and the client's pidfd wake it, once nothing has come for
+# 3 s): 4 clients each run one invocation and go quiet; over NAA_TEST_IDLE_SECONDS (default 4) s the threads that serve them
 # (named "naa-client") may wake once per client at most (with the slices back: 4 times or more
 # each). Then SIGTERM, with every connection asleep, must end the server within
 # NAA_TEST_STOP_MS (default 2000, times NAA_TEST_TIME_SCALE) ms: nothing but the stop
@@ -38,7 +38,7 @@ for t in $transports; do
   export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1"
   start_idle_clients $clients $t
   client=$idle_client
-  sleep 1.5  # the last invocations' polling ends
+  sleep 3.5  # the last invocations' polling ends, and ofi+shm's 3 s of slices after news
   set -- $(client_thread_wakeups $server)
   before=$1 threads=$2
   sleep "$seconds"

@@ -104,8 +104,10 @@ size_t OfiEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
   }
 }
 
+// shm only once nothing has come for kQuietBeforeSleep: a transfer that needs both sides'
+// progress (sleep_on_bell) after a short pause still has the caller's slices to move it.
 bool OfiEndpoint::wait_sleeps_through() const {
-  if (!cq_wakes_) return rings_bell() && peer_pidfd_ >= 0;
+  if (!cq_wakes_) return rings_bell() && peer_pidfd_ >= 0 && nap_.idle() >= kQuietBeforeSleep;
   return wait_fd_ >= 0 && eq_fd_ >= 0;
 }
 

@@ -124,6 +124,8 @@ class OfiEndpoint : public Endpoint {
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
   // How long after a ring that delivered nothing the bell's sleeps are naps (sleep_on_bell).
   static constexpr auto kTransferWatch = std::chrono::seconds(1);
+  // How long nothing must have come before an shm wait sleeps to its deadline on the bell.
+  static constexpr auto kQuietBeforeSleep = std::chrono::seconds(3);
 
   // ofi_endpoint_reuse.cpp
   bool adopt_idle();
