@@ -119,12 +119,24 @@ class Endpoint {
   // core between polls does so less often then.
   virtual bool polls_memory() const { return false; }
 
+  // A descriptor whose readability ends wait() early, returning 0: naa-server's stop (an
+  // eventfd written once and never read, so it stays readable). -1: none. Other waits (accept,
+  // the transport's own) do not look at it: readable for good, it would turn them into spins.
+  void interrupt_on(int fd) { interrupt_fd_ = fd; }
+  // Whether wait() now sleeps on descriptors alone, to its deadline: a completion, the peer
+  // leaving and the interrupt descriptor each wake it. Where it does not (a nap, or slices of
+  // a blocking read), a caller that must see a stop in time waits in slices itself.
+  virtual bool wait_sleeps_through() const { return false; }
+
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
 
   // The private data the peer sent while connecting: its connection request on the server
   // side, its accept on the client side (empty if none; verbs pads it with zeros to the
   // fabric's size).
   virtual const std::string &peer_data() const = 0;
+
+ protected:
+  int interrupt_fd_ = -1;
 };
 
 // A connection the NAA refused (its reject): an answer, where the other connection failures are

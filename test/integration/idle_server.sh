@@ -44,23 +44,8 @@ server=$!
 export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1"
 status=0
 for t in $transports; do
-  rm -f "$naa_test_dir/ready" "$naa_test_dir/hold"
-  mkfifo "$naa_test_dir/hold"
-  NAA_TRANSPORT=$t "$NAA_BUILDDIR/test/integration/idle_handles" $clients "$naa_test_dir/ready" \
-    < "$naa_test_dir/hold" > "$naa_test_dir/client.log" 2>&1 &
-  client=$!
-  naa_test_pids="$naa_test_pids $client"
-  exec 3> "$naa_test_dir/hold"
-  i=0
-  until [ -s "$naa_test_dir/ready" ]; do
-    i=$((i + 1))
-    if [ $i -gt 6000 ] || ! kill -0 $client 2>/dev/null; then
-      cat "$naa_test_dir/client.log"
-      echo "FAIL: $clients clients over $t did not connect" >&2
-      exit 1
-    fi
-    sleep 0.01
-  done
+  start_idle_clients $clients $t
+  client=$idle_client
   sleep 2  # the last invocations' polling ends, the sleeps grow
   before=$(cpu_ticks $server)
   woke_before=$(wakeups $server)

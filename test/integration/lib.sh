@@ -2,7 +2,9 @@
 # Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
 # port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device), sets
 # NAA_TEST_PORT, and stops the server when the script exits. require_shm skips the script
-# (exit 77) where libfabric offers no usable shm provider.
+# (exit 77) where libfabric offers no usable shm provider. start_idle_clients N TRANSPORT
+# connects N idle handles (idle_handles) to NAA_SPEC; running PID tells whether a process
+# has not ended.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -28,4 +30,33 @@ require_shm() {
     echo "SKIP: libfabric here has no usable shm provider"
     exit 77
   fi
+}
+
+# N handles over TRANSPORT to the NAA of NAA_SPEC, each having run one invocation, idle until
+# descriptor 3 (their stdin) is closed; the process is idle_client. Fails the script when they
+# do not all connect.
+start_idle_clients() {
+  rm -f "$naa_test_dir/ready" "$naa_test_dir/hold"
+  mkfifo "$naa_test_dir/hold"
+  NAA_TRANSPORT=$2 "$NAA_BUILDDIR/test/integration/idle_handles" "$1" "$naa_test_dir/ready" \
+    < "$naa_test_dir/hold" > "$naa_test_dir/client.log" 2>&1 &
+  idle_client=$!
+  naa_test_pids="$naa_test_pids $idle_client"
+  exec 3> "$naa_test_dir/hold"
+  i=0
+  until [ -s "$naa_test_dir/ready" ]; do
+    i=$((i + 1))
+    if [ $i -gt 6000 ] || ! kill -0 $idle_client 2>/dev/null; then
+      cat "$naa_test_dir/client.log"
+      echo "FAIL: $1 clients over $2 did not connect" >&2
+      exit 1
+    fi
+    sleep 0.01
+  done
+}
+
+# Whether process $1 has not ended: a child of this shell stays a zombie, which kill -0 still
+# finds, until it is waited for.
+running() {
+  [ -r /proc/"$1"/stat ] && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "connection.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -17,6 +18,9 @@ namespace {
 
 enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kReplyWrites = 3, kInvocationRecv = 4 };
 constexpr int kStopCheckMs = 200;
+// Every blocking step has a deadline: a connection asleep on its descriptors wakes this
+// rarely without news (a day; poll's timeout reaches 24 days).
+constexpr auto kLongestSleep = std::chrono::hours(24);
 constexpr unsigned kCheapPollsPerYield = 32;
 
 // The identity (NUL included) tells a libnaa client that it needs no pacing.
@@ -30,15 +34,17 @@ const std::string &server_identity() {
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
                        std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-                       std::chrono::microseconds spin, const std::atomic<bool> &stop,
+                       std::chrono::microseconds spin, const StopSignal &stop,
                        RegionPool *regions)
     : mrsp_timeout_(mrsp_timeout),
       idle_timeout_(idle_timeout),
       spin_(spin),
       stop_(stop),
-      handler_(kernels, budget, policy, &stop, peer_host(ep->peer()), regions),
+      handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
       ep_(std::move(ep)),
-      mrsp_buf_(2 * mrsp::kBufferSize) {}
+      mrsp_buf_(2 * mrsp::kBufferSize) {
+  ep_->interrupt_on(stop_.fd());
+}
 
 Connection::~Connection() {
   reply_chain_.reset();
@@ -65,6 +71,8 @@ void Connection::post_mrsp_recv() {
 
 void Connection::run() {
   const std::string peer = ep_->peer();
+  // Named, so that top -H and the tests (idle_connection.sh) tell a client's thread.
+  pthread_setname_np(pthread_self(), "naa-client");
   try {
     if (start_failed_) std::rethrow_exception(start_failed_);
     if (!started_) post_mrsp_recv();
@@ -72,7 +80,7 @@ void Connection::run() {
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (!exchange_memory_regions()) return;
     Deadline idle = Deadline::after(idle_timeout_);
-    while (!stop_.load()) {
+    while (!stop_.raised()) {
       if (idle_timeout_.count() != 0 && idle.expired()) {
         NAA_LOG_WARN("client %s: no invocation for %ld s (--idle-timeout); dropping it", peer.c_str(),
                      static_cast<long>(idle_timeout_.count() / 1000));
@@ -121,15 +129,23 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
-    // The stop flag is looked at as rarely as the transport wakes for a long-idle client, the
-    // idle timeout (idle_until, when set) on time.
-    Deadline until = Deadline::after(std::max<progress::Clock::duration>(
-        std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle)));
-    if (idle_timeout_.count() != 0 && idle_until.remaining() < until.remaining()) until = idle_until;
-    n = ep_->wait(c, max, until);
+    n = ep_->wait(c, max, sleep_until(idle_timeout_.count() != 0 ? idle_until
+                                                                : Deadline::after(kLongestSleep),
+                                      idle));
   }
   if (n > 0) last_news_ = progress::Clock::now();
   return n;
+}
+
+// How long a wait for the client may sleep, at most `until`: as long as that where the endpoint
+// sleeps on descriptors alone, the stop's among them (an idle connection wakes only for its
+// client, its idle timeout or the stop); elsewhere the stop flag is looked at as rarely as the
+// transport wakes for a client idle that long (`idle`), kStopCheckMs at least.
+Deadline Connection::sleep_until(Deadline until, progress::Clock::duration idle) const {
+  if (stop_.fd() >= 0 && ep_->wait_sleeps_through()) return until;
+  const Deadline slice = Deadline::after(std::max<progress::Clock::duration>(
+      std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle)));
+  return slice.remaining() < until.remaining() ? slice : until;
 }
 
 // The request is due as soon as the client sees its connection: polled for while due by the
@@ -143,11 +159,10 @@ bool Connection::exchange_memory_regions() {
   size_t received = 0;
   bool got = false;
   while (!got) {
-    if (stop_.load()) return false;
+    if (stop_.raised()) return false;
     transport::Completion c[4];
     const bool polling = !poll_until.expired();
-    size_t n = polling ? ep_->poll(c, 4)
-                       : ep_->wait(c, 4, Deadline::after(std::chrono::milliseconds(kStopCheckMs)));
+    size_t n = polling ? ep_->poll(c, 4) : ep_->wait(c, 4, sleep_until(deadline, {}));
     if (n == 0 && polling) sched_yield();  // the client may share this core: it moves meanwhile
     for (size_t i = 0; i < n; ++i)
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
@@ -177,9 +192,10 @@ bool Connection::exchange_memory_regions() {
                        : mrsp::encode_error(static_cast<mrsp::ErrorCode>(error_code), send_buf,
                                             mrsp::kBufferSize);
     send_mrsp(send_buf, len);
-    // The error must reach the client before the endpoint is torn down.
+    // The error must reach the client before the endpoint is torn down, unless the server
+    // stops (the stop ends every wait at once then).
     Deadline sent = Deadline::after(std::chrono::seconds(1));
-    for (bool done = false; !done && !sent.expired();) {
+    for (bool done = false; !done && !sent.expired() && !stop_.raised();) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, sent);
       for (size_t i = 0; i < n; ++i) done |= c[i].kind == transport::CompletionKind::Send;

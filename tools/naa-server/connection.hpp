@@ -16,6 +16,7 @@
 #include "memory_budget.hpp"
 #include "protocol/mrsp.hpp"
 #include "progress/wait_plan.hpp"
+#include "stop_signal.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::server {
@@ -26,7 +27,7 @@ class Connection {
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
              std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-             std::chrono::microseconds spin, const std::atomic<bool> &stop,
+             std::chrono::microseconds spin, const StopSignal &stop,
              RegionPool *regions = nullptr);
   ~Connection();
 
@@ -43,6 +44,7 @@ class Connection {
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
   size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
+  Deadline sleep_until(Deadline until, progress::Clock::duration idle) const;
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;
@@ -51,7 +53,7 @@ class Connection {
   progress::Expected next_invocation_;     // how long after a reply the next invocation comes
   progress::Clock::time_point replied_{};  // when the last reply was posted
   progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
-  const std::atomic<bool> &stop_;
+  const StopSignal &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   bool started_ = false;
   std::exception_ptr start_failed_;

@@ -121,7 +121,15 @@ void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *o
   }
 }
 
-bool HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out) {
+HandshakeSweeper::Answer HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out) {
+  alignas(nlmsghdr) char buf[16384];
+  // The rest of a dump given up on is read to its end first: the kernel refuses a second dump
+  // on a socket (EBUSY) while one is under way, and reading is what moves it on.
+  if (dump_unread_) {
+    while (recv(diag_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+    }
+    dump_unread_ = false;
+  }
   struct {
     nlmsghdr head;
     inet_diag_req_v2 request;
@@ -147,17 +155,26 @@ bool HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *ou
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   if (sendto(diag_fd_, &ask, sizeof ask, 0, reinterpret_cast<sockaddr *>(&kernel), sizeof kernel) < 0)
-    return false;
-  alignas(nlmsghdr) char buf[16384];
+    return Answer::Never;
+  if (lose_answer_) {
+    lose_answer_ = false;
+    dump_unread_ = true;
+    return Answer::NotNow;
+  }
   for (;;) {
+    // A slow answer (the receive timeout: EAGAIN) or a signal (EINTR: a socket with a timeout
+    // is not restarted) costs this sweep its listing, not the later ones theirs: a dump under
+    // load is slow now and then, and /proc/net/tcp is what the kernel listing saves.
     ssize_t n = recv(diag_fd_, buf, sizeof buf, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
+    if (n <= 0) {
+      dump_unread_ = true;
+      return Answer::NotNow;
+    }
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
       if (h->nlmsg_seq != diag_seq_) continue;  // the rest of an answer given up on
-      if (h->nlmsg_type == NLMSG_DONE) return true;
+      if (h->nlmsg_type == NLMSG_DONE) return Answer::Listed;
       if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
-        return false;  // NLMSG_ERROR: no diagnostics for TCP (tcp_diag not loaded)
+        return Answer::Never;  // NLMSG_ERROR: no diagnostics for TCP (tcp_diag not loaded)
       const auto *m = static_cast<const inet_diag_msg *>(NLMSG_DATA(h));
       if (m->idiag_inode == 0) continue;  // a request or a TIME_WAIT: no descriptor
       char ip[INET6_ADDRSTRLEN] = "?";
@@ -170,17 +187,25 @@ bool HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *ou
   }
 }
 
-std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::sockets_on_port() {
-  std::map<ino_t, TcpSocket> sockets;
-  if (diag_fd_ >= 0) {
-    if (ask_kernel(AF_INET, &sockets) && (tcp6_fd_ < 0 || ask_kernel(AF_INET6, &sockets))) return sockets;
-    NAA_LOG_INFO("the kernel's socket diagnostics do not answer for TCP: the handshake sweeps read "
-                 "/proc/net/tcp instead");
-    close(diag_fd_);
-    diag_fd_ = -1;
-    sockets.clear();
-    settled_.clear();  // it held what the descriptors showed beside the kernel's listing
+bool HandshakeSweeper::kernel_listing(std::map<ino_t, TcpSocket> *out) {
+  Answer a = ask_kernel(AF_INET, out);
+  if (a == Answer::Listed && tcp6_fd_ >= 0) a = ask_kernel(AF_INET6, out);
+  if (a == Answer::Listed) return true;
+  out->clear();
+  if (a == Answer::NotNow) {
+    NAA_LOG_DEBUG("the kernel's socket diagnostics did not answer in time: this handshake sweep "
+                  "reads /proc/net/tcp");
+    return false;
   }
+  NAA_LOG_INFO("the kernel's socket diagnostics do not answer for TCP: the handshake sweeps read "
+               "/proc/net/tcp instead");
+  close(diag_fd_);
+  diag_fd_ = -1;
+  return false;
+}
+
+std::map<ino_t, HandshakeSweeper::TcpSocket> HandshakeSweeper::proc_listing() const {
+  std::map<ino_t, TcpSocket> sockets;
   read_table(tcp_fd_, false, &sockets);
   read_table(tcp6_fd_, true, &sockets);
   return sockets;
@@ -205,7 +230,8 @@ unsigned HandshakeSweeper::for_each_socket_fd(F &&f) const {
 }
 
 void HandshakeSweeper::bound_receives() {
-  const std::map<ino_t, TcpSocket> sockets = sockets_on_port();
+  std::map<ino_t, TcpSocket> sockets;
+  if (diag_fd_ < 0 || !kernel_listing(&sockets)) sockets = proc_listing();
   timeval tv{static_cast<time_t>(kReceiveBound.count() / 1000),
              static_cast<suseconds_t>(kReceiveBound.count() % 1000 * 1000)};
   unsigned bounded = 0;
@@ -237,8 +263,8 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   // The kernel's list of the port's sockets, where it gives one: when each is the listener or
   // a served client's, no request can be waiting, and the descriptors need not be read.
   std::map<ino_t, TcpSocket> sockets;
-  if (diag_fd_ >= 0) sockets = sockets_on_port();
-  const bool from_kernel = diag_fd_ >= 0;
+  const bool from_kernel = diag_fd_ >= 0 && kernel_listing(&sockets);
+  if (from_kernel) last_listing_ = sockets.size();
   if (from_kernel && std::all_of(sockets.begin(), sockets.end(), [&](const auto &s) {
         return s.second.listening || served.count(s.second.remote) != 0;
       })) {
@@ -269,7 +295,8 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
       quiet_opens_ = opens;
       return;
     }
-    sockets = sockets_on_port();
+    sockets = proc_listing();
+    last_listing_ = sockets.size();
   }
   std::map<ino_t, Clock::time_point> seen;
   std::set<ino_t> settled;
@@ -279,7 +306,14 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     auto it = sockets.find(inode);
     // Another port's socket, the listener or a served client's: none of them can turn into a
     // waiting request (a socket keeps its port, and a served one was handed over already).
-    if (it == sockets.end() || it->second.listening || served.count(it->second.remote) != 0) {
+    // The kernel's listing is taken before the descriptors are read: a socket missing from it
+    // may be a request accepted meanwhile, which the next sweep looks at, so only /proc's
+    // (read after them) settles it.
+    if (it == sockets.end()) {
+      if (!from_kernel) settled.insert(inode);
+      continue;
+    }
+    if (it->second.listening || served.count(it->second.remote) != 0) {
       settled.insert(inode);
       continue;
     }

@@ -72,12 +72,16 @@ class HandshakeSweeper {
   // the port that sent nothing for `timeout` and are not one of `served` ("ip:port" as
   // transport::Endpoint::peer() spells it).
   void sweep(const std::set<std::string> &served);
-  // For tests: sweeps that listed the port's sockets, those that read the links of
-  // /proc/self/fd (none while all are served, when the kernel lists the sockets), and
-  // whether the kernel does.
+  // For tests: sweeps that listed the port's sockets, how many the last listing held, those
+  // that read the links of /proc/self/fd (none while all are served, when the kernel lists the
+  // sockets), and whether the kernel does.
   unsigned long listings() const { return listings_; }
+  size_t last_listing() const { return last_listing_; }
   unsigned long descriptor_scans() const { return descriptor_scans_; }
   bool lists_from_kernel() const { return diag_fd_ >= 0; }
+  // For tests: the next request to the kernel is sent but its answer left unread, as one that
+  // does not come within the receive timeout (a slow dump under load) or a signal leaves it.
+  void lose_next_answer() { lose_answer_ = true; }
 
  private:
   struct TcpSocket {
@@ -85,11 +89,17 @@ class HandshakeSweeper {
     bool listening;
     bool unread;  // bytes received that nobody has read yet
   };
-  std::map<ino_t, TcpSocket> sockets_on_port();
+  // The port's sockets from the kernel's socket diagnostics: false where it gave none this
+  // time (the caller reads /proc/net/tcp{,6} once instead); where it cannot answer at all, it
+  // is not asked again.
+  bool kernel_listing(std::map<ino_t, TcpSocket> *out);
+  std::map<ino_t, TcpSocket> proc_listing() const;
   long long passive_opens() const;  // -1 where unknown
   void read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *out) const;
-  // From the kernel's socket diagnostics: false where it cannot answer.
-  bool ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out);
+  // A listing with no answer (Never: the kernel refused the request, or it could not be sent),
+  // or none this time (NotNow: no answer within the receive timeout, or a signal).
+  enum class Answer { Listed, NotNow, Never };
+  Answer ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out);
   // f(fd, inode) for every socket descriptor; returns how many descriptors are open.
   template <typename F>
   unsigned for_each_socket_fd(F &&f) const;
@@ -105,11 +115,14 @@ class HandshakeSweeper {
   const int snmp_fd_;
   long long quiet_opens_ = -1;  // PassiveOpens when a sweep began that left nothing waiting
   uint32_t diag_seq_ = 0;
+  bool dump_unread_ = false;  // a dump given up on may still be under way on diag_fd_
+  bool lose_answer_ = false;
   std::map<ino_t, Clock::time_point> first_seen_;
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
   Clock::time_point next_look_;
   Clock::time_point next_sweep_;
   unsigned long listings_ = 0;
+  size_t last_listing_ = 0;
   unsigned long descriptor_scans_ = 0;
 };
 

@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <signal.h>
 
-#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -25,9 +24,9 @@
 
 namespace {
 
-std::atomic<bool> stop_requested{false};
+naa::server::StopSignal stop_requested;
 
-void on_signal(int) { stop_requested.store(true); }
+void on_signal(int) { stop_requested.raise(); }
 
 void usage(FILE *out) {
   std::fprintf(out,

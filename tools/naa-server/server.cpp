@@ -116,7 +116,7 @@ void Server::reap() {
   workers_.remove_if([](const Worker &w) { return w.done.load(); });
 }
 
-void Server::run(const std::atomic<bool> &stop) {
+void Server::run(const StopSignal &stop) {
   std::vector<std::thread> acceptors;
   for (size_t i = 1; i < listening_.size(); ++i)
     acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
@@ -132,8 +132,8 @@ std::set<std::string> Server::served_peers() {
   return peers;
 }
 
-void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
-  while (!stop.load()) {
+void Server::accept_loop(Listening &l, const StopSignal &stop) {
+  while (!stop.raised()) {
     std::unique_ptr<transport::Endpoint> ep;
     try {
       ep = l.listener->next_request(Deadline::after(kAcceptSlice));
@@ -149,7 +149,7 @@ void Server::accept_loop(Listening &l, const std::atomic<bool> &stop) {
   }
 }
 
-void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop) {
+void Server::admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &stop) {
   // Before anything is allocated for the client (the endpoint opens its fabric resources only
   // when accepted): the key is the first thing checked.
   if (keys_) {
@@ -185,15 +185,28 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bo
   // The acceptance leaves from here where it needs no word from the client (ofi): the client
   // goes on while a thread takes the connection over (17-25 us on loopback).
   conn->start();
-  // The connection ends (its endpoint closed, its memory given back) before the client stops
-  // counting for the limits.
-  pool_.run([this, conn = std::move(conn), w]() mutable {
-    conn->run();
-    w->served.store(true);
-    conn.reset();
+  const std::string peer = w->peer;
+  auto finish = [this, w] {
     w->done.store(true);
     ++workers_done_;
-  });
+  };
+  // The connection ends (its endpoint closed, its memory given back) before the client stops
+  // counting for the limits.
+  try {
+    pool_.run([conn = std::move(conn), w, finish]() mutable {
+      conn->run();
+      w->served.store(true);
+      conn.reset();
+      finish();
+    });
+  } catch (const std::exception &e) {
+    // No thread for it (a thread or memory limit): the job and its connection are gone, so the
+    // client sees its connection close instead of waiting out its request's timeout, and its
+    // slot is free again.
+    NAA_LOG_ERROR("client %s: no thread to serve it (%s); dropping it", peer.c_str(), e.what());
+    w->served.store(true);
+    finish();
+  }
 }
 
 // Why the request of `ep` is refused (the reason for the client; "" to drop it unanswered), or
@@ -216,7 +229,10 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
       return "";
     }
   }
-  if (workers_.size() >= options_.max_clients) {
+  // Done ones not counted: a job marks its Worker done before reap() may count it, and one
+  // reaped later must not hold a slot meanwhile.
+  auto live = [](const Worker &w) { return !w.done.load(); };
+  if (static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), live)) >= options_.max_clients) {
     NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep.peer().c_str(),
                  options_.max_clients);
     return "naa-server: too many clients";

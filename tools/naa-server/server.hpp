@@ -19,6 +19,7 @@
 #include "memory_budget.hpp"
 #include "key_check.hpp"
 #include "region_pool.hpp"
+#include "stop_signal.hpp"
 #include "worker_pool.hpp"
 #include "transport/transport.hpp"
 
@@ -62,8 +63,8 @@ class Server {
   uint16_t port() const { return port_; }
   std::string transport_names() const;  // "ofi+tcp, verbs"
 
-  // Serves until `stop` becomes true, then ends every connection and returns.
-  void run(const std::atomic<bool> &stop);
+  // Serves until `stop` is raised, then ends every connection and returns.
+  void run(const StopSignal &stop);
 
  private:
   struct Listening {
@@ -82,9 +83,9 @@ class Server {
     std::atomic<bool> served{false};
   };
   void listen(const std::string &transport_name, uint16_t port);
-  void accept_loop(Listening &l, const std::atomic<bool> &stop);
+  void accept_loop(Listening &l, const StopSignal &stop);
   std::set<std::string> served_peers();
-  void admit(std::unique_ptr<transport::Endpoint> ep, const std::atomic<bool> &stop);
+  void admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &stop);
   const char *refusal(const transport::Endpoint &ep, const std::string &host);
   void reap();
 

@@ -18,7 +18,12 @@ void WorkerPool::run(std::function<void()> job) {
     return;
   }
   Thread &t = threads_.emplace_back();
-  t.thread = std::thread(&WorkerPool::serve, this, &t, std::move(job));
+  try {
+    t.thread = std::thread(&WorkerPool::serve, this, &t, std::move(job));
+  } catch (...) {
+    threads_.pop_back();  // no thread to join (stop() would throw joining it)
+    throw;
+  }
 }
 
 void WorkerPool::serve(Thread *self, std::function<void()> job) {

@@ -31,7 +31,8 @@ class WorkerPool {
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
 
-  // Runs `job` on a parked thread, or on a new one when none waits.
+  // Runs `job` on a parked thread, or on a new one when none waits. Throws std::system_error
+  // when no thread can be made (EAGAIN under a thread or memory limit); `job` is dropped then.
   void run(std::function<void()> job);
   // Joins the threads that have ended (a parked thread whose time ran out).
   void reap();

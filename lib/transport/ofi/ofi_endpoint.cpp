@@ -99,9 +99,17 @@ size_t OfiEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
   for (;;) {
     if (size_t n = poll(out, max)) return n;
     if (deadline.expired()) return 0;
-    if (size_t n = sleep_on_cq(out, std::min<size_t>(max, 8), deadline)) return n;
+    if (size_t n = sleep_on_cq(out, std::min<size_t>(max, 8), deadline, interrupt_fd_)) return n;
     check_events();  // a slice slept through: the peer may be gone
+    if (interrupted_) return 0;
   }
+}
+
+// shm only once nothing has come for kQuietBeforeSleep: a transfer that needs both sides'
+// progress (sleep_on_bell) after a short pause still has the caller's slices to move it.
+bool OfiEndpoint::wait_sleeps_through() const {
+  if (!cq_wakes_) return rings_bell() && peer_pidfd_ >= 0 && nap_.idle() >= kQuietBeforeSleep;
+  return wait_fd_ >= 0 && eq_fd_ >= 0;
 }
 
 bool OfiEndpoint::arm_wait() {
@@ -259,19 +267,21 @@ void OfiEndpoint::check_events() {
   }
 }
 
-// One slice of sleep on the CQ (never past `deadline`). shm's peers
+// One slice of sleep on the CQ (never past `deadline`), ended early by `interrupt` (>= 0) where
+// it sleeps on descriptors: interrupted_ then tells so. shm's peers
 // write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
 // timeout through a message), so there the slices are naps of a share of the time since the
 // last completion (progress/wait_plan.hpp): a message after a pause waits a share of the pause.
-size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) {
+size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, int interrupt) {
+  interrupted_ = false;
   if (!cq_wakes_) {
-    if (rings_bell()) return sleep_on_bell(out, max, deadline);
+    if (rings_bell()) return sleep_on_bell(out, max, deadline, interrupt);
     // To the microsecond: a millisecond count would be 0 in a deadline's last millisecond
     // and turn the nap into a spin.
     nap_.take(deadline.remaining());
     return read_cq(out, max);
   }
-  if (wait_fd_ >= 0 && eq_fd_ >= 0) return sleep_on_fds(out, max, deadline);
+  if (wait_fd_ >= 0 && eq_fd_ >= 0) return sleep_on_fds(out, max, deadline, interrupt);
   // Without both descriptors, a disconnect that only the EQ shows is seen after a slice, which
   // grows with the time nothing came: 64 idle connections of naa-server that woke every
   // 100 ms took 7 % of a core.
@@ -288,15 +298,16 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline) 
 
 // Sleeps on the CQ's and the EQ's descriptors at once: a completion and a disconnect both
 // wake it, so it needs no slice (the caller's check_events() reads the EQ).
-size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline) {
+size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline, int interrupt) {
   fid_t fids[2] = {&cq_->fid, &eq_->fid};
   if (fi_trywait(context_->fabric, fids, 2) == FI_SUCCESS) {
-    pollfd fds[2] = {{wait_fd_, POLLIN, 0}, {eq_fd_, POLLIN, 0}};
+    pollfd fds[3] = {{wait_fd_, POLLIN, 0}, {eq_fd_, POLLIN, 0}, {interrupt, POLLIN, 0}};
     // Rounded up: a millisecond count of 0 in a deadline's last millisecond would spin.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
     const int timeout = static_cast<int>(std::min<std::chrono::milliseconds::rep>(
         std::max<std::chrono::milliseconds::rep>(left.count(), 0), INT32_MAX));
-    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) check(-errno, "poll");
+    if (::poll(fds, interrupt >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR) check(-errno, "poll");
+    interrupted_ = interrupt >= 0 && fds[2].revents != 0;
   }
   return read_cq(out, max);
 }
@@ -314,27 +325,38 @@ bool OfiEndpoint::arm_bell() {
 }
 
 // shm with a peer that rings (ofi_shm_bell.hpp): sleeps until rung, the peer's process ends,
-// or `deadline`, whichever comes first: no nap, so no post waits for the end of one.
-size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline) {
+// or `deadline`, whichever comes first: no nap, so no post waits for the end of one. Except
+// while the peer is mid-transfer: a ring that delivered nothing was a post whose data has not
+// all come (without CMA, shm moves large writes in segments that need both sides' progress,
+// and only posts ring), so for kTransferWatch after one the sleeps are naps, as they were
+// before an idle connection slept to its deadline (shm_sar.sh: a 16 MiB invocation after a
+// pause then waited up to 1.2 s for the client's next ring).
+size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline, int interrupt) {
   bell_->raise();
   size_t n = 0;
+  bool rung = false;
   try {
     n = read_cq(out, max);
     if (n == 0 && control_in_.empty() && !peer_left_) {
-      pollfd fds[2] = {{bell_->fd(), POLLIN, 0}, {peer_pidfd_, POLLIN, 0}};
-      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::max(deadline.remaining(), Deadline::Clock::duration::zero()))
-                            .count();
+      pollfd fds[3] = {{bell_->fd(), POLLIN, 0}, {interrupt, POLLIN, 0}, {peer_pidfd_, POLLIN, 0}};
+      const nfds_t count = 1 + (interrupt >= 0 ? 1 : 0) + (peer_pidfd_ >= 0 ? 1 : 0);
+      if (interrupt < 0) fds[1] = fds[2];
+      auto sleep = std::max(deadline.remaining(), Deadline::Clock::duration::zero());
+      if (Deadline::Clock::now() < transfer_watch_until_) sleep = std::min(sleep, nap_.length());
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(sleep).count();
       const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
-      if (::ppoll(fds, peer_pidfd_ >= 0 ? 2 : 1, &timeout, nullptr) < 0 && errno != EINTR)
-        check(-errno, "ppoll");
+      if (::ppoll(fds, count, &timeout, nullptr) < 0 && errno != EINTR) check(-errno, "ppoll");
+      interrupted_ = interrupt >= 0 && fds[1].revents != 0;
+      rung = fds[0].revents != 0;
     }
   } catch (...) {
     bell_->lower();
     throw;
   }
   bell_->lower();
-  return n > 0 ? n : read_cq(out, max);
+  if (n == 0) n = read_cq(out, max);
+  if (rung && n == 0) transfer_watch_until_ = Deadline::Clock::now() + kTransferWatch;
+  return n;
 }
 
 size_t OfiEndpoint::read_cq(Completion *out, size_t max) {

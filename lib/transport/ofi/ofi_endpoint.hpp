@@ -93,6 +93,7 @@ class OfiEndpoint : public Endpoint {
 
   size_t poll(Completion *out, size_t max) override;
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
+  bool wait_sleeps_through() const override;
 
   // shm with a peer that rings: our bell (ofi_shm_bell.hpp), which arm_wait() raises, so that
   // naa_waitany and the progress thread sleep on it as they do on tcp's CQ.
@@ -122,6 +123,10 @@ class OfiEndpoint : public Endpoint {
   static constexpr std::chrono::microseconds kPostSpin{100};
   // How long a reject or goodbye may take to leave before the endpoint closes.
   static constexpr auto kControlFlush = std::chrono::milliseconds(200);
+  // How long after a ring that delivered nothing the bell's sleeps are naps (sleep_on_bell).
+  static constexpr auto kTransferWatch = std::chrono::seconds(1);
+  // How long nothing must have come before an shm wait sleeps to its deadline on the bell.
+  static constexpr auto kQuietBeforeSleep = std::chrono::seconds(3);
 
   // ofi_endpoint_reuse.cpp
   bool adopt_idle();
@@ -146,9 +151,9 @@ class OfiEndpoint : public Endpoint {
   void close();
   void on_cq_error();
   void check_events();
-  size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline);
-  size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline);
-  size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline);
+  size_t sleep_on_cq(Completion *out, size_t max, Deadline deadline, int interrupt = -1);
+  size_t sleep_on_fds(Completion *out, size_t max, Deadline deadline, int interrupt);
+  size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline, int interrupt);
   bool rings_bell() const { return !cq_wakes_ && bell_ && peer_bell_ && peer_bell_->rings(); }
   bool arm_bell();
   void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
@@ -268,6 +273,8 @@ class OfiEndpoint : public Endpoint {
   bool same_host_ = false;
   bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
   Nap nap_;  // sleep_on_cq's, where the CQ does not wake
+  bool interrupted_ = false;  // the last sleep_on_cq ended on its interrupt descriptor
+  Deadline::Clock::time_point transfer_watch_until_{};  // sleep_on_bell naps until then
   bool imm_consumes_recv_ = false;
   bool virt_addr_ = false;
   size_t max_msg_ = SIZE_MAX;

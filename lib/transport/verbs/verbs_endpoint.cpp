@@ -7,6 +7,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cstring>
 
@@ -138,15 +139,18 @@ size_t VerbsEndpoint::poll(Completion *out, size_t max) {
 }
 
 // Arm, poll once more (a completion between the last poll and the arming would raise no
-// event), then sleep on the completion channel and the CM channel together.
+// event), then sleep on the completion channel and the CM channel together, and the interrupt
+// descriptor: a completion, a disconnect's event and a stop each wake it, so it sleeps to the
+// deadline without slices.
 size_t VerbsEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
   for (;;) {
     if (size_t n = poll(out, max)) return n;
     arm_wait();
     if (size_t n = poll(out, max)) return n;
     if (deadline.expired()) return 0;
-    pollfd fds[2] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}};
-    ::poll(fds, 2, deadline.remaining_ms(kWaitSliceMs));
+    pollfd fds[3] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+    ::poll(fds, interrupt_fd_ >= 0 ? 3 : 2, deadline.remaining_ms(INT_MAX));
+    if (interrupt_fd_ >= 0 && fds[2].revents != 0) return 0;
   }
 }
 

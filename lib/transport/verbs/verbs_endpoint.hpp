@@ -44,6 +44,7 @@ class VerbsEndpoint : public Endpoint {
 
   size_t poll(Completion *out, size_t max) override;
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
+  bool wait_sleeps_through() const override { return true; }
   int wait_fd() const override { return comp_ch_->fd; }
   bool arm_wait() override;
 
