@@ -71,13 +71,16 @@ class SharedExpected {
 };
 
 // The wait for the next of a series of arrivals (a listener's next connection request, a
-// pool's next job): where they have come within kPollableGap of each other (a program creating
-// handles one after another), the waiter polls for twice the gap (at least `spin`, at most
-// twice kPollableGap) before it sleeps, since waking it would cost the next arrival a wake-up
-// (20-30 us on this VM, doc/performance.md); otherwise it does not poll at all, so an idle
-// server sleeps. A gap counts as 2 * kPollableGap at most: after a pause, three quick arrivals
-// bring the poll back (an hour's pause would otherwise take some 30 of them).
-class ArrivalPoll {
+// pool's next job, a new connection's first message): where they have come within
+// kPollableGap (a program creating handles one after another), the waiter polls for twice
+// that (at least `spin`, at most twice kPollableGap) before it sleeps, since waking it would
+// cost the next arrival a wake-up (20-30 us on this VM, doc/performance.md); otherwise it does
+// not poll at all, so an idle server sleeps. A gap counts as 2 * kPollableGap at most: after a
+// pause, three quick arrivals bring the poll back (an hour's pause would otherwise take some
+// 30 of them). `Estimate`: Expected for one waiter, SharedExpected for the threads of a
+// process that wait in turn.
+template <class Estimate>
+class BasicArrivalPoll {
  public:
   static constexpr microseconds kPollableGap{1000};
 
@@ -89,7 +92,10 @@ class ArrivalPoll {
   }
 
  private:
-  Expected gap_;
+  Estimate gap_;
 };
+
+using ArrivalPoll = BasicArrivalPoll<Expected>;
+using SharedArrivalPoll = BasicArrivalPoll<SharedExpected>;
 
 }  // namespace naa::progress

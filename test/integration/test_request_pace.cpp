@@ -48,8 +48,11 @@ TransportOptions keeping() {
   return options;
 }
 
-void test_arrivals_close_together_are_polled_for(void **) {
-  naa::progress::ArrivalPoll poll;
+// One rule for a single waiter's estimate and for the one naa-server's connection threads
+// share (a new connection's first message, tools/naa-server/connection.cpp).
+template <class Poll>
+void check_arrival_rule() {
+  Poll poll;
   assert_int_equal(poll.due().count(), 0);  // seen nothing: no poll
   poll.observe(std::chrono::hours(1));      // a pause
   assert_int_equal(poll.due().count(), 0);
@@ -60,6 +63,11 @@ void test_arrivals_close_together_are_polled_for(void **) {
   assert_true(poll.due(microseconds(500)) == microseconds(500));  // the spin at least
   poll.observe(std::chrono::seconds(2));  // seldom again
   assert_int_equal(poll.due().count(), 0);
+}
+
+void test_arrivals_close_together_are_polled_for(void **) {
+  check_arrival_rule<naa::progress::ArrivalPoll>();
+  check_arrival_rule<naa::progress::SharedArrivalPoll>();
 }
 
 // The listener's process (this program run with --listen TRANSPORT): it prints its port, then

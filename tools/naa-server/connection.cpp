@@ -23,6 +23,16 @@ constexpr int kStopCheckMs = 200;
 constexpr auto kLongestSleep = std::chrono::hours(24);
 constexpr unsigned kCheapPollsPerYield = 32;
 
+// How soon a client's first message (its first invocation, or its goodbye) comes after our
+// advertisement, over the server's connections: a program that creates handles one after
+// another, or invokes at once, sends it within microseconds, and a connection thread asleep by
+// then costs it a wake-up (20-60 us on this VM; half of a warm ofi+shm naa_create's spread,
+// doc/performance.md).
+progress::SharedArrivalPoll &first_message() {
+  static progress::SharedArrivalPoll poll;
+  return poll;
+}
+
 // The identity (NUL included) tells a libnaa client that it needs no pacing.
 const std::string &server_identity() {
   static const std::string identity(transport::kServerIdentity, sizeof transport::kServerIdentity);
@@ -92,6 +102,7 @@ void Connection::run() {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           idle = Deadline::after(idle_timeout_);
           if (invocations_ > 0) next_invocation_.observe(last_news_ - replied_);
+          else first_message().observe(last_news_ - replied_);
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
@@ -103,6 +114,8 @@ void Connection::run() {
       }
     }
   } catch (const Error &e) {
+    if (e.code() == NAA_ERR_CONNECTION && invocations_ == 0 && replied_ != progress::Clock::time_point{})
+      first_message().observe(progress::Clock::now() - replied_);  // it said goodbye first
     if (e.code() == NAA_ERR_CONNECTION)
       NAA_LOG_INFO("client %s: %s (after %" PRIu64 " invocations)", peer.c_str(), e.what(), invocations_);
     else
@@ -113,14 +126,19 @@ void Connection::run() {
 }
 
 // Polls while the client's next invocation is due by the wait plan (progress/wait_plan.hpp:
-// twice as long as it took to come after our recent replies, --spin-us at least), then sleeps
+// twice as long as it took to come after our recent replies, --spin-us at least; a new
+// connection's first message while the server's recent clients sent theirs within 1 ms of the
+// advertisement, progress::ArrivalPoll), then sleeps
 // in the transport: a blocked thread's wake-up is most of a small round trip, and a client
 // that stopped invoking costs nothing after a few of its round trips.
 size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline idle_until) {
   size_t n = ep_->poll(c, max);
   if (n == 0) {
     const auto idle = progress::Clock::now() - last_news_;
-    if (idle < progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll) {
+    const progress::nanoseconds poll_for =
+        invocations_ == 0 ? first_message().due(spin_)
+                          : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
+    if (idle < poll_for) {
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
@@ -227,6 +245,7 @@ bool Connection::exchange_memory_regions() {
   post_invocation_recv();
   size_t len = mrsp::encode_advert(advert.data(), advert.size(), send_buf, mrsp::kBufferSize);
   send_mrsp(send_buf, len);
+  replied_ = last_news_ = progress::Clock::now();  // the client's first message is due from here
   NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated", peer.c_str(), advert.size(),
                handler_.reserved());
   return true;
