@@ -10,7 +10,8 @@
 #                and session threads under attack (test_hostile); kept ofi+shm endpoints
 #                and their bells across connections (test_shm_reuse, test_shm_bell_wait:
 #                the client's waits on the bell, the progress thread's too), and
-#                naa-server's pool of threads joining those that ended (test_pool_reap)
+#                naa-server's pool of threads joining those that ended (test_pool_reap), and
+#                the listeners polling for requests between connections (test_request_pace)
 # NAA_TEST_TIME_SCALE (3 under ASan, 5 under TSan) stretches the deadlines that tests give
 # naa-server and the latencies they accept, as the sanitizers slow everything down.
 # Any report fails the run (halt_on_error). Usage: scripts/sanitize.sh [asan|tsan]...
@@ -40,7 +41,7 @@ run_tsan() {
   build "$top/_build-tsan" thread
   echo "sanitize: thread tests under TSan (halt_on_error)"
   NAA_TEST_TIME_SCALE=5 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
-    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap"
+    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap test/integration/test_request_pace"
 }
 
 status=0
