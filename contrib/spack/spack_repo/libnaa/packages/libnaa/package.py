@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="fbdbd1950de20b9651a78b6a5bdae5261a998ffa23fb059aa5ea4c35f9aadcd3")
+    version("0.1.0", sha256="1173763f131c458974d86ba9cdfeb819f9396b33f1897be58f51b8a58659a07f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
