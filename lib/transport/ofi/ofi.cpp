@@ -194,7 +194,7 @@ class OfiTransport : public Transport {
     InfoPtr info(fi_dupinfo(rdm_probe_.get()));
     if (!info) return nullptr;
     give_unique_shm_source(info.get());
-    std::string dest = "fi_ns://" + shm_service(port);
+    std::string dest = kListenerAddressPrefix + shm_service(port);
     free(info->dest_addr);
     info->dest_addr = strdup(dest.c_str());
     info->dest_addrlen = info->dest_addr != nullptr ? dest.size() + 1 : 0;

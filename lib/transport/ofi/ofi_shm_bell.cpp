@@ -15,6 +15,7 @@
 
 #include "diag/log.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
 namespace {
@@ -119,11 +120,11 @@ ShmBellRope::~ShmBellRope() {
 }
 
 // One stat where the rope took an shm_open, an fstat, an mmap and a socket (~20 us of each side's
-// warm naa_create on a VM). shm objects are files under /dev/shm (as in ofi_shm_request.cpp).
+// warm naa_create on a VM).
 bool ShmBellRope::still_for(const std::string &peer_name) const {
   if (ino_ == 0 || shm_bell_object(peer_name) != object_) return false;
   struct stat st {};
-  return stat(("/dev/shm" + object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+  return stat(shm_object_path(object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
 void ShmBellRope::ring() noexcept {

@@ -14,11 +14,10 @@
 #include <thread>
 
 #include "diag/log.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
 namespace {
-
-constexpr char kAddressPrefix[] = "fi_ns://";
 
 // The abstract name (leading NUL: no file to leave behind when the server is killed) of the
 // doorbell of the listener named `service`.
@@ -66,9 +65,9 @@ bool ShmDoorbell::wait(Deadline::Clock::duration timeout) {
 
 void ring_shm_doorbell(const std::string &server) {
   const std::string service(server.c_str());  // FI_ADDR_STR: up to its NUL
-  if (service.rfind(kAddressPrefix, 0) != 0) return;
+  if (service.rfind(kListenerAddressPrefix, 0) != 0) return;
   sockaddr_un addr;
-  const socklen_t len = doorbell_address(service.substr(sizeof kAddressPrefix - 1), &addr);
+  const socklen_t len = doorbell_address(service.substr(sizeof kListenerAddressPrefix - 1), &addr);
   int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
   const char ring = 1;

@@ -66,13 +66,12 @@ int hold_shm_name(const std::string &name) {
 }
 
 std::optional<ShmObject> shm_listener_object(const std::string &address) {
-  static constexpr char kPrefix[] = "fi_ns://";
   const std::string text(address.c_str());  // FI_ADDR_STR names travel with their NUL
-  if (text.compare(0, sizeof kPrefix - 1, kPrefix) != 0) return std::nullopt;
-  const std::string service = text.substr(sizeof kPrefix - 1);
+  if (text.compare(0, sizeof kListenerAddressPrefix - 1, kListenerAddressPrefix) != 0) return std::nullopt;
+  const std::string service = text.substr(sizeof kListenerAddressPrefix - 1);
   struct stat st {};
   if (service.empty() || service.find('/') != std::string::npos ||
-      stat(("/dev/shm/" + service).c_str(), &st) != 0)
+      stat(shm_object_path("/" + service).c_str(), &st) != 0)
     return std::nullopt;
   return ShmObject{st.st_dev, st.st_ino};
 }

@@ -20,6 +20,13 @@ namespace naa::transport::ofi_detail {
 // reaches that server over TCP instead).
 std::string shm_service(uint16_t port);
 
+// A listener's address: this prefix and its service name (shm_service).
+inline constexpr char kListenerAddressPrefix[] = "fi_ns://";
+
+// The file behind POSIX shared-memory object `object` ("/NAME"): glibc's shm_open keeps them
+// under /dev/shm, so a stat of it answers what shm_open, fstat and close would.
+inline std::string shm_object_path(const std::string &object) { return "/dev/shm" + object; }
+
 // shm keeps an endpoint's region as the POSIX shared-memory object of the endpoint's name
 // (fi_shm(7)). A listener holds an flock on its object while it lives: that tells a live server
 // from the leftover of one that was killed (which would make a new listener's fi_enable fail

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,7 +16,6 @@ namespace naa::transport::ofi_detail {
 namespace {
 
 constexpr char kPrefix[] = "fi_shm://";
-constexpr char kShmDir[] = "/dev/shm";  // where glibc's shm_open keeps the objects
 
 std::atomic<unsigned long> maps_read{0};
 
@@ -25,7 +25,7 @@ std::atomic<unsigned long> maps_read{0};
 bool object_stat(const std::string &name, struct stat *st) {
   const std::string object = shm_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
-  return lstat((std::string(kShmDir) + object).c_str(), st) == 0 && S_ISREG(st->st_mode);
+  return lstat(shm_object_path(object).c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
 
 bool object_owner(const std::string &name, uid_t *uid) {
@@ -40,7 +40,7 @@ bool object_owner(const std::string &name, uid_t *uid) {
 bool maps_object(uint32_t pid, const std::string &name) {
   ++maps_read;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  const std::string path = std::string(kShmDir) + shm_object(name);
+  const std::string path = shm_object_path(shm_object(name));
   for (std::string line; std::getline(maps, line);) {
     const size_t at = line.find(path);
     if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ') return true;
