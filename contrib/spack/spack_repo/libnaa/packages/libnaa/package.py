@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="1173763f131c458974d86ba9cdfeb819f9396b33f1897be58f51b8a58659a07f")
+    version("0.1.0", sha256="c77b3e65df5868f0e6aaacfa6827e5018b20b7fd04a1938daeaf101f234b9236")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
