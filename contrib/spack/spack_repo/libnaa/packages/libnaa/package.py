@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c77b3e65df5868f0e6aaacfa6827e5018b20b7fd04a1938daeaf101f234b9236")
+    version("0.1.0", sha256="27c9436e5764552bc6828da3e71ba5c669a71707a10ac74b56a9876cb184d5ae")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
