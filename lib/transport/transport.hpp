@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -162,6 +163,11 @@ class Listener {
   virtual ListenerCounts counts() const { return {}; }
 };
 
+// What a client does on its endpoint before the first message (its registrations and first
+// receive): called once before connect() returns; where the transport allows it, while the
+// connection request travels and the peer accepts, so that work leaves the setup's path.
+using WhileConnecting = std::function<void(Endpoint &)>;
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -170,7 +176,8 @@ class Transport {
   // `private_data` travels with the connection request (at most 56 bytes).
   virtual std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                             const std::string &local_ip, Deadline deadline,
-                                            const std::string &private_data = {}) = 0;
+                                            const std::string &private_data = {},
+                                            const WhileConnecting &meanwhile = {}) = 0;
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
 };
 

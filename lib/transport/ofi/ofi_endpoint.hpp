@@ -70,7 +70,7 @@ class OfiEndpoint : public Endpoint {
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid);
 
-  void connect(Deadline deadline, const std::string &private_data);
+  void connect(Deadline deadline, const std::string &private_data, const WhileConnecting &meanwhile);
   // RDM, client side: connect() gave up before its connection request could be sent, so the
   // listener may not have read this endpoint's name yet.
   bool request_unsent() const { return request_unsent_; }
