@@ -59,3 +59,17 @@ if "$bench" $args --compare NAA_NO_SUCH_THING=1,2 > "$naa_test_dir/badcompare" 2
   echo "naa-bench --compare accepted a name that is no parameter" >&2; exit 1
 fi
 grep -q "NAA_NO_SUCH_THING=1' is not NAME=value of a runtime parameter" "$naa_test_dir/badcompare"
+
+# fi_connect_floor, the libfabric floor under a warm naa_create (doc/performance.md): its server
+# takes a free port and its client times connections with one exchange each.
+floor="$NAA_TOOLS/naa-bench/fi_connect_floor"
+"$floor" -s 0 > "$naa_test_dir/floor_server" &
+naa_test_pids="$naa_test_pids $!"
+tries=0
+until grep -q "^listening on port " "$naa_test_dir/floor_server"; do
+  tries=$((tries + 1)); [ $tries -lt 100 ] || { echo "fi_connect_floor did not listen" >&2; exit 1; }
+  sleep 0.1
+done
+floor_port=$(awk '/^listening on port / {print $4}' "$naa_test_dir/floor_server")
+timeout 60 "$floor" -c "$floor_port" 20 | tee "$naa_test_dir/floor"
+grep -q -E '^tcp connection \+ one exchange, 20: median [0-9.]+ us' "$naa_test_dir/floor"
