@@ -75,9 +75,13 @@ class Endpoint {
   // connection response; over shm our accept message): begin_accept() then sends it at once,
   // without waiting, and the accept() that follows, on any thread, only waits for the
   // connection. naa-server begins on its listening thread, before handing the connection to
-  // another.
+  // another. true once the answer has left (over shm it may not, while the client has not
+  // taken the server's name: accept() sends it then).
   virtual bool can_begin_accept() const { return false; }
-  virtual void begin_accept(const std::string &private_data) { (void)private_data; }
+  virtual bool begin_accept(const std::string &private_data) {
+    (void)private_data;
+    return false;
+  }
 
   // `remote_write`: the peer may write into the buffer; otherwise local use only.
   virtual std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,

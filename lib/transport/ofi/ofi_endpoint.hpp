@@ -76,7 +76,7 @@ class OfiEndpoint : public Endpoint {
   bool request_unsent() const { return request_unsent_; }
   void accept(Deadline deadline, const std::string &private_data) override;
   bool can_begin_accept() const override { return true; }
-  void begin_accept(const std::string &private_data) override;
+  bool begin_accept(const std::string &private_data) override;
   void reject(const char *reason) override;
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,

@@ -56,8 +56,8 @@ void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
 // name (shm's first send to a peer fails until it has) within microseconds; one that does
 // not, or does not drain its queue, is answered by accept(), on the thread that serves it, as
 // the listening thread waits on no peer for long (issue 29.1).
-void OfiEndpoint::begin_accept(const std::string &private_data) {
-  if (accept_begun_) return;
+bool OfiEndpoint::begin_accept(const std::string &private_data) {
+  if (accept_begun_) return true;
   if (rdm_) {
     const Deadline once = Deadline::after(kPostSpin);
     try {
@@ -65,7 +65,7 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
       accept_begun_ = true;
     } catch (const Error &) {  // accept() tries again, and reports
     }
-    return;
+    return accept_begun_;
   }
   open_once();
   check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
@@ -74,6 +74,7 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
   accept_begun_ = true;
   if (read_connection_event(true, Deadline::after(std::chrono::milliseconds(0)), "accepting " + peer_))
     accept_took.observe(Deadline::Clock::now() - connecting_since_);
+  return true;
 }
 
 void OfiEndpoint::reject(const char *reason) {
