@@ -17,6 +17,7 @@
 
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_leftovers.hpp"
@@ -123,7 +124,8 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // request had been taken (a client rings after its send, and the listener may look between
   // the two); spacing from it on made the next client's request wait out kRingSpacing and the
   // timer's slack (130 us of each warm naa_create over shm once they came faster than that).
-  // While the next request is due (request_pace.hpp) it polls instead of sleeping.
+  // While the next request is due (request_pace.hpp) it polls instead of sleeping. Every
+  // sleep also ends when the interrupt descriptor (naa-server's stop) is readable.
   Nap nap(kListenerNapLimit);
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   unsigned rings = 0;  // sleeps of this call that a ring ended
@@ -161,8 +163,14 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       continue;
     }
     const auto length = starved ? std::min(nap.length(), deadline.remaining()) : deadline.remaining();
-    if (now < bell_from) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(length, bell_from - now));
-    else if (doorbell_->wait(length) && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
+    if (now < bell_from) {
+      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(length, bell_from - now)))
+        return nullptr;
+      continue;
+    }
+    const ShmDoorbell::Woken w = doorbell_->wait(length, interrupt_fd_);
+    if (w == ShmDoorbell::Woken::ByInterrupt) return nullptr;
+    if (w == ShmDoorbell::Woken::ByRing && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
   }
 }
 

@@ -33,6 +33,9 @@ class OfiRdmListener : public Listener {
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
   ListenerCounts counts() const override { return pace_.counts(); }
 
+ protected:
+  bool sleeps_through() const override { return doorbell_->rings(); }
+
  private:
   void claim_name(const std::string &name);
   void release_port();
