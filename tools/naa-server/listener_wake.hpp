@@ -9,6 +9,9 @@
 // second of an idle server).
 #pragma once
 
+#include <atomic>
+#include <chrono>
+
 namespace naa::server {
 
 class ListenerWake {
@@ -25,8 +28,15 @@ class ListenerWake {
   void ring() noexcept;
   // Takes the rings so far: true when there was one.
   bool take() noexcept;
+  // The thread's sleep ends at `until` (time_point::max(): it is working out when).
+  void sleeping_until(std::chrono::steady_clock::time_point until) { asleep_until_.store(until); }
+  // Rings only where the thread would sleep past `t`.
+  void ring_if_asleep_past(std::chrono::steady_clock::time_point t) noexcept {
+    if (asleep_until_.load() > t) ring();
+  }
 
  private:
+  std::atomic<std::chrono::steady_clock::time_point> asleep_until_{std::chrono::steady_clock::time_point::max()};
   int event_fd_ = -1;
   int epoll_fd_ = -1;
 };

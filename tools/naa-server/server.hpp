@@ -88,9 +88,10 @@ class Server {
   void listen(const std::string &transport_name, uint16_t port);
   void accept_loop(Listening &l, const StopSignal &stop);
   Deadline::Clock::time_point housekeeping_due(const Listening &l) const;
+  void nudge(Listening &l);
   std::set<std::string> served_peers();
-  // `wake`: the accepting thread's, rung when the client's connection has ended.
-  void admit(std::unique_ptr<transport::Endpoint> ep, ListenerWake &wake, const StopSignal &stop);
+  // `l`: where the request came; its thread is nudged when the client's connection has ended.
+  void admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const StopSignal &stop);
   const char *refusal(const transport::Endpoint &ep, const std::string &host);
   void reap();
 
