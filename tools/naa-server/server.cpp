@@ -164,9 +164,12 @@ void Server::accept_loop(Listening &l, const StopSignal &stop) {
     l.wake->take();
     reap();
     const bool requested = ep != nullptr;
-    if (ep) admit(std::move(ep), l, stop);
+    const auto now = Deadline::Clock::now();
+    if (ep) {
+      l.last_request = now;
+      admit(std::move(ep), l, stop);
+    }
     if (!l.sweeper) continue;
-    const auto now = HandshakeSweeper::Clock::now();
     // A request or a connection's socket: the port may hold more than served clients now. A
     // listener woken by neither (one that slices its sleeps) stirs it on every pass, as
     // before: looks twice a second.
@@ -178,21 +181,23 @@ void Server::accept_loop(Listening &l, const StopSignal &stop) {
 }
 
 // The earliest housekeeping pending for the thread of `l`: the kept regions' expiry, the
-// sweeper's next look; reaping waits for a ring (a worker or a connection ended), the queues
+// sweeper's next look; reaping waits for a nudge (a worker or a connection ended), the queues
 // of a closed connection for their listener (ofi_listener.cpp). Nothing pending: to the stop.
+// A client that came lately may leave soon: for kRegionsKept after a request the thread passes
+// by anyway, so that the ends of a program's short connections, one after another, need no
+// nudge that rings (a wake-up of this thread beside each next setup).
 Deadline::Clock::time_point Server::housekeeping_due(const Listening &l) const {
   const auto now = Deadline::Clock::now();
   auto due = std::min(now + (l.sleeps ? Deadline::Clock::duration(kLongestSleep) : kAcceptSlice),
                       regions_.expiry(kRegionsKept));
+  if (l.last_request + kRegionsKept > now) due = std::min(due, l.last_request + kRegionsKept);
   if (l.sweeper) due = std::min(due, std::max(l.sweeper->next_due(), now + kAcceptSlice));
   return due;
 }
 
 // After a connection or a worker thread ended: rings the thread of `l` only where it would
 // sleep past the housekeeping that leaves (regions and queues kept for kRegionsKept, a thread
-// to join); else its next pass, within that time, finds it. Ringing at every end woke the
-// listening thread once per connection of a client creating handles one after another, on
-// the cores that client's next setup needs.
+// to join); else its next pass, within that time, finds it.
 void Server::nudge(Listening &l) {
   l.wake->ring_if_asleep_past(Deadline::Clock::now() + kRegionsKept);
 }

@@ -74,6 +74,7 @@ class Server {
     std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
     std::unique_ptr<ListenerWake> wake;  // from run() on
     bool sleeps = false;  // the listener sleeps to the deadline, ending on `wake` (else: slices)
+    Deadline::Clock::time_point last_request{};  // when its thread last admitted or refused one
   };
   // A client being served (or served until just now: reap() forgets it).
   struct Worker {
