@@ -19,6 +19,8 @@ class Deadline {
   static Deadline at(Clock::time_point t) { return Deadline(t); }
 
   bool expired() const { return Clock::now() >= at_; }
+  // This deadline, or `t` if that comes first: a sleep that must also end for housekeeping.
+  Deadline sooner(Clock::time_point t) const { return Deadline(t < at_ ? t : at_); }
 
   // Time left, zero once expired: for sleeps finer than a millisecond.
   Clock::duration remaining() const {

@@ -156,15 +156,34 @@ class Refused : public Error {
 struct ListenerCounts {
   unsigned long requests = 0;
   unsigned long polled = 0;
+  // Wake-ups that brought no request (ofi+tcp: a connection's socket, accepted by libfabric),
+  // for naa-server's sweep of connections that send nothing (handshake_sweeper.hpp).
+  unsigned long stirs = 0;
 };
 
 class Listener {
  public:
   virtual ~Listener() = default;
   virtual uint16_t port() const = 0;  // the bound port (useful after listening on port 0)
-  // The next connection request, not yet accepted, or nullptr when the deadline passes.
+  // The next connection request, not yet accepted, or nullptr: when the deadline passes, when
+  // the interrupt descriptor is readable, or (ofi+tcp) once a wake-up that brought a
+  // connection's socket but no request is over (counted in ListenerCounts::stirs), so that
+  // naa-server's sweep of silent connections can look at it.
   virtual std::unique_ptr<Endpoint> next_request(Deadline deadline) = 0;
   virtual ListenerCounts counts() const { return {}; }
+
+  // A descriptor whose readability ends next_request early (naa-server's stop, and its own
+  // wake-ups: an epoll set of both); -1: none. True when next_request then sleeps on
+  // descriptors alone to its deadline; false where it naps or slices its sleeps anyway (then
+  // a caller that must see a stop in time passes deadlines in slices itself).
+  bool interrupt_on(int fd) {
+    interrupt_fd_ = fd;
+    return fd >= 0 && sleeps_through();
+  }
+
+ protected:
+  virtual bool sleeps_through() const { return false; }
+  int interrupt_fd_ = -1;
 };
 
 // What a client does on its endpoint before the first message (its registrations and first

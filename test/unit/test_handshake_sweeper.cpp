@@ -8,7 +8,8 @@
 //   the sockets listed by the kernel and by /proc alike, and the served ones are left alone;
 // - sweeps after one that found nothing waiting list no sockets while no connection came
 //   (PassiveOpens of /proc/net/snmp, per network namespace: the cases run in a namespace of
-//   their own where the process may make one, so that no other process's connections count).
+//   their own where the process may make one, so that no other process's connections count);
+// - a sweeper that found nothing waiting asks for no look until something stirs it.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,11 +108,13 @@ bool ended(int c) {
   return poll(&p, 1, 0) == 1 && recv(c, &byte, 1, MSG_DONTWAIT) == 0;
 }
 
-// Sweeps whenever due, for `how_long`, as naa-server's accept loop does between two waits.
+// Sweeps whenever due, for `how_long`, as naa-server's accept loop does between two waits;
+// each pass stirs it as a listener that a connection woke would: these sockets wake none.
 void sweep_for(HandshakeSweeper &sweeper, const std::set<std::string> &served,
                std::chrono::milliseconds how_long) {
   const auto end = HandshakeSweeper::Clock::now() + how_long;
   while (HandshakeSweeper::Clock::now() < end) {
+    sweeper.stir(HandshakeSweeper::Clock::now());
     if (sweeper.due(HandshakeSweeper::Clock::now())) sweeper.sweep(served);
     std::this_thread::sleep_for(5ms);
   }
@@ -195,6 +198,32 @@ void test_quiet_sweeps_list_nothing(void **) {
   assert_int_equal(sweeper.listings() - quiet, 1);
 }
 
+// A sweeper that found nothing waiting asks for no look (naa-server's listening thread then
+// sleeps until a request or the stop, instead of waking twice a second) until it is stirred;
+// then it looks again and a silent connection goes as before.
+void test_quiet_until_stirred(void **) {
+  ServedPort s;
+  serve_three(&s);
+  HandshakeSweeper &sweeper = *s.sweeper;
+  assert_true(sweeper.next_due() == HandshakeSweeper::Clock::time_point::max());  // nothing came yet
+  sweeper.stir(HandshakeSweeper::Clock::now());
+  std::this_thread::sleep_for(60ms);  // past the first sweep's time
+  assert_true(sweeper.due(HandshakeSweeper::Clock::now()));
+  sweeper.sweep(s.served);  // all 3 served
+  assert_true(sweeper.next_due() == HandshakeSweeper::Clock::time_point::max());
+  const int silent = connect_one(&s.p).first;
+  std::this_thread::sleep_for(300ms);  // past the timeout: no look was due meanwhile
+  assert_false(sweeper.due(HandshakeSweeper::Clock::now()));
+  const auto stirred = HandshakeSweeper::Clock::now();
+  sweeper.stir(stirred);
+  assert_true(sweeper.next_due() <= stirred + 50ms);  // a look period: a quarter of the timeout
+  // Sweeping until it is shut down, 3 s at most: the sweeps of a loaded machine come late.
+  for (int i = 0; i < 60 && !ended(silent); ++i) sweep_for(sweeper, s.served, 50ms);
+  fprintf(stderr, "  quiet, then stirred: %lu listings (the last %zu sockets), %lu read the descriptors\n",
+          sweeper.listings(), sweeper.last_listing(), sweeper.descriptor_scans());
+  assert_true(ended(silent));
+}
+
 void silent_connection_is_shut_down(HandshakeSweeper::Listing listing) {
   Port p;
   listen_on_loopback(&p);
@@ -231,6 +260,7 @@ int main() {
       cmocka_unit_test(test_served_connections_read_no_links),
       cmocka_unit_test(test_a_lost_answer_costs_one_listing),
       cmocka_unit_test(test_quiet_sweeps_list_nothing),
+      cmocka_unit_test(test_quiet_until_stirred),
       cmocka_unit_test(test_silent_connection_shut_down_listed_by_kernel),
       cmocka_unit_test(test_silent_connection_shut_down_listed_by_proc),
   };

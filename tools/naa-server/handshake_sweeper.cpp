@@ -246,6 +246,12 @@ void HandshakeSweeper::bound_receives() {
                  "the others", static_cast<unsigned>(port_));
 }
 
+void HandshakeSweeper::stir(Clock::time_point now) {
+  if (!quiet_) return;
+  quiet_ = false;
+  next_look_ = now + look_period_;
+}
+
 void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   const auto now = Clock::now();
   next_look_ = now + look_period_;
@@ -255,9 +261,13 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   const bool spare = transport::ofi_detail::descriptors_spare(kSpareDescriptors);
   if (now < next_sweep_ && spare) return;
   next_sweep_ = now + period_;
+  quiet_ = false;  // until this sweep finds nothing waiting
   // Read before the listing: a connection accepted meanwhile is looked at by the next sweep.
   const long long opens = passive_opens();
-  if (spare && opens >= 0 && opens == quiet_opens_) return;  // no connection since: none waits
+  if (spare && opens >= 0 && opens == quiet_opens_) {  // no connection since: none waits
+    quiet_ = true;
+    return;
+  }
   quiet_opens_ = -1;
   ++listings_;
   // The kernel's list of the port's sockets, where it gives one: when each is the listener or
@@ -270,6 +280,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
       })) {
     first_seen_.clear();
     quiet_opens_ = opens;
+    quiet_ = spare;
     return;
   }
   ++descriptor_scans_;
@@ -293,6 +304,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
                                          [&](const auto &s) { return settled_.count(s.second) != 0; });
     if (all_settled && !scarce) {
       quiet_opens_ = opens;
+      quiet_ = spare;
       return;
     }
     sockets = proc_listing();
@@ -327,7 +339,10 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   }
   first_seen_.swap(seen);  // forgets the sockets that are gone
   settled_.swap(settled);
-  if (first_seen_.empty() && !scarce) quiet_opens_ = opens;
+  if (first_seen_.empty() && !scarce) {
+    quiet_opens_ = opens;
+    quiet_ = spare;
+  }
   unsigned closed = 0;
   std::string last_peer;
   for (const auto &[first, fd] : silent) {

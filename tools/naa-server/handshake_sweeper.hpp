@@ -22,6 +22,8 @@
 //   and closes it. The sockets are found through /proc (readlink of /proc/self/fd/N, and
 //   /proc/net/tcp{,6}), which reads no other thread's descriptor; the handles stay open so
 //   that a sweep needs no descriptor when the process has run out of them (18.3).
+//   While it has nothing to look at it is not looked at all: see next_due() and stir(). An
+//   idle naa-server's listener then sleeps until a request or the stop.
 //   Two cheaper looks come first. A sweep after one that left nothing waiting ends at once
 //   when no TCP connection was accepted anywhere on the host since (PassiveOpens of
 //   /proc/net/snmp). Else the kernel's socket diagnostics (NETLINK_SOCK_DIAG, what ss(8)
@@ -67,7 +69,14 @@ class HandshakeSweeper {
   HandshakeSweeper(const HandshakeSweeper &) = delete;
   HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
 
-  bool due(Clock::time_point now) const { return now >= next_look_; }
+  // When the next look (or sweep) is due; never (time_point::max()) while it is quiet: a
+  // sweep found nothing waiting and no connection came since, so there is nothing to look
+  // at. The listener's thread sleeps to it.
+  Clock::time_point next_due() const { return quiet_ ? Clock::time_point::max() : next_look_; }
+  bool due(Clock::time_point now) const { return now >= next_due(); }
+  // Something came on the port (a request, or a wake-up of the listener that brought a
+  // connection's socket): the looks resume, the first a look period from now.
+  void stir(Clock::time_point now);
   // On the listener's thread, between two waits for a request: shuts down the connections to
   // the port that sent nothing for `timeout` and are not one of `served` ("ip:port" as
   // transport::Endpoint::peer() spells it).
@@ -121,6 +130,9 @@ class HandshakeSweeper {
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
   Clock::time_point next_look_;
   Clock::time_point next_sweep_;
+  // No look is due until stir(): from the start (every connection wakes the listener, which
+  // stirs), and after a sweep that left nothing waiting with descriptors to spare.
+  bool quiet_ = true;
   unsigned long listings_ = 0;
   size_t last_listing_ = 0;
   unsigned long descriptor_scans_ = 0;

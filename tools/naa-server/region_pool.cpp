@@ -37,9 +37,14 @@ void RegionPool::expire(std::chrono::steady_clock::duration age) {
     const auto now = std::chrono::steady_clock::now();
     // The oldest are last.
     auto first_old = kept_.end();
-    while (first_old != kept_.begin() && now - std::prev(first_old)->since > age) --first_old;
+    while (first_old != kept_.begin() && now - std::prev(first_old)->since >= age) --first_old;
     old.splice(old.end(), kept_, first_old, kept_.end());
   }
+}
+
+std::chrono::steady_clock::time_point RegionPool::expiry(std::chrono::steady_clock::duration age) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_.empty() ? std::chrono::steady_clock::time_point::max() : kept_.back().since + age;
 }
 
 void RegionPool::clear() {

@@ -40,8 +40,11 @@ class RegionPool {
   std::optional<SharedRegion> take(size_t size);
   // Keeps `r` (zeroing it) if it fits the bounds; frees it otherwise.
   void give_back(SharedRegion r);
-  // Frees what has been kept longer than `age`.
+  // Frees what has been kept for `age` or longer.
   void expire(std::chrono::steady_clock::duration age);
+  // When expire(age) will free the oldest region kept; never (time_point::max()) while none
+  // is: the accepting loop sleeps to it.
+  std::chrono::steady_clock::time_point expiry(std::chrono::steady_clock::duration age) const;
   // Frees everything kept.
   void clear();
   size_t kept() const;

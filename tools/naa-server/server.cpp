@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,7 +19,13 @@
 namespace naa::server {
 namespace {
 
+// How often a listening thread looks for the stop where its listener cannot sleep through to
+// the deadline (transport::Listener::interrupt_on), and the least gap between two sweeps that
+// follow each other while descriptors run short (handshake_sweeper.hpp) but for requests.
 constexpr auto kAcceptSlice = std::chrono::milliseconds(200);
+// A listening thread with no housekeeping pending sleeps until a request, a ring of its
+// ListenerWake or the stop: this only bounds the sleep, as for idle connections.
+constexpr auto kLongestSleep = std::chrono::hours(24);
 // Threads kept parked for the next clients (worker_pool.hpp): a client that reconnects or a
 // program that creates handles one after another finds one; after a second without a client
 // an idle server has none left.
@@ -54,7 +61,8 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
-      pool_(kParkedWorkers, kParkTime, options.spin) {
+      // A thread that ended is joined by the first listening thread's reap().
+      pool_(kParkedWorkers, kParkTime, options.spin, [this] { nudge(listening_.front()); }) {
   if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
@@ -117,9 +125,16 @@ void Server::reap() {
 }
 
 void Server::run(const StopSignal &stop) {
+  for (Listening &l : listening_) {
+    l.wake = std::make_unique<ListenerWake>(stop.fd());
+    l.sleeps = l.listener->interrupt_on(l.wake->fd());
+  }
   std::vector<std::thread> acceptors;
   for (size_t i = 1; i < listening_.size(); ++i)
-    acceptors.emplace_back([this, i, &stop] { accept_loop(listening_[i], stop); });
+    acceptors.emplace_back([this, i, &stop] {
+      pthread_setname_np(pthread_self(), "naa-listen");  // the first one is the main thread
+      accept_loop(listening_[i], stop);
+    });
   accept_loop(listening_[0], stop);
   for (std::thread &t : acceptors) t.join();
   pool_.stop();
@@ -134,22 +149,60 @@ std::set<std::string> Server::served_peers() {
 
 void Server::accept_loop(Listening &l, const StopSignal &stop) {
   while (!stop.raised()) {
+    const unsigned long stirs = l.listener->counts().stirs;
+    // Before the housekeeping is looked at: a nudge meanwhile rings (see nudge()).
+    l.wake->sleeping_until(Deadline::Clock::time_point::max());
+    const Deadline::Clock::time_point due = housekeeping_due(l);
+    l.wake->sleeping_until(due);
     std::unique_ptr<transport::Endpoint> ep;
     try {
-      ep = l.listener->next_request(Deadline::after(kAcceptSlice));
+      ep = l.listener->next_request(Deadline::at(due));
     } catch (const Error &e) {
       NAA_LOG_WARN("connection request failed: %s", e.what());
       continue;
     }
+    l.wake->take();
     reap();
-    if (ep) admit(std::move(ep), stop);
+    const bool requested = ep != nullptr;
+    const auto now = Deadline::Clock::now();
+    if (ep) {
+      l.last_request = now;
+      admit(std::move(ep), l, stop);
+    }
+    if (!l.sweeper) continue;
+    // A request or a connection's socket: the port may hold more than served clients now. A
+    // listener woken by neither (one that slices its sleeps) stirs it on every pass, as
+    // before: looks twice a second.
+    if (requested || !l.sleeps || l.listener->counts().stirs != stirs) l.sweeper->stir(now);
     // Here, between two waits, and after admit(): every connection handed over is a worker's
     // by now, and the others are libfabric's, touched by no other thread (handshake_sweeper.hpp).
-    if (l.sweeper && l.sweeper->due(HandshakeSweeper::Clock::now())) l.sweeper->sweep(served_peers());
+    if (l.sweeper->due(now)) l.sweeper->sweep(served_peers());
   }
 }
 
-void Server::admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &stop) {
+// The earliest housekeeping pending for the thread of `l`: the kept regions' expiry, the
+// sweeper's next look; reaping waits for a nudge (a worker or a connection ended), the queues
+// of a closed connection for their listener (ofi_listener.cpp). Nothing pending: to the stop.
+// A client that came lately may leave soon: for kRegionsKept after a request the thread passes
+// by anyway, so that the ends of a program's short connections, one after another, need no
+// nudge that rings (a wake-up of this thread beside each next setup).
+Deadline::Clock::time_point Server::housekeeping_due(const Listening &l) const {
+  const auto now = Deadline::Clock::now();
+  auto due = std::min(now + (l.sleeps ? Deadline::Clock::duration(kLongestSleep) : kAcceptSlice),
+                      regions_.expiry(kRegionsKept));
+  if (l.last_request + kRegionsKept > now) due = std::min(due, l.last_request + kRegionsKept);
+  if (l.sweeper) due = std::min(due, std::max(l.sweeper->next_due(), now + kAcceptSlice));
+  return due;
+}
+
+// After a connection or a worker thread ended: rings the thread of `l` only where it would
+// sleep past the housekeeping that leaves (regions and queues kept for kRegionsKept, a thread
+// to join); else its next pass, within that time, finds it.
+void Server::nudge(Listening &l) {
+  l.wake->ring_if_asleep_past(Deadline::Clock::now() + kRegionsKept);
+}
+
+void Server::admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const StopSignal &stop) {
   // Before anything is allocated for the client (the endpoint opens its fabric resources only
   // when accepted): the key is the first thing checked.
   if (keys_) {
@@ -187,9 +240,12 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &st
   conn->start();
   conn->settle();
   const std::string peer = w->peer;
-  auto finish = [this, w] {
+  // The nudge: the thread reaps the Worker, and sleeps to the expiry of what the connection
+  // gave back (regions here, queues in its listener).
+  auto finish = [this, w, &l] {
     w->done.store(true);
     ++workers_done_;
+    nudge(l);
   };
   // The connection ends (its endpoint closed, its memory given back) before the client stops
   // counting for the limits.

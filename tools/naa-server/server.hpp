@@ -18,6 +18,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "key_check.hpp"
+#include "listener_wake.hpp"
 #include "region_pool.hpp"
 #include "stop_signal.hpp"
 #include "worker_pool.hpp"
@@ -71,6 +72,9 @@ class Server {
     std::unique_ptr<transport::Transport> transport;
     std::unique_ptr<transport::Listener> listener;
     std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
+    std::unique_ptr<ListenerWake> wake;  // from run() on
+    bool sleeps = false;  // the listener sleeps to the deadline, ending on `wake` (else: slices)
+    Deadline::Clock::time_point last_request{};  // when its thread last admitted or refused one
   };
   // A client being served (or served until just now: reap() forgets it).
   struct Worker {
@@ -84,8 +88,11 @@ class Server {
   };
   void listen(const std::string &transport_name, uint16_t port);
   void accept_loop(Listening &l, const StopSignal &stop);
+  Deadline::Clock::time_point housekeeping_due(const Listening &l) const;
+  void nudge(Listening &l);
   std::set<std::string> served_peers();
-  void admit(std::unique_ptr<transport::Endpoint> ep, const StopSignal &stop);
+  // `l`: where the request came; its thread is nudged when the client's connection has ended.
+  void admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const StopSignal &stop);
   const char *refusal(const transport::Endpoint &ep, const std::string &host);
   void reap();
 

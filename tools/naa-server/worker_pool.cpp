@@ -46,6 +46,8 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
   }
   self->ended = true;
   ++ended_;
+  lock.unlock();
+  if (ended_hook_) ended_hook_();
 }
 
 void WorkerPool::poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::nanoseconds due) {

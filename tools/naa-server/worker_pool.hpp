@@ -17,6 +17,7 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "progress/wait_plan.hpp"
 
@@ -24,9 +25,12 @@ namespace naa::server {
 
 class WorkerPool {
  public:
+  // `ended` (may be empty) is called on a thread that has just ended, so that whoever
+  // reaps learns that there is a thread to join without looking in slices.
   WorkerPool(size_t max_parked, std::chrono::milliseconds park_time,
-             std::chrono::microseconds spin = std::chrono::microseconds(0))
-      : max_parked_(max_parked), park_time_(park_time), spin_(spin) {}
+             std::chrono::microseconds spin = std::chrono::microseconds(0),
+             std::function<void()> ended = nullptr)
+      : max_parked_(max_parked), park_time_(park_time), spin_(spin), ended_hook_(std::move(ended)) {}
   ~WorkerPool() { stop(); }
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
@@ -58,6 +62,7 @@ class WorkerPool {
   const size_t max_parked_;
   const std::chrono::milliseconds park_time_;
   const std::chrono::microseconds spin_;
+  const std::function<void()> ended_hook_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::list<Thread> threads_;              // under mu_

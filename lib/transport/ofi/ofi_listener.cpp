@@ -13,6 +13,7 @@
 
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -57,8 +58,15 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
 // gate, the sleep before it does not. While a same-host step claims the descriptors that are
 // left (descriptor_gate.hpp), the read waits: the connections wait in the kernel's backlog,
 // and the EQ's descriptor stays readable, so the wait is a nap.
+// It sleeps to the caller's deadline, or to the queue stock's expiry while the stock holds a
+// pair: an idle server's listener wakes for neither.
+// A wake-up that brought a connection's socket but no request (and no request while polling
+// after it) ends the call before the next sleep: naa-server's sweep of connections that send
+// nothing (handshake_sweeper.hpp) learns of the socket only that way, as it no longer wakes
+// to look on its own while it has nothing to look at.
 std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
   bool held_off = false;
+  bool stirred = false;
   for (;;) {
     uint32_t event = 0;
     // The connection request's private data follows the entry.
@@ -67,9 +75,17 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     const bool polling =
         !held_off && (request_due_ != Deadline::Clock::time_point{} || pace_.due(Deadline::Clock::now()));
     bool woken = false;
-    if (held_off) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining()));
-    else if (polling) sched_yield();  // the client may share this core (loopback): it moves meanwhile
-    else woken = sleep_until_event(deadline);
+    if (held_off) {
+      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining())))
+        return nullptr;
+    } else if (polling) {
+      sched_yield();  // the client may share this core (loopback): it moves meanwhile
+    } else {
+      if (stirred) return nullptr;
+      const Woken w = sleep_until_event(deadline.sooner(fabric_->queues.expiry(kQueuesKept)));
+      if (w == Woken::ByInterrupt) return nullptr;
+      woken = w == Woken::ByEvent;
+    }
     ssize_t rc = -FI_EAGAIN;
     {
       std::lock_guard<std::mutex> gate(descriptor_gate());
@@ -89,6 +105,10 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
       pace_.found(Deadline::Clock::now());
       return ep;
     }
+    if (woken) {
+      ++stirs_;
+      stirred = true;
+    }
     if (rc >= 0 && entry.info != nullptr) fi_freeinfo(entry.info);
     fabric_->queues.expire(kQueuesKept);
     if (rc == -FI_EAVAIL) {
@@ -100,17 +120,20 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
   }
 }
 
-// Until an event or `deadline` (the caller's accept slice: a shorter slice here only woke an
-// idle naa-server's listener twice as often); without a descriptor to sleep on, short naps.
-bool OfiListener::sleep_until_event(Deadline deadline) {
+// Until an event, the interrupt descriptor or `deadline`; without a descriptor to sleep on,
+// short naps.
+OfiListener::Woken OfiListener::sleep_until_event(Deadline deadline) {
   if (eq_fd_ < 0) {
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kNoDescriptorNap, deadline.remaining()));
-    return false;
+    const bool interrupted = nap_unless_interrupted(
+        interrupt_fd_, std::min<Deadline::Clock::duration>(kNoDescriptorNap, deadline.remaining()));
+    return interrupted ? Woken::ByInterrupt : Woken::No;
   }
   fid_t eq = &eq_->fid;
-  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return true;  // something is there already
-  pollfd p{eq_fd_, POLLIN, 0};
-  return ::poll(&p, 1, deadline.remaining_ms(INT32_MAX)) > 0;
+  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return Woken::ByEvent;  // something is there already
+  pollfd p[2] = {{eq_fd_, POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+  if (::poll(p, interrupt_fd_ >= 0 ? 2 : 1, deadline.remaining_ms(INT32_MAX)) <= 0) return Woken::No;
+  if (interrupt_fd_ >= 0 && p[1].revents != 0) return Woken::ByInterrupt;
+  return Woken::ByEvent;
 }
 
 // After a read that found no event: a wake-up that brought only a connection's socket starts

@@ -27,7 +27,14 @@ class OfiListener : public Listener {
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
-  ListenerCounts counts() const override { return pace_.counts(); }
+  ListenerCounts counts() const override {
+    ListenerCounts c = pace_.counts();
+    c.stirs = stirs_;
+    return c;
+  }
+
+ protected:
+  bool sleeps_through() const override { return eq_fd_ >= 0; }
 
  private:
   static constexpr std::chrono::milliseconds kNoDescriptorNap{1};
@@ -36,8 +43,8 @@ class OfiListener : public Listener {
   // How long a closed connection's queues wait for the next one (ofi_queue_stock.hpp).
   static constexpr std::chrono::seconds kQueuesKept{1};
 
-  // True when the EQ's descriptor woke it.
-  bool sleep_until_event(Deadline deadline);
+  enum class Woken { No, ByEvent, ByInterrupt };
+  Woken sleep_until_event(Deadline deadline);
   void poll_for_request(bool woken);
 
   InfoPtr info_;
@@ -59,6 +66,7 @@ class OfiListener : public Listener {
   bool polls_pay_ = true;
   progress::Expected request_took_;  // from a wake-up without a request to the request
   RequestPace pace_;  // polls between requests that come close together (request_pace.hpp)
+  unsigned long stirs_ = 0;  // ListenerCounts::stirs
 };
 
 }  // namespace naa::transport::ofi_detail

@@ -78,9 +78,14 @@ void OfiQueueStock::expire(std::chrono::steady_clock::duration age) {
   std::optional<OfiQueues> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_ && std::chrono::steady_clock::now() - kept_at_ > age) old.swap(kept_);
+    if (kept_ && std::chrono::steady_clock::now() - kept_at_ >= age) old.swap(kept_);
   }
   if (old) close_queues(*old);
+}
+
+std::chrono::steady_clock::time_point OfiQueueStock::expiry(std::chrono::steady_clock::duration age) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kept_ ? kept_at_ + age : std::chrono::steady_clock::time_point::max();
 }
 
 }  // namespace naa::transport::ofi_detail

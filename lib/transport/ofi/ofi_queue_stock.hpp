@@ -39,8 +39,11 @@ class OfiQueueStock {
   void give_back(OfiQueues q);
   // Closes what is kept (before the domain and fabric it was opened on).
   void clear();
-  // Closes what has been kept longer than `age`.
+  // Closes what has been kept for `age` or longer.
   void expire(std::chrono::steady_clock::duration age);
+  // When expire(age) will close what is kept; never (time_point::max()) while nothing is: a
+  // listener sleeps to it, and no longer wakes for the stock while it is empty.
+  std::chrono::steady_clock::time_point expiry(std::chrono::steady_clock::duration age);
 
  private:
   std::mutex mu_;

@@ -17,6 +17,7 @@
 
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_leftovers.hpp"
@@ -114,16 +115,19 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
   // Between looks it sleeps on the doorbell (ofi_shm_doorbell.hpp), which a client rings when
   // its request is in the queue, and before that when shm wants the listener to take its name
-  // first: for the caller's whole slice, as every request comes with a ring (napping instead,
-  // an idle server looked at its queue 330 times a second, 2 % of a core). While descriptors
-  // are short a ring cannot be answered, so it naps, growing to kListenerNapLimit, and looks
-  // again after each nap. From the second ring of a call on, two rings end a sleep
-  // kRingSpacing apart at the closest, so that a process ringing on and on costs the listener
-  // at most that many looks. The first ring is free: it is often one that came after its
-  // request had been taken (a client rings after its send, and the listener may look between
-  // the two); spacing from it on made the next client's request wait out kRingSpacing and the
-  // timer's slack (130 us of each warm naa_create over shm once they came faster than that).
-  // While the next request is due (request_pace.hpp) it polls instead of sleeping.
+  // first: to the caller's deadline (kUnrungLook at most), as every request comes with a
+  // ring (napping instead, an idle server looked at its queue 330 times a second, 2 % of a
+  // core). While descriptors are short a ring cannot be answered, so it naps, growing to
+  // kListenerNapLimit, and looks again after each nap. From the second ring of a call on, two
+  // rings end a sleep kRingSpacing apart at the closest, so that a process ringing on and on
+  // costs the listener at most that many looks. The first ring is free: it is often one that
+  // came after its request had been taken (a client rings after its send, and the listener
+  // may look between the two); spacing from it on made the next client's request wait out
+  // kRingSpacing and the timer's slack (130 us of each warm naa_create over shm once they
+  // came faster than that).
+  // While the next request is due (request_pace.hpp) it polls instead of sleeping. Every
+  // sleep also ends when the interrupt descriptor (naa-server's stop) is readable, and none
+  // is longer than kUnrungLook.
   Nap nap(kListenerNapLimit);
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   unsigned rings = 0;  // sleeps of this call that a ring ended
@@ -160,9 +164,15 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       sched_yield();  // the client may share this core: it moves meanwhile
       continue;
     }
-    const auto length = starved ? std::min(nap.length(), deadline.remaining()) : deadline.remaining();
-    if (now < bell_from) std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(length, bell_from - now));
-    else if (doorbell_->wait(length) && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
+    const auto length = std::min<Deadline::Clock::duration>(starved ? nap.length() : kUnrungLook, deadline.remaining());
+    if (now < bell_from) {
+      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(length, bell_from - now)))
+        return nullptr;
+      continue;
+    }
+    const ShmDoorbell::Woken w = doorbell_->wait(length, interrupt_fd_);
+    if (w == ShmDoorbell::Woken::ByInterrupt) return nullptr;
+    if (w == ShmDoorbell::Woken::ByRing && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
   }
 }
 

@@ -33,12 +33,21 @@ class OfiRdmListener : public Listener {
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
   ListenerCounts counts() const override { return pace_.counts(); }
 
+ protected:
+  bool sleeps_through() const override { return doorbell_->rings(); }
+
  private:
   void claim_name(const std::string &name);
   void release_port();
   void dropped(const std::string &name, const std::string &why);
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
+  // The longest sleep on the doorbell: a request whose client could not ring it (from another
+  // network namespace, or out of descriptors; or a client that does not ring) is found within
+  // it, before a client's 3 s wait for shm under NAA_TRANSPORT=auto (select.cpp) runs out.
+  // Before the caller's deadline became its next pending housekeeping, the 200 ms slices of
+  // naa-server's accept loop found such a request.
+  static constexpr std::chrono::seconds kUnrungLook{2};
   static constexpr std::chrono::microseconds kRingSpacing{200};
 
   size_t write_chunk_;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "diag/log.hpp"
+#include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -48,19 +49,17 @@ ShmDoorbell::~ShmDoorbell() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool ShmDoorbell::wait(Deadline::Clock::duration timeout) {
-  if (fd_ < 0) {
-    std::this_thread::sleep_for(timeout);
-    return false;
-  }
+ShmDoorbell::Woken ShmDoorbell::wait(Deadline::Clock::duration timeout, int interrupt) {
+  if (fd_ < 0) return nap_unless_interrupted(interrupt, timeout) ? Woken::ByInterrupt : Woken::No;
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-  pollfd p{fd_, POLLIN, 0};
-  if (::ppoll(&p, 1, &ts, nullptr) <= 0) return false;
+  pollfd p[2] = {{fd_, POLLIN, 0}, {interrupt, POLLIN, 0}};
+  if (::ppoll(p, interrupt >= 0 ? 2 : 1, &ts, nullptr) <= 0) return Woken::No;
+  if (interrupt >= 0 && p[1].revents != 0) return Woken::ByInterrupt;
   char byte[64];
   while (recv(fd_, byte, sizeof byte, 0) > 0) {
   }
-  return true;
+  return Woken::ByRing;
 }
 
 void ring_shm_doorbell(const std::string &server) {

@@ -24,9 +24,13 @@ class ShmDoorbell {
   ShmDoorbell(const ShmDoorbell &) = delete;
   ShmDoorbell &operator=(const ShmDoorbell &) = delete;
 
-  // Sleeps until the doorbell rings or `timeout` passes (a plain sleep without a doorbell).
-  // True when it rang; the rings that came meanwhile are taken with it.
-  bool wait(Deadline::Clock::duration timeout);
+  enum class Woken { No, ByRing, ByInterrupt };
+  // Sleeps until the doorbell rings, `interrupt` (-1: none) is readable or `timeout` passes
+  // (without a doorbell, a sleep that only `interrupt` ends). The rings that came meanwhile are
+  // taken with one.
+  Woken wait(Deadline::Clock::duration timeout, int interrupt = -1);
+  // Whether wait() sleeps on the doorbell (else a request waits out the sleep).
+  bool rings() const { return fd_ >= 0; }
 
  private:
   int fd_ = -1;

@@ -9,6 +9,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -111,14 +112,18 @@ CmChannel::CmChannel() : ch_(rdma_create_event_channel()) {
   set_nonblocking(ch_->fd, "rdma_cm event channel");
 }
 
-rdma_cm_event *CmChannel::next(Deadline deadline) {
+rdma_cm_event *CmChannel::next(Deadline deadline, int interrupt) {
   for (;;) {
     rdma_cm_event *event = nullptr;
     if (rdma_get_cm_event(ch_.get(), &event) == 0) return event;
     if (errno != EAGAIN && errno != EINTR) fail_errno(NAA_ERR_TRANSPORT, "rdma_get_cm_event");
     if (deadline.expired()) return nullptr;
-    pollfd p{ch_->fd, POLLIN, 0};
-    ::poll(&p, 1, deadline.remaining_ms(kWaitSliceMs));
+    pollfd p[2] = {{ch_->fd, POLLIN, 0}, {interrupt, POLLIN, 0}};
+    if (interrupt < 0) {
+      ::poll(p, 1, deadline.remaining_ms(kWaitSliceMs));
+      continue;
+    }
+    if (::poll(p, 2, deadline.remaining_ms(INT_MAX)) > 0 && p[1].revents != 0) return nullptr;
   }
 }
 

@@ -50,8 +50,9 @@ class CmChannel {
   int fd() const { return ch_->fd; }
 
   // The next event, or nullptr when none arrives before the deadline (never, if `deadline`
-  // has passed: then only an event already queued is returned).
-  rdma_cm_event *next(Deadline deadline);
+  // has passed: then only an event already queued is returned) or once `interrupt` (-1: none)
+  // is readable; with one, it sleeps to the deadline in one go.
+  rdma_cm_event *next(Deadline deadline, int interrupt = -1);
 
  private:
   Owned<rdma_event_channel, rdma_destroy_event_channel> ch_;

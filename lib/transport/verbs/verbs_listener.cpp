@@ -30,7 +30,7 @@ VerbsListener::VerbsListener(const std::string &host, uint16_t port) : id_(creat
 
 std::unique_ptr<Endpoint> VerbsListener::next_request(Deadline deadline) {
   for (;;) {
-    CmEvent e(ch_.next(deadline));
+    CmEvent e(ch_.next(deadline, interrupt_fd_));
     if (!e) return nullptr;
     if (e->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
       NAA_LOG_WARN("verbs listener: rdma_cm event %s", rdma_event_str(e->event));

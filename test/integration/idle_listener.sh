@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# naa-server's listening threads sleep until there is something to do: a connection request,
+# housekeeping that is actually pending (the handshake sweeper's next look while it has
+# something to look at, the expiry of kept regions and queues), or the stop, whose descriptor
+# ends their sleep (tools/naa-server/listener_wake.hpp). Before, each woke every 200 ms only
+# to look at the stop flag and for housekeeping (an idle server with 64 idle clients: 84-149
+# wake-ups in 8 s, nearly all of them these slices).
+# naa-server listens over ofi+tcp and ofi+shm (where libfabric has shm), one thread each: the
+# main thread and those named "naa-listen". With no client, then with 4 idle clients over
+# ofi+tcp and over ofi+shm, those threads may wake over NAA_TEST_IDLE_SECONDS (default 4) s
+# twice each, and once every 2 s more (the ofi+shm listener's look for a request whose client
+# could not ring its doorbell, ofi_rdm_listener.hpp), at most: with the slices back, they woke
+# 5 times a second each. Then SIGTERM must end the server within NAA_TEST_STOP_MS (default
+# 2000, times NAA_TEST_TIME_SCALE) ms.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+clients=4
+seconds=${NAA_TEST_IDLE_SECONDS:-4}
+stop_ms=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" -v m="${NAA_TEST_STOP_MS:-2000}" 'BEGIN { print int(m * s) }')
+
+listener_wakeups() {  # voluntary context switches of process $1's listening threads, and how many
+  for t in /proc/"$1"/task/*; do
+    if [ "${t##*/}" = "$1" ] || [ "$(cat "$t/comm" 2>/dev/null)" = naa-listen ]; then
+      cat "$t/status" 2>/dev/null
+    fi
+  done | awk '/^voluntary_ctxt_switches/ { n += $2; k++ } END { print n + 0, k + 0 }'
+}
+
+now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }
+
+status=0
+# Fails the script when the listening threads of $server woke more than allowed over $seconds
+# s; $1 says what the server was doing.
+check_idle() {
+  set -- "$1" $(listener_wakeups $server)
+  before=$2 threads=$3
+  sleep "$seconds"
+  set -- "$1" $(listener_wakeups $server)
+  woke=$(($2 - before))
+  echo "$1: the $threads listening threads woke $woke times in $seconds s"
+  if [ "$threads" -lt "$listeners" ]; then
+    echo "FAIL: $1: $threads listening threads found, $listeners expected" >&2
+    status=1
+  elif [ "$woke" -gt $(((2 + seconds / 2) * threads)) ]; then
+    echo "FAIL: $1: the listening threads woke while nothing came" >&2
+    status=1
+  fi
+}
+
+transports=ofi+tcp listeners=1
+if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+  transports="ofi+tcp ofi+shm" listeners=2
+else
+  echo "note: libfabric here has no usable shm provider; ofi+tcp only"
+fi
+
+for t in $transports; do
+  start_server --max-clients $clients --peer-clients $clients
+  server=$!
+  export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1"
+  sleep 1  # started: its first parked threads, if any, are gone
+  check_idle "no client"
+  start_idle_clients $clients $t
+  client=$idle_client
+  sleep 3.5  # the kept regions and queues expire, a look of the sweeper after the requests
+  check_idle "$clients idle clients over $t"
+  t0=$(now_ms)
+  kill -TERM $server
+  while running $server && [ $(($(now_ms) - t0)) -le "$stop_ms" ]; do sleep 0.01; done
+  if running $server; then
+    echo "FAIL: over $t, SIGTERM did not end naa-server with sleeping listeners within $stop_ms ms" >&2
+    status=1
+    kill -KILL $server
+  else
+    wait $server || { echo "FAIL: over $t, naa-server did not stop cleanly on SIGTERM" >&2; status=1; }
+    echo "$t: SIGTERM ended naa-server in $(($(now_ms) - t0)) ms"
+  fi
+  exec 3>&-
+  wait $client 2>/dev/null || :  # its handles' server is gone
+done
+exit $status
