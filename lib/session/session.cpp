@@ -49,10 +49,12 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
 void Session::connect(Deadline deadline) {
   const std::string &key = settings_.auth_key;
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
-                            key.empty() ? std::string() : auth::encode(key),
-                            [this](transport::Endpoint &ep) { prepare_endpoint(ep); });
+                            key.empty() ? std::string() : auth::encode(key));
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
+  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  for (const Region &r : regions_)
+    region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
   exchange_memory_regions(deadline);
   naa_message_polled_ = Deadline::Clock::now();
   build_chains();
@@ -168,17 +170,6 @@ Session::~Session() {
   unwatch();
 }
 
-// The registrations and the receive for the NAA's MRSP answer, on an endpoint whose
-// connection may still be under way (transport::WhileConnecting). An auto connection that
-// falls back to another transport comes here again with the new endpoint.
-void Session::prepare_endpoint(transport::Endpoint &ep) {
-  region_mrs_.clear();
-  mrsp_mr_ = ep.register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-  for (const Region &r : regions_)
-    region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
-  ep.post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
-}
-
 void Session::exchange_memory_regions(Deadline deadline) {
   std::vector<uint32_t> sizes;
   for (const Region &r : regions_) sizes.push_back(r.size);
@@ -195,7 +186,8 @@ void Session::exchange_memory_regions(Deadline deadline) {
   size_t len = mrsp::encode_request(request.data(), request.size(), send_buf, mrsp::kBufferSize);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
 
-  ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);  // the answer's receive is posted
+  ep_->post_recv(recv_buf, mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+  ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
 
   bool sent = false;
   size_t received = 0;

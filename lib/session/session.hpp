@@ -108,7 +108,6 @@ class Session : private ProgressEngine::Client {
   };
 
   void connect(Deadline deadline);
-  void prepare_endpoint(transport::Endpoint &ep);
   void connect_first(Deadline deadline);
   void disconnect();
   int reconnect();

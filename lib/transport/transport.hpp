@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -75,13 +74,9 @@ class Endpoint {
   // connection response; over shm our accept message): begin_accept() then sends it at once,
   // without waiting, and the accept() that follows, on any thread, only waits for the
   // connection. naa-server begins on its listening thread, before handing the connection to
-  // another. true once the answer has left (over shm it may not, while the client has not
-  // taken the server's name: accept() sends it then).
+  // another.
   virtual bool can_begin_accept() const { return false; }
-  virtual bool begin_accept(const std::string &private_data) {
-    (void)private_data;
-    return false;
-  }
+  virtual void begin_accept(const std::string &private_data) { (void)private_data; }
 
   // `remote_write`: the peer may write into the buffer; otherwise local use only.
   virtual std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
@@ -186,11 +181,6 @@ class Listener {
   int interrupt_fd_ = -1;
 };
 
-// What a client does on its endpoint before the first message (its registrations and first
-// receive): called once before connect() returns; where the transport allows it, while the
-// connection request travels and the peer accepts, so that work leaves the setup's path.
-using WhileConnecting = std::function<void(Endpoint &)>;
-
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -199,8 +189,7 @@ class Transport {
   // `private_data` travels with the connection request (at most 56 bytes).
   virtual std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                             const std::string &local_ip, Deadline deadline,
-                                            const std::string &private_data = {},
-                                            const WhileConnecting &meanwhile = {}) = 0;
+                                            const std::string &private_data = {}) = 0;
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
 };
 

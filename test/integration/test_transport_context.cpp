@@ -13,8 +13,7 @@
 //   that brought no request, and not again after one that found none;
 // - a begun accept (naa-server's listening thread, before the hand-over), over tcp and shm: the
 //   client is connected, with the server's data, while nothing reads the server's endpoint any
-//   more;
-// - a client's first receive posted while its connection is made over tcp (after it, over shm).
+//   more.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +29,6 @@ extern "C" {
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -307,72 +305,6 @@ void test_a_begun_shm_accept_connects_the_client(void **) {
   begun_accept_connects_the_client("ofi+shm");
 }
 
-// A client's first receive (transport::WhileConnecting) is posted while its connection is
-// made over tcp, before the server accepts: the server here accepts only once it has been (5 s
-// at most; 0.2 s over shm, where it cannot be), and its first message lands in it. Over shm the receive is posted once the
-// connection is made (a receive posted before could take the accept message): the client
-// connects, and the same message lands in it.
-void first_receive_meanwhile(const char *transport, bool before_accept) {
-  auto server_transport = open_transport(transport), client_transport = open_transport(transport);
-  auto listener = server_transport->listen("127.0.0.1", 0);
-  std::vector<uint8_t> inbox(64, 0), greeting(64, 5);
-  std::unique_ptr<MemoryRegion> inbox_mr;
-  std::atomic<bool> posted{false};
-  std::promise<std::string> outcome;
-  auto result = outcome.get_future();
-  std::unique_ptr<Endpoint> client;
-  std::thread t([&] {
-    try {
-      client = client_transport->connect("127.0.0.1", listener->port(), "", soon(), "",
-                                         [&](Endpoint &ep) {
-                                           inbox_mr = ep.register_memory(inbox.data(), inbox.size(), false);
-                                           ep.post_recv(inbox.data(), inbox.size(), *inbox_mr, 31);
-                                           posted = true;
-                                         });
-      outcome.set_value("connected");
-    } catch (const std::exception &e) {
-      outcome.set_value(std::string("failed: ") + e.what());
-    }
-  });
-  auto server = listener->next_request(soon());
-  assert_non_null(server.get());
-  for (Deadline d = Deadline::after(std::chrono::milliseconds(before_accept ? 5000 : 200));
-       !posted && !d.expired();)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const bool posted_before_accept = posted;
-  server->accept(soon());
-  const std::string connected = result.get();
-  t.join();
-  std::fprintf(stderr, "  %s: receive posted before the accept: %s; client %s\n", transport,
-               posted_before_accept ? "yes" : "no", connected.c_str());
-  assert_string_equal(connected.c_str(), "connected");
-  assert_true(posted_before_accept == before_accept);
-  auto greeting_mr = server->register_memory(greeting.data(), greeting.size(), false);
-  server->post_send(greeting.data(), 8, *greeting_mr, 1);
-  Completion c[4];
-  size_t n = 0;
-  for (Deadline d = soon(); n == 0 && !d.expired();) n = client->wait(c, 4, d);
-  assert_int_equal(n, 1);
-  assert_int_equal(static_cast<int>(c[0].kind), static_cast<int>(CompletionKind::Recv));
-  assert_int_equal(c[0].context, 31);
-  assert_int_equal(inbox[0], 5);
-  inbox_mr.reset();
-  client.reset();
-  try {
-    for (Deadline d = soon(); !d.expired();) server->wait(c, 4, d);
-  } catch (const std::exception &) {  // the client's goodbye
-  }
-}
-
-void test_the_first_receive_is_posted_while_connecting(void **) {
-  first_receive_meanwhile("ofi+tcp", true);
-}
-
-void test_the_first_shm_receive_is_posted_once_connected(void **) {
-  if (!ofi_provider_available("shm")) skip();
-  first_receive_meanwhile("ofi+shm", false);
-}
-
 }  // namespace
 
 int main() {
@@ -384,8 +316,6 @@ int main() {
       cmocka_unit_test(test_listener_polls_for_a_request_once),
       cmocka_unit_test(test_a_begun_accept_connects_the_client),
       cmocka_unit_test(test_a_begun_shm_accept_connects_the_client),
-      cmocka_unit_test(test_the_first_receive_is_posted_while_connecting),
-      cmocka_unit_test(test_the_first_shm_receive_is_posted_once_connected),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

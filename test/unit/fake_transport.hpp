@@ -170,10 +170,8 @@ class Transport final : public transport::Transport {
   explicit Transport(std::shared_ptr<Peer> peer) : peer_(std::move(peer)) {}
   const char *name() const override { return "fake"; }
   std::unique_ptr<transport::Endpoint> connect(const std::string &, uint16_t, const std::string &,
-                                               Deadline, const std::string &,
-                                               const transport::WhileConnecting &meanwhile) override {
+                                               Deadline, const std::string &) override {
     auto ep = std::make_unique<Endpoint>(peer_);
-    if (meanwhile) meanwhile(*ep);
     last = ep.get();
     ++connects;
     return ep;

@@ -28,12 +28,6 @@ constexpr unsigned kCheapPollsPerYield = 32;
 // another, or invokes at once, sends it within microseconds, and a connection thread asleep by
 // then costs it a wake-up (20-60 us on this VM; half of a warm ofi+shm naa_create's spread,
 // doc/performance.md).
-// How soon after the acceptance the clients' memory-region requests came.
-progress::SharedExpected &request_took() {
-  static progress::SharedExpected took;
-  return took;
-}
-
 progress::SharedArrivalPoll &first_message() {
   static progress::SharedArrivalPoll poll;
   return poll;
@@ -72,7 +66,7 @@ void Connection::start() {
   started_ = true;
   try {
     post_mrsp_recv();
-    accept_sent_ = ep_->begin_accept(server_identity());
+    ep_->begin_accept(server_identity());
   } catch (...) {
     start_failed_ = std::current_exception();
   }
@@ -85,52 +79,16 @@ void Connection::post_mrsp_recv() {
   ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
 }
 
-bool Connection::settle() {
-  const progress::nanoseconds took = request_took().value();
-  const progress::nanoseconds limit = std::max<progress::nanoseconds>(kSettleLimit, spin_);
-  if (!accept_sent_ || start_failed_ || took > limit) return false;
-  const Deadline until =
-      Deadline::after(std::min<progress::nanoseconds>(std::max<progress::nanoseconds>(2 * took, spin_), limit));
-  try {
-    ep_->accept(until, server_identity());
-    NAA_LOG_INFO("client %s connected", ep_->peer().c_str());
-    const auto accepted = progress::Clock::now();
-    for (;;) {
-      transport::Completion c[4];
-      const size_t n = ep_->poll(c, 4);
-      for (size_t i = 0; i < n; ++i)
-        if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
-          request_took().observe(progress::Clock::now() - accepted);
-          settled_ = answer_memory_regions(c[i].bytes) ? Settled::Answered : Settled::Ended;
-          NAA_LOG_INFO("client %s: set up on the listening thread", ep_->peer().c_str());
-          return true;
-        }
-      if (until.expired() || stop_.raised()) return false;
-      sched_yield();  // the client may share this core
-    }
-  } catch (const Error &e) {
-    // Not connected in time: run() waits on. Broken: run() reports it, as a failed start.
-    if (e.code() != NAA_ERR_TIMEOUT) start_failed_ = std::current_exception();
-    return false;
-  } catch (...) {
-    start_failed_ = std::current_exception();
-    return false;
-  }
-}
-
 void Connection::run() {
   const std::string peer = ep_->peer();
   // Named, so that top -H and the tests (idle_connection.sh) tell a client's thread.
   pthread_setname_np(pthread_self(), "naa-client");
   try {
-    if (settled_ == Settled::Ended) return;
     if (start_failed_) std::rethrow_exception(start_failed_);
     if (!started_) post_mrsp_recv();
-    if (settled_ == Settled::No) {
-      ep_->accept(Deadline::after(mrsp_timeout_), server_identity());
-      NAA_LOG_INFO("client %s connected", peer.c_str());
-      if (!exchange_memory_regions()) return;
-    }
+    ep_->accept(Deadline::after(mrsp_timeout_), server_identity());
+    NAA_LOG_INFO("client %s connected", peer.c_str());
+    if (!exchange_memory_regions()) return;
     Deadline idle = Deadline::after(idle_timeout_);
     while (!stop_.raised()) {
       if (idle_timeout_.count() != 0 && idle.expired()) {
@@ -213,8 +171,9 @@ Deadline Connection::sleep_until(Deadline until, progress::Clock::duration idle)
 bool Connection::exchange_memory_regions() {
   const std::string &peer = ep_->peer();
   Deadline deadline = Deadline::after(mrsp_timeout_);
+  static progress::SharedExpected request_took;
   const auto accepted = progress::Clock::now();
-  const Deadline poll_until = Deadline::after(progress::wait_plan(request_took().value(), spin_).poll);
+  const Deadline poll_until = Deadline::after(progress::wait_plan(request_took.value(), spin_).poll);
   size_t received = 0;
   bool got = false;
   while (!got) {
@@ -227,7 +186,7 @@ bool Connection::exchange_memory_regions() {
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
         got = true;
         received = c[i].bytes;
-        request_took().observe(progress::Clock::now() - accepted);
+        request_took.observe(progress::Clock::now() - accepted);
       }
     if (!got && deadline.expired()) {
       NAA_LOG_WARN("client %s sent no memory-region request within %ld ms; dropping it",
@@ -235,12 +194,7 @@ bool Connection::exchange_memory_regions() {
       return false;
     }
   }
-  return answer_memory_regions(received);
-}
 
-// false where the request was refused (the MRSP error sent) and the session is over.
-bool Connection::answer_memory_regions(size_t received) {
-  const std::string &peer = ep_->peer();
   uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
   std::string why;
   // A transport never reports more than the posted length; clamped so that a broken one cannot

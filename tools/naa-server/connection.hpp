@@ -35,20 +35,11 @@ class Connection {
   // waiting for the client (Endpoint::can_begin_accept): on the listening thread, before the
   // hand-over, so that the client goes on meanwhile. Never throws: run() reports a failure.
   void start();
-  // After start(), still on the listening thread: the connection's setup to its end (the
-  // client's memory-region request answered) where the server's recent clients sent theirs
-  // soon enough to wait for it here (twice as long as they took, --spin-us at least,
-  // kSettleLimit or --spin-us at most); false leaves the rest to run(). A quick client so meets no
-  // hand-over and no third polling thread on the path of its naa_create. Never throws: run()
-  // reports a failure.
-  bool settle();
-  static constexpr progress::microseconds kSettleLimit{200};
   void run();  // never throws; returns when the session is over
 
  private:
   void post_mrsp_recv();
   bool exchange_memory_regions();
-  bool answer_memory_regions(size_t received);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
@@ -65,9 +56,7 @@ class Connection {
   const StopSignal &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   bool started_ = false;
-  bool accept_sent_ = false;  // by start(): settle() waits for no client's word but its request
   std::exception_ptr start_failed_;
-  enum class Settled { No, Answered, Ended } settled_ = Settled::No;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
   unsigned empty_polls_ = 0;  // while polling for the next invocation

@@ -72,8 +72,7 @@ class OfiTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
-                                    const std::string &private_data,
-                                    const WhileConnecting &meanwhile) override {
+                                    const std::string &private_data) override {
     const fi_ep_type type = endpoint_type();
     const bool named = rdm_probe_ && rdm_probe_->addr_format == FI_ADDR_STR;
     if (named && !is_local_host(host))
@@ -109,7 +108,7 @@ class OfiTransport : public Transport {
     ep->plan_setup_waits(options_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     try {
-      ep->connect(deadline, private_data, meanwhile);
+      ep->connect(deadline, private_data);
     } catch (const Error &) {
       if (named && ep->request_unsent()) keep_open(std::move(ep));
       throw;

@@ -70,13 +70,13 @@ class OfiEndpoint : public Endpoint {
   // RDM, server side: the peer is the client whose request named `name`.
   void attach(const std::string &name, uint32_t pid);
 
-  void connect(Deadline deadline, const std::string &private_data, const WhileConnecting &meanwhile);
+  void connect(Deadline deadline, const std::string &private_data);
   // RDM, client side: connect() gave up before its connection request could be sent, so the
   // listener may not have read this endpoint's name yet.
   bool request_unsent() const { return request_unsent_; }
   void accept(Deadline deadline, const std::string &private_data) override;
   bool can_begin_accept() const override { return true; }
-  bool begin_accept(const std::string &private_data) override;
+  void begin_accept(const std::string &private_data) override;
   void reject(const char *reason) override;
 
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,

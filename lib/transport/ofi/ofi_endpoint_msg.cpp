@@ -21,26 +21,13 @@ progress::SharedExpected connect_took, accept_took;
 
 }  // namespace
 
-// A MSG endpoint takes receives before it is connected: the client's registrations and first
-// receive happen while the server accepts. libfabric 1.17's tcp sends the connection request
-// from the first EQ read after fi_connect, so that read comes first. Over RDM a receive posted
-// before the connection is made could take the accept message: `meanwhile` waits for it there.
-void OfiEndpoint::connect(Deadline deadline, const std::string &private_data,
-                          const WhileConnecting &meanwhile) {
-  if (rdm_) {
-    connect_by_message(deadline, private_data);
-    if (meanwhile) meanwhile(*this);
-    return;
-  }
+void OfiEndpoint::connect(Deadline deadline, const std::string &private_data) {
+  if (rdm_) return connect_by_message(deadline, private_data);
   check(fi_connect(ep_, info_->dest_addr, private_data.empty() ? nullptr : private_data.data(),
                    private_data.size()),
         "fi_connect");
   connecting_since_ = Deadline::Clock::now();
-  const std::string what = "connection to " + peer_;
-  if (read_connection_event(true, deadline, what))
-    connect_took.observe(Deadline::Clock::now() - connecting_since_);
-  if (meanwhile) meanwhile(*this);
-  if (!connected_) wait_connected(deadline, what);
+  wait_connected(deadline, "connection to " + peer_);
 }
 
 void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
@@ -56,8 +43,8 @@ void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
 // name (shm's first send to a peer fails until it has) within microseconds; one that does
 // not, or does not drain its queue, is answered by accept(), on the thread that serves it, as
 // the listening thread waits on no peer for long (issue 29.1).
-bool OfiEndpoint::begin_accept(const std::string &private_data) {
-  if (accept_begun_) return true;
+void OfiEndpoint::begin_accept(const std::string &private_data) {
+  if (accept_begun_) return;
   if (rdm_) {
     const Deadline once = Deadline::after(kPostSpin);
     try {
@@ -65,7 +52,7 @@ bool OfiEndpoint::begin_accept(const std::string &private_data) {
       accept_begun_ = true;
     } catch (const Error &) {  // accept() tries again, and reports
     }
-    return accept_begun_;
+    return;
   }
   open_once();
   check(fi_accept(ep_, private_data.empty() ? nullptr : private_data.data(), private_data.size()),
@@ -74,7 +61,6 @@ bool OfiEndpoint::begin_accept(const std::string &private_data) {
   accept_begun_ = true;
   if (read_connection_event(true, Deadline::after(std::chrono::milliseconds(0)), "accepting " + peer_))
     accept_took.observe(Deadline::Clock::now() - connecting_since_);
-  return true;
 }
 
 void OfiEndpoint::reject(const char *reason) {

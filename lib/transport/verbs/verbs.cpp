@@ -45,14 +45,13 @@ class VerbsTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
-                                    const std::string &private_data,
-                                    const WhileConnecting &meanwhile) override {
+                                    const std::string &private_data) override {
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
     auto ch = std::make_unique<CmChannel>();
     CmId id = resolved_id(*ch, host, port, local_ip, device_, deadline, what);
     auto ep = std::make_unique<VerbsEndpoint>(std::move(ch), std::move(id));
-    ep->connect(deadline, private_data, meanwhile);
+    ep->connect(deadline, private_data);
     return ep;
   }
 

@@ -71,16 +71,12 @@ void VerbsEndpoint::open() {
   max_inline_ = qa.cap.max_inline_data;
 }
 
-// `meanwhile` runs once connected: the NAAs in the field were tested against clients that
-// post their first receive after the connection is established.
-void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data,
-                            const WhileConnecting &meanwhile) {
+void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) {
   rdma_conn_param param = spec_conn_param(private_data);
   if (rdma_connect(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
   peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
   connected_ = true;
   log_path();
-  if (meanwhile) meanwhile(*this);
 }
 
 void VerbsEndpoint::accept(Deadline deadline, const std::string &private_data) {

@@ -38,7 +38,7 @@ class VerbsEndpoint : public Endpoint {
   VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string request_data = {});
   ~VerbsEndpoint() override;
 
-  void connect(Deadline deadline, const std::string &private_data, const WhileConnecting &meanwhile);
+  void connect(Deadline deadline, const std::string &private_data);
   void accept(Deadline deadline, const std::string &private_data) override;
   void reject(const char *reason) override;
 
