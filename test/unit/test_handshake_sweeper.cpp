@@ -236,9 +236,14 @@ void silent_connection_is_shut_down(HandshakeSweeper::Listing listing) {
     served.insert(name);
   }
   const int silent = connect_one(&p).first;
+  const auto connected = HandshakeSweeper::Clock::now();
   sweep_for(sweeper, served, 100ms);
-  assert_false(ended(silent));  // younger than the timeout
-  sweep_for(sweeper, served, 400ms);
+  // Younger than the timeout: kept. (A loaded machine may have held this thread past the
+  // timeout meanwhile; then there is nothing to see here.)
+  if (HandshakeSweeper::Clock::now() - connected < 200ms) assert_false(ended(silent));
+  // Shut down once past it, whenever a loaded machine lets the sweeps run (5 s at most).
+  for (auto until = HandshakeSweeper::Clock::now() + 5s; !ended(silent) && HandshakeSweeper::Clock::now() < until;)
+    sweep_for(sweeper, served, 50ms);
   assert_true(ended(silent));
   for (int c : clients) assert_false(ended(c));
   assert_true(sweeper.descriptor_scans() > 0);
