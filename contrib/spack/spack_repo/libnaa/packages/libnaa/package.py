@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="27c9436e5764552bc6828da3e71ba5c669a71707a10ac74b56a9876cb184d5ae")
+    version("0.1.0", sha256="8b760500696766866a6893d2fe79620eca343c6d74cb162535f12fc5f5362be6")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
