@@ -22,7 +22,6 @@ client_thread_wakeups() {  # voluntary context switches of process $1's "naa-cli
   done | awk '/^voluntary_ctxt_switches/ { n += $2; k++ } END { print n + 0, k + 0 }'
 }
 
-now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }
 
 transports=ofi+tcp
 if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
@@ -52,17 +51,7 @@ for t in $transports; do
     echo "FAIL: over $t, idle connections woke while their clients were idle" >&2
     status=1
   fi
-  t0=$(now_ms)
-  kill -TERM $server
-  while running $server && [ $(($(now_ms) - t0)) -le "$stop_ms" ]; do sleep 0.01; done
-  if running $server; then
-    echo "FAIL: over $t, SIGTERM did not end naa-server with $clients idle connections within $stop_ms ms" >&2
-    status=1
-    kill -KILL $server
-  else
-    wait $server || { echo "FAIL: over $t, naa-server did not stop cleanly on SIGTERM" >&2; status=1; }
-    echo "$t: SIGTERM ended naa-server in $(($(now_ms) - t0)) ms"
-  fi
+  stops_within $server "$stop_ms" "with $clients idle connections over $t" || status=1
   exec 3>&-
   wait $client 2>/dev/null || :  # its handles' server is gone
 done

@@ -27,7 +27,6 @@ listener_wakeups() {  # voluntary context switches of process $1's listening thr
   done | awk '/^voluntary_ctxt_switches/ { n += $2; k++ } END { print n + 0, k + 0 }'
 }
 
-now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }
 
 status=0
 # Fails the script when the listening threads of $server woke more than allowed over $seconds
@@ -65,17 +64,7 @@ for t in $transports; do
   client=$idle_client
   sleep 3.5  # the kept regions and queues expire, a look of the sweeper after the requests
   check_idle "$clients idle clients over $t"
-  t0=$(now_ms)
-  kill -TERM $server
-  while running $server && [ $(($(now_ms) - t0)) -le "$stop_ms" ]; do sleep 0.01; done
-  if running $server; then
-    echo "FAIL: over $t, SIGTERM did not end naa-server with sleeping listeners within $stop_ms ms" >&2
-    status=1
-    kill -KILL $server
-  else
-    wait $server || { echo "FAIL: over $t, naa-server did not stop cleanly on SIGTERM" >&2; status=1; }
-    echo "$t: SIGTERM ended naa-server in $(($(now_ms) - t0)) ms"
-  fi
+  stops_within $server "$stop_ms" "with sleeping listeners over $t" || status=1
   exec 3>&-
   wait $client 2>/dev/null || :  # its handles' server is gone
 done

@@ -4,7 +4,8 @@
 # NAA_TEST_PORT, and stops the server when the script exits. require_shm skips the script
 # (exit 77) where libfabric offers no usable shm provider. start_idle_clients N TRANSPORT
 # connects N idle handles (idle_handles) to NAA_SPEC; running PID tells whether a process
-# has not ended.
+# has not ended; stops_within PID MS WHAT sends SIGTERM and fails unless the server ends cleanly
+# within MS ms.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -59,4 +60,21 @@ start_idle_clients() {
 # finds, until it is waited for.
 running() {
   [ -r /proc/"$1"/stat ] && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]
+}
+
+now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }
+
+# SIGTERM to naa-server $1, which must end cleanly within $2 ms ($3 says what it was doing);
+# false, with the cause on standard error, when it does not.
+stops_within() {
+  t0=$(now_ms)
+  kill -TERM "$1"
+  while running "$1" && [ $(($(now_ms) - t0)) -le "$2" ]; do sleep 0.01; done
+  if running "$1"; then
+    echo "FAIL: SIGTERM did not end naa-server $3 within $2 ms" >&2
+    kill -KILL "$1"
+    return 1
+  fi
+  wait "$1" || { echo "FAIL: naa-server $3 did not stop cleanly on SIGTERM" >&2; return 1; }
+  echo "SIGTERM ended naa-server $3 in $(($(now_ms) - t0)) ms"
 }
