@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="8b760500696766866a6893d2fe79620eca343c6d74cb162535f12fc5f5362be6")
+    version("0.1.0", sha256="581348a386dacb8e3619202c3bd92e406044d97c33708630f9f6d220f8cc3f5c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
