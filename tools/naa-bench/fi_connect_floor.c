@@ -145,8 +145,8 @@ int main(int argc, char **argv) {
   }
 
   const int count = atoi(argv[3]);
-  if (count <= 0) return 2;
-  double *took = calloc((size_t)count, sizeof *took);
+  double *took = count > 0 ? calloc((size_t)count, sizeof *took) : NULL;
+  if (took == NULL) return 2;
   for (int i = 0; i < count; ++i) {
     const double start = now_us();
     struct fid_ep *ep = open_endpoint(domain, info);
@@ -161,5 +161,12 @@ int main(int argc, char **argv) {
   qsort(took, (size_t)count, sizeof *took, by_value);
   printf("%s connection + one exchange, %d: median %.1f us, min %.1f, p90 %.1f\n", provider, count,
          took[count / 2], took[0], took[count * 9 / 10]);
+  free(took);
+  fi_close(&cq->fid);
+  fi_close(&domain->fid);
+  fi_close(&eq->fid);
+  fi_close(&fabric->fid);
+  fi_freeinfo(info);
+  fi_freeinfo(hints);
   return 0;
 }
