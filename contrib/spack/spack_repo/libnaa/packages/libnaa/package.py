@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="581348a386dacb8e3619202c3bd92e406044d97c33708630f9f6d220f8cc3f5c")
+    version("0.1.0", sha256="db9fea5ab7d992bba03021662378a0051cd8d4e39a50ad87a1057e2323507fe0")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
