@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="db9fea5ab7d992bba03021662378a0051cd8d4e39a50ad87a1057e2323507fe0")
+    version("0.1.0", sha256="2c69b3f40269ce223ecc88a1a92546040dd83535281e14060f023c424f29a1fb")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
