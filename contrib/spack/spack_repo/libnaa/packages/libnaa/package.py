@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="2c69b3f40269ce223ecc88a1a92546040dd83535281e14060f023c424f29a1fb")
+    version("0.1.0", sha256="5b8927a5d97354833d777556efdc8eb90ce4694dc73812f0a430ea29b09dd20f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
