@@ -91,7 +91,10 @@ size_t OfiEndpoint::poll(Completion *out, size_t max) {
   }
   if (n < max) n += read_cq(out + n, max - n);
   if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
-  if (n > 0) nap_.reset();
+  if (n > 0) {
+    nap_.reset();
+    if (cq_wait_ && cq_wait_->armed()) cq_wait_->disarm();  // spinning again: no wake-ups
+  }
   return n;
 }
 
@@ -117,7 +120,7 @@ bool OfiEndpoint::arm_wait() {
   if (rings_bell()) return arm_bell();
   if (wait_fd_ < 0) return true;  // nothing to arm: the caller naps instead (shm)
   fid_t cq = &cq_->fid;
-  return fi_trywait(context_->fabric, &cq, 1) == FI_SUCCESS;
+  return fi_trywait(context_->fabric, &cq, 1) == FI_SUCCESS && (!cq_wait_ || cq_wait_->arm());
 }
 
 void OfiEndpoint::open_once() {
@@ -138,7 +141,8 @@ void OfiEndpoint::open_queues() {
       eq_ = kept->eq;
       cq_ = kept->cq;
       eq_fd_ = kept->eq_fd;
-      wait_fd_ = kept->cq_fd;
+      cq_wait_ = kept->cq_wait;
+      wait_fd_ = cq_wait_ ? cq_wait_->fd() : -1;
       return;
     }
     // An fd here too, where the provider has one: a thread asleep on the CQ then also wakes
@@ -158,13 +162,21 @@ void OfiEndpoint::open_queues() {
   // it gets none: its descriptors would be held for nothing, by idle endpoints too.
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_DATA;
-  cq_attr.wait_obj = cq_wakes_ ? FI_WAIT_FD : FI_WAIT_NONE;
-  if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
-    if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+  if (!rdm_) {  // a set of descriptors filled only for a sleep (ofi_cq_wait.hpp)
+    cq_wait_ = OfiCqWait::open(context_->domain, cq_attr, &cq_);
+    if (cq_wait_) {
+      wait_fd_ = cq_wait_->fd();
+      return;
+    }
   } else {
-    cq_attr.wait_obj = FI_WAIT_UNSPEC;
-    check(fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr), "fi_cq_open");
+    cq_attr.wait_obj = cq_wakes_ ? FI_WAIT_FD : FI_WAIT_NONE;
+    if (fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr) == 0) {
+      if (!cq_wakes_ || fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+      return;
+    }
   }
+  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  check(fi_cq_open(context_->domain, &cq_attr, &cq_, nullptr), "fi_cq_open");
 }
 
 void OfiEndpoint::open() {
@@ -204,12 +216,14 @@ void OfiEndpoint::close() {
   const bool unbound = ep_ == nullptr || fi_close(&ep_->fid) == 0;
   if (control_mr_ != nullptr) close_fid(&control_mr_->fid);
   if (av_ != nullptr) close_fid(&av_->fid);
+  if (cq_wait_) cq_wait_->disarm();
   if (!rdm_ && unbound && eq_ != nullptr && cq_ != nullptr) {
-    context_->queues.give_back({eq_, cq_, eq_fd_, wait_fd_});
+    context_->queues.give_back({eq_, cq_, eq_fd_, std::move(cq_wait_)});
     eq_ = nullptr;
     cq_ = nullptr;
   }
   if (cq_ != nullptr) close_fid(&cq_->fid);
+  cq_wait_.reset();
   if (eq_ != nullptr) close_fid(&eq_->fid);
   ep_ = nullptr;
   control_mr_ = nullptr;
@@ -300,7 +314,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, 
 // wake it, so it needs no slice (the caller's check_events() reads the EQ).
 size_t OfiEndpoint::sleep_on_fds(Completion *out, size_t max, Deadline deadline, int interrupt) {
   fid_t fids[2] = {&cq_->fid, &eq_->fid};
-  if (fi_trywait(context_->fabric, fids, 2) == FI_SUCCESS) {
+  if (fi_trywait(context_->fabric, fids, 2) == FI_SUCCESS && (!cq_wait_ || cq_wait_->arm())) {
     pollfd fds[3] = {{wait_fd_, POLLIN, 0}, {eq_fd_, POLLIN, 0}, {interrupt, POLLIN, 0}};
     // Rounded up: a millisecond count of 0 in a deadline's last millisecond would spin.
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());

@@ -280,6 +280,7 @@ class OfiEndpoint : public Endpoint {
   size_t max_msg_ = SIZE_MAX;
   EventCheckPacer event_checks_;
   int wait_fd_ = -1;
+  std::shared_ptr<OfiCqWait> cq_wait_;  // MSG: what wait_fd_ belongs to
   int eq_fd_ = -1;  // MSG: the EQ's wait descriptor, where it has one
   bool connected_ = false;
   bool accept_begun_ = false;

@@ -14,16 +14,19 @@
 #include <rdma/fi_eq.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
+
+#include "transport/ofi/ofi_cq_wait.hpp"
 
 namespace naa::transport::ofi_detail {
 
 struct OfiQueues {
   fid_eq *eq = nullptr;
   fid_cq *cq = nullptr;
-  int eq_fd = -1;  // their wait descriptors, or -1
-  int cq_fd = -1;
+  int eq_fd = -1;  // the EQ's wait descriptor, or -1
+  std::shared_ptr<OfiCqWait> cq_wait;  // the CQ's, or nullptr
 };
 
 class OfiQueueStock {
