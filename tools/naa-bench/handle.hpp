@@ -77,6 +77,11 @@ class Handle {
     check_call("naa_test", naa_test(&h_, &done, nullptr));
     return done;
   }
+  naa_handle_info_t info() const {
+    naa_handle_info_t i{};
+    check_call("naa_handle_info", naa_handle_info(&h_, &i));
+    return i;
+  }
   void round_trip() {
     invoke();
     wait();

@@ -19,8 +19,10 @@
 #include "config.h"
 #include "config/count.hpp"
 #include "diag/error.hpp"
+#include "fi_pingpong_run.hpp"
 #include "handle.hpp"
 #include "raw.hpp"
+#include "report.hpp"
 #include "config/params.hpp"
 #include "rm/resolver.hpp"
 #include "settings.hpp"
@@ -76,6 +78,12 @@ void usage(FILE *out) {
       "                         runtime parameter VAR (naa-info --params; \"-\": its default), set\n"
       "                         per handle through naa_attr_t.params, round trips alternating;\n"
       "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
+      "      --fi-pingpong      after libnaa's latency of each size, run libfabric's fi_pingpong\n"
+      "                         (libfabric-bin) on loopback over the handle's provider (ofi+tcp:\n"
+      "                         -p tcp -e msg, ofi+shm: -p shm -e rdm) with the same iterations\n"
+      "                         and add its round trip (2 x usec/xfer: fi_pingpong's usec/xfer is\n"
+      "                         half a round trip) and libnaa's median and mean over it; latency\n"
+      "                         test only, a naa-server on this host, not over verbs\n"
       "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
       "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
       "  -P, --plot FILE.png    draw latency and bandwidth over size with gnuplot\n"
@@ -157,7 +165,7 @@ int main(int argc, char **argv) {
   uint64_t v = 0;
   unsigned idle = 0;
   enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
-         kHandles, kSlowCode, kProgress };
+         kHandles, kSlowCode, kProgress, kFiPingpong };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -169,6 +177,7 @@ int main(int argc, char **argv) {
       {"raw-via-server", no_argument, nullptr, kRawViaServer},
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},
+      {"fi-pingpong", no_argument, nullptr, kFiPingpong},
       {"handles", required_argument, nullptr, kHandles},
       {"slow-code", required_argument, nullptr, kSlowCode},
       {"compare", required_argument, nullptr, kCompare},
@@ -250,6 +259,7 @@ int main(int argc, char **argv) {
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy: memcpy_mode = true; break;
+      case kFiPingpong: s.fi_pingpong = true; break;
       case kHandles:
         if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--handles", optarg);
         s.waitany_handles = v;
@@ -304,6 +314,14 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "naa-bench: --port needs --host\n");
       return 2;
     }
+    if (s.fi_pingpong && !s.latency) {
+      std::fprintf(stderr, "naa-bench: --fi-pingpong compares round trips: add latency to --tests\n");
+      return 2;
+    }
+    if (s.fi_pingpong && !naa::bench::on_path("fi_pingpong")) {
+      std::fprintf(stderr, "naa-bench: --fi-pingpong: fi_pingpong not found (Debian: libfabric-bin)\n");
+      return 2;
+    }
     const naa::params::Values values = naa::params::Values::read();
     std::string server;  // for the header and as the place to spawn the raw peer
     if (host_given) {
@@ -315,6 +333,15 @@ int main(int argc, char **argv) {
     } else {
       auto target = naa::rm::resolve(static_cast<uint8_t>(s.function_code), 1, values);
       server = target->host() + ":" + std::to_string(target->port());
+    }
+    const std::string server_host = server.substr(0, server.rfind(':'));
+    const char *fi_pingpong_refusal = !naa::bench::is_loopback(server_host) ? "the naa-server is not on loopback"
+                                      : values.text("NAA_TRANSPORT") == "verbs" ? "NAA_TRANSPORT=verbs"
+                                                                                : nullptr;
+    if (s.fi_pingpong && fi_pingpong_refusal != nullptr) {
+      std::fprintf(stderr, "naa-bench: --fi-pingpong: %s (%s); fi_pingpong is compared only over "
+                           "ofi+tcp/ofi+shm on this host\n", fi_pingpong_refusal, server.c_str());
+      return 2;
     }
     if (!s.csv)
       std::printf("# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "

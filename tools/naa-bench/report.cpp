@@ -15,6 +15,8 @@ constexpr int kWidth = 14;
 
 int width(const Column &c) { return std::max<int>(kWidth, static_cast<int>(c.name.size()) + 2); }
 
+}  // namespace
+
 bool on_path(const char *program) {
   const char *path = std::getenv("PATH");
   std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
@@ -28,8 +30,6 @@ bool on_path(const char *program) {
   }
   return false;
 }
-
-}  // namespace
 
 Table::Table(FILE *out, bool csv, std::string test, std::string title, std::vector<Column> columns)
     : out_(out), csv_(csv), test_(std::move(test)), columns_(std::move(columns)) {

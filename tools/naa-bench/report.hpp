@@ -36,6 +36,9 @@ struct PlotPoint {
   double libnaa_us, libnaa_mbps, raw_us, raw_mbps;  // raw NaN when not measured
 };
 
+// Whether PATH holds an executable `program` (the helpers naa-bench runs: gnuplot, fi_pingpong).
+bool on_path(const char *program);
+
 // Draws latency and bandwidth over size into png_path with gnuplot. Returns false, with a
 // message on stderr saying why (gnuplot not installed, or it failed), when no plot was drawn.
 bool plot(const std::vector<PlotPoint> &points, const std::string &png_path);

@@ -31,6 +31,7 @@ struct Settings {
   std::string raw_host;        // where the raw peer listens (spawned there unless raw_port)
   uint16_t raw_port = 0;       // 0: spawn our own raw peer
   bool raw_via_server = false; // drive the raw writes against the naa-server instead
+  bool fi_pingpong = false;    // fi_pingpong beside each latency size
   bool csv = false;
   std::string plot_path;
 

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "buffer.hpp"
+#include "diag/error.hpp"
+#include "fi_pingpong_run.hpp"
 #include "clock.hpp"
 #include "handle.hpp"
 #include "config/params.hpp"
@@ -36,6 +38,16 @@ void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns) {
   *total_ns += dt;
 }
 
+// fi_pingpong's arguments for the provider the handle connected over (with auto: what it chose).
+std::vector<std::string> provider_of(const Handle &h) {
+  const std::string transport = h.info().transport;
+  std::vector<std::string> provider = fi_pingpong_provider(transport);
+  if (provider.empty())
+    throw Error(NAA_ERR_UNSUPPORTED, "--fi-pingpong: the handle uses " + transport +
+                                         "; fi_pingpong is compared only over ofi+tcp/ofi+shm on this host");
+  return provider;
+}
+
 }  // namespace
 
 std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE *out) {
@@ -53,10 +65,18 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     cols.push_back({"Lat ratio", "latency_ratio", "libnaa/raw", 3});
     cols.push_back({"BW ratio", "bandwidth_ratio", "libnaa/raw", 3});
   }
+  if (s.fi_pingpong) {
+    cols.push_back({"fi_pp RT(us)", "round_trip_us", "fi_pingpong", 2});
+    cols.push_back({"Med/fi_pp", "median_ratio", "libnaa/fi_pingpong", 3});
+    cols.push_back({"Mean/fi_pp", "mean_ratio", "libnaa/fi_pingpong", 3});
+  }
   Table table(out, s.csv, "latency",
               std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
                           "MB/s = Size / mean round trip, each way (the mean as fi_pingpong reports it)") +
-                  (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : ""),
+                  (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : "") +
+                  (s.fi_pingpong ? "; fi_pp RT: fi_pingpong's round trip on loopback over the handle's provider, "
+                                   "after libnaa's, same iterations (2 x its usec/xfer, which is half a round trip)"
+                                 : ""),
               cols);
   const params::Values values = params::Values::read();
   const Progress progress = values.progress();
@@ -90,6 +110,10 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
       p.raw_mbps = mb_per_s(size, raw_total / 1e3 / n);
       row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, p.libnaa_us / p.raw_us,
                              p.libnaa_mbps / p.raw_mbps});
+    }
+    if (s.fi_pingpong) {
+      const double fi_us = run_fi_pingpong(provider_of(h), size, n);
+      row.insert(row.end(), {fi_us, p.libnaa_us / fi_us, lib_mean_us / fi_us});
     }
     table.row(row);
     points.push_back(p);
