@@ -14,8 +14,9 @@
 // - a begun accept (naa-server's listening thread, before the hand-over), over tcp and shm: the
 //   client is connected, with the server's data, while nothing reads the server's endpoint any
 //   more;
-// - the CQ's descriptor over tcp is filled only for a sleep: a message that comes while the
-//   endpoint polls does not make it readable, one after arm_wait() does.
+// - the CQ's descriptor over tcp is filled only for sleeps: a message that comes while the
+//   endpoint spins does not make it readable; after arm_wait(), and while it sleeps for each
+//   completion, one does.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,7 @@ extern "C" {
 
 #include "config/settings.hpp"
 #include "transport/ofi/ofi.hpp"
+#include "transport/ofi/ofi_cq_wait.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -222,7 +224,8 @@ Completion polled(Endpoint &ep) {
 
 // libfabric's tcp would run epoll's wake-up for every segment that comes while its socket sits
 // in the CQ's wait set, also for a thread that polls (ofi_cq_wait.hpp): the socket is in our
-// set only from arm_wait() to the poll that finds something.
+// set from arm_wait() on, stays while the endpoint sleeps for each completion, and leaves when
+// it spins (a completion found after more than kSpinPolls empty polls).
 void test_only_an_armed_endpoint_wakes(void **) {
   auto transport = open_transport("ofi+tcp");
   auto listener = transport->listen("127.0.0.1", 0);
@@ -230,8 +233,11 @@ void test_only_an_armed_endpoint_wakes(void **) {
   std::vector<uint8_t> in(64), out(64, 5);
   auto in_mr = client->register_memory(in.data(), in.size(), false);
   auto out_mr = server->register_memory(out.data(), out.size(), false);
-  client->post_recv(in.data(), 8, *in_mr, 1);
-  client->post_recv(in.data() + 8, 8, *in_mr, 2);
+  for (uint64_t k = 1; k <= 4; ++k) client->post_recv(in.data() + 8 * k, 8, *in_mr, k);
+  auto send = [&](uint64_t context) {
+    server->post_send(out.data(), 8, *out_mr, context);
+    polled(*server);  // its completion: the message is out
+  };
   // The first arming after the connection may ask for one more poll (the socket is listed
   // from the CQ's next read on).
   for (Deadline d = soon(); !client->arm_wait();) {
@@ -239,15 +245,22 @@ void test_only_an_armed_endpoint_wakes(void **) {
     assert_int_equal(client->poll(c, 4), 0);
     assert_false(d.expired());
   }
-  server->post_send(out.data(), 8, *out_mr, 3);
+  send(11);
   assert_true(readable(client->wait_fd(), 10000));  // armed: woken
   assert_int_equal(polled(*client).context, 1);
-  server->post_send(out.data(), 8, *out_mr, 4);
-  polled(*server);  // the first send's completion: the second is out
+  send(12);
+  assert_true(readable(client->wait_fd(), 10000));  // a sleeper stays armed
+  assert_int_equal(polled(*client).context, 2);
+  Completion none[4];
+  for (int i = 0; i <= naa::transport::ofi_detail::OfiCqWait::kSpinPolls; ++i)
+    assert_int_equal(client->poll(none, 4), 0);  // a spin
+  send(13);
+  assert_int_equal(polled(*client).context, 3);  // ends it: out of the set
+  send(14);
   // Delivered over loopback long before this, and not readable: nothing woke.
   assert_false(readable(client->wait_fd(), 100));
-  assert_int_equal(polled(*client).context, 2);
-  assert_int_equal(in[8], 5);
+  assert_int_equal(polled(*client).context, 4);
+  assert_int_equal(in[32], 5);
 }
 
 // CPU time of this thread.

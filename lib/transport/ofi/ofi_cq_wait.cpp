@@ -97,7 +97,19 @@ bool OfiCqWait::arm() {
       control(fd_, EPOLL_CTL_DEL, r);
   registered_ = std::move(now);
   armed_ = true;
+  empty_polls_ = 0;
   return true;
+}
+
+void OfiCqWait::polled(bool found) {
+  if (!armed_) return;
+  if (!found) {
+    ++empty_polls_;
+  } else if (empty_polls_ > kSpinPolls) {
+    disarm();
+  } else {
+    empty_polls_ = 0;
+  }
 }
 
 void OfiCqWait::disarm() {

@@ -91,10 +91,8 @@ size_t OfiEndpoint::poll(Completion *out, size_t max) {
   }
   if (n < max) n += read_cq(out + n, max - n);
   if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
-  if (n > 0) {
-    nap_.reset();
-    if (cq_wait_ && cq_wait_->armed()) cq_wait_->disarm();  // spinning again: no wake-ups
-  }
+  if (n > 0) nap_.reset();
+  if (cq_wait_) cq_wait_->polled(n > 0);
   return n;
 }
 
@@ -213,10 +211,10 @@ void OfiEndpoint::open_bell() {
 }
 
 void OfiEndpoint::close() {
+  if (cq_wait_) cq_wait_->disarm();  // while the socket is open: its removal is then no error
   const bool unbound = ep_ == nullptr || fi_close(&ep_->fid) == 0;
   if (control_mr_ != nullptr) close_fid(&control_mr_->fid);
   if (av_ != nullptr) close_fid(&av_->fid);
-  if (cq_wait_) cq_wait_->disarm();
   if (!rdm_ && unbound && eq_ != nullptr && cq_ != nullptr) {
     context_->queues.give_back({eq_, cq_, eq_fd_, std::move(cq_wait_)});
     eq_ = nullptr;
