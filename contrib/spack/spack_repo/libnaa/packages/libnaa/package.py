@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="5b8927a5d97354833d777556efdc8eb90ce4694dc73812f0a430ea29b09dd20f")
+    version("0.1.0", sha256="9dcab7c73f403289598a3238b94dd4c873bb07edc39aa38d752688ed6553fcd3")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
