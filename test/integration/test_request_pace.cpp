@@ -27,6 +27,7 @@ extern "C" {
 #include <thread>
 
 #include "progress/wait_plan.hpp"
+#include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/transport.hpp"
 
@@ -83,7 +84,7 @@ int listen_in_turn(const char *name) {
   unsigned long close = 0;
   auto last = Deadline::Clock::time_point{};
   for (int i = 0; i < kConnections; ++i) {
-    auto ep = listener->next_request(soon());
+    auto ep = request_within(*listener, soon());
     if (!ep) return 1;
     const auto now = Deadline::Clock::now();
     close += now - last <= naa::progress::ArrivalPoll::kPollableGap;

@@ -42,6 +42,7 @@ extern "C" {
 #include <vector>
 
 #include "config/settings.hpp"
+#include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_cq_wait.hpp"
 #include "transport/transport.hpp"
@@ -91,7 +92,7 @@ std::string log_of_exchange_with(const TransportOptions &options) {
   std::promise<Target> target;
   std::promise<void> done;
   std::thread peer(client, options, listener->port(), target.get_future(), done.get_future());
-  auto ep = listener->next_request(soon());
+  auto ep = request_within(*listener, soon());
   assert_non_null(ep.get());
   std::vector<uint8_t> buf(kSize), slot(64);
   auto mr = ep->register_memory(buf.data(), buf.size(), true);
@@ -147,7 +148,7 @@ void test_live_endpoints_share_registrations(void **) {
       } catch (const std::exception &) {  // the request times out, as it should
       }
     });
-    ep = listener->next_request(soon());
+    ep = request_within(*listener, soon());
     assert_non_null(ep.get());
     t.join();
   }
@@ -170,7 +171,7 @@ void test_live_endpoints_share_registrations(void **) {
 std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> connected_pair(Listener &listener) {
   std::unique_ptr<Endpoint> client;
   std::thread t([&] { client = open_transport("ofi+tcp")->connect("127.0.0.1", listener.port(), "", soon()); });
-  auto server = listener.next_request(soon());
+  auto server = request_within(listener, soon());
   assert_non_null(server.get());
   server->accept(soon());
   t.join();
@@ -337,7 +338,7 @@ void begun_accept_connects_the_client(const char *transport) {
       connected.set_value(std::string("failed: ") + e.what());
     }
   });
-  auto server = listener->next_request(soon());
+  auto server = request_within(*listener, soon());
   assert_non_null(server.get());
   assert_true(server->can_begin_accept());
   // Over shm one try lasts kPostSpin; a client slowed by a loaded machine may take the
