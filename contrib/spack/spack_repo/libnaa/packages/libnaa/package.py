@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="9dcab7c73f403289598a3238b94dd4c873bb07edc39aa38d752688ed6553fcd3")
+    version("0.1.0", sha256="e848439d59229e7239e930fc4858a3abf443ea92367509a6adf5c4c9cf559f57")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
