@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="e848439d59229e7239e930fc4858a3abf443ea92367509a6adf5c4c9cf559f57")
+    version("0.1.0", sha256="9654fa8d99fca7769c0dae9671b1ef00d9140bf6f2c0ada371b41f29b280b22f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
