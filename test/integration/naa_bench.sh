@@ -35,7 +35,7 @@ grep -q "Dbuf/serial" "$naa_test_dir/table"
 "$bench" $args --tests latency --csv > "$naa_test_dir/csv"
 cat "$naa_test_dir/csv"
 grep -q '^latency,libnaa,4096,median_us,[0-9.]*$' "$naa_test_dir/csv"
-# The mean round trip, which is what fi_pingpong prints (doc/performance.md compares the two).
+# The mean round trip: fi_pingpong prints half of it as usec/xfer (--fi-pingpong doubles it).
 grep -q '^latency,libnaa,4096,mean_us,[0-9.]*$' "$naa_test_dir/csv"
 if grep -v -q -E '^[a-z]+,[a-z0-9_/]+,[0-9]+,[a-z0-9_]+,[0-9.]+$' "$naa_test_dir/csv"; then
   echo "--csv printed a line that is not test,variant,size,metric,value" >&2; exit 1

@@ -72,7 +72,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
   }
   Table table(out, s.csv, "latency",
               std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
-                          "MB/s = Size / mean round trip, each way (the mean as fi_pingpong reports it)") +
+                          "MB/s = Size / mean round trip, each way (fi_pingpong's usec/xfer is half that round trip)") +
                   (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : "") +
                   (s.fi_pingpong ? "; fi_pp RT: fi_pingpong's round trip on loopback over the handle's provider, "
                                    "after libnaa's, same iterations (2 x its usec/xfer, which is half a round trip)"
