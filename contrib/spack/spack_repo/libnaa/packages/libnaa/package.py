@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="9654fa8d99fca7769c0dae9671b1ef00d9140bf6f2c0ada371b41f29b280b22f")
+    version("0.1.0", sha256="d5d549804b6423125e3a3a8621b2588143fb1d67ae9859c1b582649c3031ab81")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
