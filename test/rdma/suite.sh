@@ -40,6 +40,7 @@ run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
+run verbs-test_shared_cq -- "$build/test/rdma/test_shared_cq"
 # Handles set up and down 1000 times in one process, buffers freed and mapped anew at the same
 # address between handles (a stale registration would pin the old pages), live handles sharing one.
 run verbs-test_setup NAA_TRANSPORT=verbs NAA_TEST_HANDLES=1000 -- "$build/test/integration/test_setup"

@@ -23,7 +23,13 @@ std::shared_ptr<VerbsContext> VerbsContext::acquire(ibv_context *device) {
     if (auto shared = it->second.lock()) return shared;
   ibv_pd *pd = ibv_alloc_pd(device);
   if (pd == nullptr) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_alloc_pd");
-  auto context = std::make_shared<VerbsContext>(pd);
+  std::shared_ptr<VerbsContext> context;
+  try {
+    context = std::make_shared<VerbsContext>(device, pd);
+  } catch (...) {
+    ibv_dealloc_pd(pd);
+    throw;
+  }
   for (auto i = live->begin(); i != live->end();)  // forget the Contexts that are gone
     i = i->second.expired() ? live->erase(i) : std::next(i);
   (*live)[key] = context;

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The verbs transport Context: one protection domain per RDMA device for the whole process,
-// shared by every queue pair on that device (a client's handles, naa-server's clients), and the
-// registration cache of that domain (registration_cache.hpp). It dies with its last user.
-// Private to lib/transport.
-//
-// The completion queue and its channel stay per queue pair for now: one CQ for the device
-// (a completion names its QP by qp_num, so it could be shared) pays off only with one progress
-// driver that polls it for every handle and hands completions to their sessions.
+// shared by every queue pair on that device (a client's handles, naa-server's clients), the
+// registration cache of that domain (registration_cache.hpp), and the completion queues those
+// queue pairs share (verbs_shared_cq.hpp). It dies with its last user. Private to lib/transport.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -14,6 +10,7 @@
 #include <memory>
 
 #include "transport/registration_cache.hpp"
+#include "transport/verbs/verbs_shared_cq.hpp"
 
 namespace naa::transport::verbs_detail {
 
@@ -35,7 +32,7 @@ class VerbsContext : public std::enable_shared_from_this<VerbsContext> {
   // device once per process). A forked child gets its own.
   static std::shared_ptr<VerbsContext> acquire(ibv_context *device);
 
-  explicit VerbsContext(ibv_pd *pd) : pd(pd) {}
+  VerbsContext(ibv_context *device, ibv_pd *pd) : pd(pd), cqs(device) {}
   ~VerbsContext() { ibv_dealloc_pd(pd); }
   VerbsContext(const VerbsContext &) = delete;
   VerbsContext &operator=(const VerbsContext &) = delete;
@@ -45,6 +42,7 @@ class VerbsContext : public std::enable_shared_from_this<VerbsContext> {
   std::shared_ptr<VerbsRegistration> register_memory(void *addr, size_t length, int access);
 
   ibv_pd *const pd;
+  CqSet cqs;
 
  private:
   RegistrationCache<VerbsRegistration> cache_;

@@ -29,10 +29,11 @@ VerbsEndpoint::VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string
   open();
 }
 
-// The members then release the queue pair, CQ, channel, the Context (the PD, when this was its
-// last user), id and event channel, in that order.
+// The queue pair goes with its share of the CQ (verbs_shared_cq.hpp); the members then release
+// the Context (the PD and CQs, when this was its last user), id and event channel.
 VerbsEndpoint::~VerbsEndpoint() {
   if (connected_ && !disconnected_) rdma_disconnect(id_.get());
+  if (cq_) cq_->leave([this] { qp_.reset(); });
 }
 
 void VerbsEndpoint::open() {
@@ -44,18 +45,16 @@ void VerbsEndpoint::open() {
   if (ibv_query_port(verbs, id_->port_num, &port) != 0) fail_errno(NAA_ERR_TRANSPORT, "ibv_query_port");
   max_msg_ = port.max_msg_sz > 0 ? port.max_msg_sz : UINT32_MAX;
   send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
-  int cqe = std::min<int>(static_cast<int>(send_depth_ + kRecvDepth + 4), dev.max_cqe);
+  // Every work request posted may come back as a completion (a queue pair in error flushes the
+  // unsignalled ones too), so this many entries of the shared CQ are the queue pair's.
+  const auto slots = std::min<uint32_t>(send_depth_ + kRecvDepth, static_cast<uint32_t>(dev.max_cqe));
 
   context_ = VerbsContext::acquire(verbs);
-  comp_ch_.reset(ibv_create_comp_channel(verbs));
-  if (!comp_ch_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_comp_channel");
-  set_nonblocking(comp_ch_->fd, "completion channel");
-  cq_.reset(ibv_create_cq(verbs, cqe, nullptr, comp_ch_.get(), 0));
-  if (!cq_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_cq");
+  cq_ = context_->cqs.join(slots);
 
   ibv_qp_init_attr qa{};
-  qa.send_cq = cq_.get();
-  qa.recv_cq = cq_.get();
+  qa.send_cq = cq_->cq();
+  qa.recv_cq = cq_->cq();
   qa.qp_type = IBV_QPT_RC;
   qa.sq_sig_all = 0;
   qa.cap.max_send_wr = send_depth_;
@@ -68,6 +67,7 @@ void VerbsEndpoint::open() {
     if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
   }
   qp_.reset(id_.get());
+  cq_->attach(id_->qp->qp_num);
   max_inline_ = qa.cap.max_inline_data;
 }
 
@@ -127,43 +127,37 @@ void VerbsEndpoint::check_cm_events() {
 
 size_t VerbsEndpoint::poll(Completion *out, size_t max) {
   ibv_wc wc[16];
-  int n = ibv_poll_cq(cq_.get(), static_cast<int>(std::min<size_t>(max, 16)), wc);
-  if (n < 0) throw Error(NAA_ERR_TRANSPORT, "ibv_poll_cq failed on the connection to " + peer_);
+  const size_t n = cq_->poll(wc, std::min<size_t>(max, 16));
   if (n == 0) {
     // Reading a disconnect's event is also what flushes our queue pair (librdmacm does it).
     if (event_checks_.due()) check_cm_events();
     return 0;
   }
-  for (int i = 0; i < n; ++i) translate(wc[i], out[i]);
-  return static_cast<size_t>(n);
+  for (size_t i = 0; i < n; ++i) translate(wc[i], out[i]);
+  return n;
 }
 
-// Arm, poll once more (a completion between the last poll and the arming would raise no
-// event), then sleep on the completion channel and the CM channel together, and the interrupt
-// descriptor: a completion, a disconnect's event and a stop each wake it, so it sleeps to the
-// deadline without slices.
+// Arm (which looks at the CQ once more: a completion between the last poll and the arming
+// would raise no event), then sleep on the queue pair's bell and the CM channel together, and
+// the interrupt descriptor: a completion, a disconnect's event and a stop each wake it, so it
+// sleeps to the deadline without slices.
 size_t VerbsEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
   for (;;) {
     if (size_t n = poll(out, max)) return n;
-    arm_wait();
-    if (size_t n = poll(out, max)) return n;
+    if (!arm_wait()) continue;
     if (deadline.expired()) return 0;
-    pollfd fds[3] = {{comp_ch_->fd, POLLIN, 0}, {ch_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+    pollfd fds[3] = {{cq_->wait_fd(), POLLIN, 0}, {ch_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
     ::poll(fds, interrupt_fd_ >= 0 ? 3 : 2, deadline.remaining_ms(INT_MAX));
     if (interrupt_fd_ >= 0 && fds[2].revents != 0) return 0;
   }
 }
 
-// Consumes the events already signalled (the descriptor stays readable until they are
-// read), then asks for one on the next completion.
+// The bell rings when a completion for this queue pair is found by the Context's thread, which
+// watches the shared CQs' completion channel while an endpoint is armed.
 bool VerbsEndpoint::arm_wait() {
-  ibv_cq *cq = nullptr;
-  void *ctx = nullptr;
-  while (ibv_get_cq_event(comp_ch_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
   check_cm_events();
-  if (ibv_req_notify_cq(cq_.get(), 0) != 0)
-    throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on the connection to " + peer_);
-  return true;
+  context_->cqs.watch();
+  return cq_->arm();
 }
 
 void VerbsEndpoint::translate(const ibv_wc &wc, Completion &c) {

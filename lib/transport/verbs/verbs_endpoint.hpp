@@ -34,7 +34,7 @@ class VerbsEndpoint : public Endpoint {
  public:
   // verbs_endpoint.cpp
   // Takes `id` (already resolved, or a connection request migrated to `ch`) and builds the
-  // completion queue and RC queue pair on its device, in the device's Context.
+  // RC queue pair on its device, on a completion queue of the device's Context.
   VerbsEndpoint(std::unique_ptr<CmChannel> ch, CmId id, std::string request_data = {});
   ~VerbsEndpoint() override;
 
@@ -45,7 +45,7 @@ class VerbsEndpoint : public Endpoint {
   size_t poll(Completion *out, size_t max) override;
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
   bool wait_sleeps_through() const override { return true; }
-  int wait_fd() const override { return comp_ch_->fd; }
+  int wait_fd() const override { return cq_->wait_fd(); }
   bool arm_wait() override;
 
   const std::string &peer() const override { return peer_; }
@@ -79,9 +79,8 @@ class VerbsEndpoint : public Endpoint {
   CmId id_;
   std::string peer_data_;
   std::string peer_;
-  std::shared_ptr<VerbsContext> context_;  // the protection domain
-  Owned<ibv_comp_channel, ibv_destroy_comp_channel> comp_ch_;
-  Owned<ibv_cq, ibv_destroy_cq> cq_;
+  std::shared_ptr<VerbsContext> context_;  // the protection domain and the shared CQs
+  std::unique_ptr<CqMember> cq_;          // this queue pair's share of one of them
   // The id again, not owned: what it destroys is the queue pair rdma_create_qp made on it.
   Owned<rdma_cm_id, rdma_destroy_qp> qp_;
   size_t max_msg_ = UINT32_MAX;
