@@ -80,7 +80,10 @@ void CqMember::leave_locked() {
 
 size_t CqMember::poll(ibv_wc *out, size_t max) {
   std::lock_guard<std::mutex> lock(cq_.mu_);
-  if (found_head_ == found_.size()) cq_.drain_locked(this);
+  if (found_head_ == found_.size()) {
+    cq_.drain_locked(this);
+    cq_.polled_ = cq_.polled_ || !armed_;
+  }
   const size_t n = std::min(max, found_.size() - found_head_);
   if (n == 0) return 0;
   std::copy_n(found_.begin() + static_cast<std::ptrdiff_t>(found_head_), n, out);
@@ -167,15 +170,42 @@ void SharedCq::ask_for_event_locked() {
   drain_locked(nullptr);
 }
 
-void SharedCq::signalled() {
+bool SharedCq::signalled() {
   std::lock_guard<std::mutex> lock(mu_);
   event_asked_ = false;
   try {
     drain_locked(nullptr);
-    if (armed_ > 0) ask_for_event_locked();
+    if (armed_ == 0) return false;
+    if (polled_) {
+      polled_ = false;
+      deferred_ = true;
+      return true;
+    }
+    ask_for_event_locked();
   } catch (const Error &e) {
     NAA_LOG_ERROR("verbs: %s", e.what());
   }
+  return false;
+}
+
+bool SharedCq::recheck() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!deferred_) return false;
+  if (event_asked_ || armed_ == 0) {  // an arming asked since
+    deferred_ = false;
+    return false;
+  }
+  if (polled_) {
+    polled_ = false;
+    return true;
+  }
+  deferred_ = false;
+  try {
+    ask_for_event_locked();
+  } catch (const Error &e) {
+    NAA_LOG_ERROR("verbs: %s", e.what());
+  }
+  return false;
 }
 
 // --- CqSet
@@ -235,19 +265,38 @@ size_t CqSet::cq_count() {
 void CqSet::run() {
   pthread_setname_np(pthread_self(), "naa-verbs-cq");
   pollfd fds[2] = {{channel_->fd, POLLIN, 0}, {stop_, POLLIN, 0}};
+  using Clock = std::chrono::steady_clock;
+  auto recheck_at = Clock::time_point::max();
   for (;;) {
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+    int timeout = -1;
+    if (recheck_at != Clock::time_point::max())
+      timeout = static_cast<int>(std::max<int64_t>(
+          0, std::chrono::ceil<std::chrono::milliseconds>(recheck_at - Clock::now()).count()));
+    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) {
       NAA_LOG_ERROR("verbs: waiting for completion events failed: %s", errno_text(errno).c_str());
       return;
     }
     if (fds[1].revents != 0) return;
+    bool deferred = false;
     ibv_cq *cq = nullptr;
     void *context = nullptr;
     while (ibv_get_cq_event(channel_.get(), &cq, &context) == 0) {
       ibv_ack_cq_events(cq, 1);
-      static_cast<SharedCq *>(context)->signalled();
+      deferred = static_cast<SharedCq *>(context)->signalled() || deferred;
     }
+    if (Clock::now() >= recheck_at) {
+      recheck_at = Clock::time_point::max();
+      deferred = recheck_all() || deferred;
+    }
+    if (deferred && recheck_at == Clock::time_point::max()) recheck_at = Clock::now() + kRecheck;
   }
+}
+
+bool CqSet::recheck_all() {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool any = false;
+  for (auto &cq : cqs_) any = cq->recheck() || any;
+  return any;
 }
 
 }  // namespace naa::transport::verbs_detail

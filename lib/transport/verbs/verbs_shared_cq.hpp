@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -86,8 +87,12 @@ class SharedCq {
   ibv_cq *get() const { return cq_.get(); }
   // Reserves `slots` entries, growing the CQ (ibv_resize_cq) when needed; false when it cannot.
   bool reserve(uint32_t slots);
-  // The completion channel said this CQ signalled (the Context's thread).
-  void signalled();
+  // The completion channel said this CQ signalled (the Context's thread). True when it did not
+  // ask for the next event, since endpoints poll it anyway: recheck() after kRecheck then.
+  bool signalled();
+  // Asks for the next event if nobody polled the CQ since signalled() or the last recheck();
+  // true while it still waits for that.
+  bool recheck();
 
  private:
   friend class CqMember;
@@ -103,9 +108,18 @@ class SharedCq {
   std::unordered_map<uint32_t, CqMember *> members_;  // by qp_num; under mu_
   unsigned armed_ = 0;         // members armed; under mu_
   bool event_asked_ = false;   // ibv_req_notify_cq since the last event; under mu_
+  bool polled_ = false;        // an unarmed member drained the CQ; under mu_
+  bool deferred_ = false;      // no event asked, for the polls: recheck(); under mu_
 };
 
 // A Context's CQs and their completion channel, and the thread that watches it.
+//
+// A CQ's event is for any completion: asked for again at once while one endpoint is armed, it
+// would wake the thread for every completion of the others, which their own polls hand to the
+// armed one anyway. So while the CQ is polled the thread asks again only once kRecheck has
+// passed without a poll: a polling thread that stops without arming (it got its completion
+// and went back to the program) leaves an armed endpoint's completion unnoticed for at most
+// twice that.
 class CqSet {
  public:
   explicit CqSet(ibv_context *device);
@@ -120,7 +134,10 @@ class CqSet {
   size_t cq_count();
 
  private:
+  static constexpr std::chrono::milliseconds kRecheck{1};
+
   void run();
+  bool recheck_all();
 
   ibv_context *const device_;
   const pid_t pid_;  // a forked child's copy has no thread to stop
