@@ -9,7 +9,8 @@
 // did not return armed), so no sleeper can be trusted to poll for the others: the CQs' one
 // completion channel is watched by a thread of the Context's own, started by the first arming,
 // which polls the CQ that signalled and rings whom it concerns. It sleeps while no endpoint is
-// armed (the CQs are then not asked for events), so polling endpoints never wake it.
+// armed (the CQs are then not asked for events), so polling endpoints never wake it, and
+// while the CQ is polled anyway it asks again only after a quiet spell (CqSet below).
 #pragma once
 
 #include <infiniband/verbs.h>
