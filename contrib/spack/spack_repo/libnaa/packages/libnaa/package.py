@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d5d549804b6423125e3a3a8621b2588143fb1d67ae9859c1b582649c3031ab81")
+    version("0.1.0", sha256="c1daea0a57999e9c0c95a32220bc4109f2d68c1a942b024ac0149333a77a5cc6")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
