@@ -46,8 +46,9 @@ void VerbsEndpoint::open() {
   max_msg_ = port.max_msg_sz > 0 ? port.max_msg_sz : UINT32_MAX;
   send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
   // Every work request posted may come back as a completion (a queue pair in error flushes the
-  // unsignalled ones too), so this many entries of the shared CQ are the queue pair's.
-  const auto slots = std::min<uint32_t>(send_depth_ + kRecvDepth, static_cast<uint32_t>(dev.max_cqe));
+  // unsignalled ones too), so this many entries of the shared CQ are the queue pair's: a chain
+  // is shorter than the send queue, and an MRSP send and the receives come on top (+ slack).
+  const auto slots = std::min<uint32_t>(send_depth_ + kRecvDepth + 4, static_cast<uint32_t>(dev.max_cqe));
 
   context_ = VerbsContext::acquire(verbs);
   cq_ = context_->cqs.join(slots);

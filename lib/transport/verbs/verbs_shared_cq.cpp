@@ -103,12 +103,14 @@ size_t CqMember::poll(ibv_wc *out, size_t max) {
   return n;
 }
 
+// The poll that came before the arming is no sign of a poller that hands completions over.
 bool CqMember::arm() {
   std::lock_guard<std::mutex> lock(cq_.mu_);
   if (!armed_) {
     armed_ = true;
     ++cq_.armed_;
   }
+  cq_.polled_ = false;
   if (found_head_ == found_.size()) cq_.ask_for_event_locked();
   return found_head_ == found_.size();
 }
@@ -133,6 +135,8 @@ bool SharedCq::reserve(uint32_t slots) {
     const int64_t size = std::min<int64_t>(max_cqe_, std::max<int64_t>(need, int64_t{cq_->cqe} * 2));
     if (size < need || ibv_resize_cq(cq_.get(), static_cast<int>(size)) != 0) return false;
     NAA_LOG_DEBUG("verbs: a shared completion queue grew to %d entries", cq_->cqe);
+    // The verbs API does not say that a request for an event survives the resize.
+    if (event_asked_ && ibv_req_notify_cq(cq_.get(), 0) != 0) event_asked_ = false;
   }
   reserved_ += slots;
   return true;
@@ -182,14 +186,19 @@ bool SharedCq::signalled() {
       return true;
     }
     ask_for_event_locked();
-  } catch (const Error &e) {
+  } catch (const Error &e) {  // tried again after kRecheck
     NAA_LOG_ERROR("verbs: %s", e.what());
+    deferred_ = true;
+    return true;
   }
   return false;
 }
 
 bool SharedCq::recheck() {
-  std::lock_guard<std::mutex> lock(mu_);
+  if (!deferred_.load(std::memory_order_relaxed)) return false;
+  // Held: somebody polls the CQ right now, which is all a look would find out.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return true;
   if (!deferred_) return false;
   if (event_asked_ || armed_ == 0) {  // an arming asked since
     deferred_ = false;
@@ -199,12 +208,13 @@ bool SharedCq::recheck() {
     polled_ = false;
     return true;
   }
-  deferred_ = false;
   try {
     ask_for_event_locked();
-  } catch (const Error &e) {
+  } catch (const Error &e) {  // tried again after kRecheck
     NAA_LOG_ERROR("verbs: %s", e.what());
+    return true;
   }
+  deferred_ = false;
   return false;
 }
 
@@ -272,9 +282,10 @@ void CqSet::run() {
     if (recheck_at != Clock::time_point::max())
       timeout = static_cast<int>(std::max<int64_t>(
           0, std::chrono::ceil<std::chrono::milliseconds>(recheck_at - Clock::now()).count()));
-    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) {
+    if (::poll(fds, 2, timeout) < 0 && errno != EINTR) {  // ENOMEM: try again shortly
       NAA_LOG_ERROR("verbs: waiting for completion events failed: %s", errno_text(errno).c_str());
-      return;
+      std::this_thread::sleep_for(kRecheck);
+      continue;
     }
     if (fds[1].revents != 0) return;
     bool deferred = false;

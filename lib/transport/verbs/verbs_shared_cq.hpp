@@ -110,7 +110,7 @@ class SharedCq {
   unsigned armed_ = 0;         // members armed; under mu_
   bool event_asked_ = false;   // ibv_req_notify_cq since the last event; under mu_
   bool polled_ = false;        // an unarmed member drained the CQ; under mu_
-  bool deferred_ = false;      // no event asked, for the polls: recheck(); under mu_
+  std::atomic<bool> deferred_{false};  // no event asked, for the polls: recheck(); set under mu_
 };
 
 // A Context's CQs and their completion channel, and the thread that watches it.
