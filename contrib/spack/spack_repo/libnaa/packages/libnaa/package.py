@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c1daea0a57999e9c0c95a32220bc4109f2d68c1a942b024ac0149333a77a5cc6")
+    version("0.1.0", sha256="cb0c5d6fe2344c8760c2ae42d456713ea730033a1abe54507b11e47284941985")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
