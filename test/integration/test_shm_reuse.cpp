@@ -164,6 +164,10 @@ void test_loop_reuses_endpoints(void **) {
     note_regions(server.pid, &servers);
     right = naa_finalize(&h) == NAA_SUCCESS && right;
     for (size_t i = 0; i < kN && right; ++i) right = sum[i] == a[i] + b[i];
+    // The kept endpoint serves the next handle once naa-server's goodbye is in; it waits 2 ms
+    // for it, less than a server under ASan on a loaded host took (6 regions, CI): this
+    // counts reuse, not how fast the goodbye is.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   unsetenv("NAA_TRANSPORT");
   note_regions(server.pid, &servers);
@@ -171,7 +175,7 @@ void test_loop_reuses_endpoints(void **) {
           kRounds, ours.size(), servers.size());
   assert_int_equal(test_server_stop(&server), 0);
   assert_true(right);
-  // A later handle may open an endpoint when its old peer's goodbye is late (2 ms): a few.
+  // Without reuse (NAA_SHM_IDLE_ENDPOINTS=0): 24 objects of each side.
   assert_true(ours.size() <= 4);
   assert_true(servers.size() <= 4);
 }
