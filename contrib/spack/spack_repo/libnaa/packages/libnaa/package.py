@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="cb0c5d6fe2344c8760c2ae42d456713ea730033a1abe54507b11e47284941985")
+    version("0.1.0", sha256="4d1f87a5366503e549a87abbfc5743166eb5313f9962375c3ab65351dfddd525")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
