@@ -266,11 +266,6 @@ void CqSet::watch() {
   watched_.store(true, std::memory_order_release);
 }
 
-size_t CqSet::cq_count() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return cqs_.size();
-}
-
 // The CQs are never destroyed while this runs, so an event's context is always a live SharedCq.
 void CqSet::run() {
   pthread_setname_np(pthread_self(), "naa-verbs-cq");

@@ -132,7 +132,6 @@ class CqSet {
   std::unique_ptr<CqMember> join(uint32_t slots);
   // Before an endpoint can sleep: the channel's thread runs.
   void watch();
-  size_t cq_count();
 
  private:
   static constexpr std::chrono::milliseconds kRecheck{1};
