@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="e78aae058b782a2f0d0318e32167c632b667d3fe8dd2d55a0e1f417bb92b7404")
+    version("0.1.0", sha256="11138ae6a345b4a642b5bfe34adf3d02f502a1a51260ac4dcb9c8b8413f03481")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
