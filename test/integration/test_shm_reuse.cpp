@@ -141,7 +141,11 @@ void note_regions(pid_t pid, std::set<std::string> *seen) {
 
 // naa_create, a vecadd checked element by element, naa_finalize, in a loop against naa-server
 // at its defaults: both sides' endpoints are reused, so the regions either process ever had
-// stay few (one per connection without reuse).
+// stay few (one per connection without reuse). Every handle after the first takes the client
+// endpoint the last one parked, also when naa-server's goodbye overtook the client's own
+// (ofi_endpoint_reuse.cpp): a slow client, as under a sanitizer, meets that in about one
+// connection of four. (This process's libnaa.so has counters of its own: the test counts the
+// regions. A client that did not park then made 4-8 under TSan.)
 void test_loop_reuses_endpoints(void **) {
   test_server server;
   assert_int_equal(test_server_start(&server, nullptr), 0);
@@ -165,8 +169,8 @@ void test_loop_reuses_endpoints(void **) {
     right = naa_finalize(&h) == NAA_SUCCESS && right;
     for (size_t i = 0; i < kN && right; ++i) right = sum[i] == a[i] + b[i];
     // The kept endpoint serves the next handle once naa-server's goodbye is in; it waits 2 ms
-    // for it, less than a server under a sanitizer on a loaded host took: this counts reuse,
-    // not how fast the goodbye is.
+    // for it, less than a server under a sanitizer on a loaded host may take: this counts
+    // reuse, not how fast the goodbye is.
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   unsetenv("NAA_TRANSPORT");
@@ -175,11 +179,10 @@ void test_loop_reuses_endpoints(void **) {
           kRounds, ours.size(), servers.size());
   assert_int_equal(test_server_stop(&server), 0);
   assert_true(right);
-  // Without reuse (NAA_SHM_IDLE_ENDPOINTS=0): 24 objects of each side; 2 in a plain build.
-  // Under ASan or TSan in CI the client side made 6 and 8 (some rounds opened an endpoint
-  // although 50 ms had passed; not understood yet), so the bound is half of no reuse.
-  assert_true(ours.size() <= kRounds);
-  assert_true(servers.size() <= kRounds);
+  // One endpoint each (its region and its bell page); without reuse (NAA_SHM_IDLE_ENDPOINTS=0)
+  // 24 objects of each side.
+  assert_true(ours.size() <= 2);
+  assert_true(servers.size() <= 2);
 }
 
 void test_stale_message_not_taken_for_the_next_client(void **) {

@@ -43,11 +43,12 @@ OfiEndpoint::~OfiEndpoint() {
   // A server endpoint answers a shm client's goodbye with its own, after everything it sent: a
   // client endpoint is reused once that has come (ofi_endpoint_reuse.cpp). Not to a client of
   // this process: shm frees a closed endpoint's region in the process that mapped it.
+  const bool peer_left_first = peer_left_;
   if (connected_ && rdm_ &&
       (!peer_left_ ||
        (reuse_ == Reuse::Server && sources_ && peer_goodbye_ && peer_pid_ != getpid())))
     say_goodbye();
-  if (!park()) close();
+  if (!park(peer_left_first)) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);
   if (kept_pidfd_ >= 0) ::close(kept_pidfd_);
 }

@@ -132,7 +132,7 @@ class OfiEndpoint : public Endpoint {
   bool adopt_idle();
   void take_objects(IdleRdm &idle);
   bool settle_old_peer(const IdleRdm &idle);
-  bool park() noexcept;
+  bool park(bool peer_left_first) noexcept;
   bool from_peer(fi_addr_t source) const;
   void drop_stale(const fi_cq_data_entry &e, fi_addr_t source);
   void forget_recv(uint64_t context);

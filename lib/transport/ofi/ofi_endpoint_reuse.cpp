@@ -11,9 +11,11 @@
 //   and no reply due; it keeps the old server endpoint in its address vector until that
 //   endpoint's goodbye, which the server sends after everything else it sent (shm delivers one
 //   sender's messages in order), has come: what the old peer sent before is read and dropped
-//   then, before the endpoint is connected anew (settle_old_peer). The entry stays until the
-//   next peer's is in (kFreshSlots), or serves again when the next peer is the same endpoint:
-//   what the old peer sends later names the old peer as its source, and is dropped.
+//   then, before the endpoint is connected anew (settle_old_peer). That goodbye may come while
+//   the client still waits for its own to complete, or while it parks (a slow client: under
+//   a sanitizer, one connection in four): the endpoint parks settled then. The entry stays
+//   until the next peer's is in (kFreshSlots), or serves again when the next peer is the same
+//   endpoint: what the old peer sends later names the old peer as its source, and is dropped.
 // - A server endpoint parks only after its client's goodbye (the client's last message) and
 //   its own answer; it keeps the client's entry in the same way.
 // - Before the old peer's entry is removed, the messages of its that no receive took are taken
@@ -229,7 +231,8 @@ bool OfiEndpoint::settle_old_peer(const IdleRdm &idle) {
   peer_pid_ = idle.old_peer_pid;
   peer_pidfd_ = idle.old_peer_pidfd;
   connected_ = settling_ = true;
-  peer_left_ = peer_goodbye_ = false;
+  peer_left_ = false;
+  peer_goodbye_ = idle.old_peer_goodbye;
   const Deadline deadline = Deadline::after(kSettleWait);
   bool settled = false;
   try {
@@ -275,8 +278,10 @@ void OfiEndpoint::park_unused() {
 }
 
 // Whether the endpoint went to the Context: only an shm one whose connection ended well (see
-// the top of this file), with nothing of its own in flight.
-bool OfiEndpoint::park() noexcept {
+// the top of this file), with nothing of its own in flight. A client's peer may have left
+// only after it, with its goodbye answering ours (`peer_left_first` is whether it had left
+// before).
+bool OfiEndpoint::park(bool peer_left_first) noexcept {
   if (reuse_ == Reuse::No || idle_bound_ == 0 || !sources_ || ep_ == nullptr || failed_ ||
       !connected_)
     return false;
@@ -286,7 +291,8 @@ bool OfiEndpoint::park() noexcept {
     return false;
   }
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
-  if (client && (peer_left_ || imms_received_ != imms_sent_ || peer_pid_ == getpid()))
+  if (client && (peer_left_first || (peer_left_ && !peer_goodbye_) ||
+                 imms_received_ != imms_sent_ || peer_pid_ == getpid()))
     return false;
   if (!client && !peer_goodbye_) return false;
   try {
@@ -323,6 +329,7 @@ bool OfiEndpoint::park() noexcept {
   take_objects(*idle);
   idle->old_peer = peer_addr_;
   if (client) {
+    idle->old_peer_goodbye = peer_goodbye_;
     idle->old_peer_name = peer_name_;
     idle->old_peer_pid = peer_pid_;
     idle->old_peer_pidfd = peer_pidfd_;

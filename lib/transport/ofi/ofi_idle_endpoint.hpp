@@ -52,6 +52,7 @@ struct IdleRdm {
   // when the next connection is with the same peer endpoint. A client's waits for its goodbye
   // first (OfiEndpoint::settle_old_peer).
   fi_addr_t old_peer = FI_ADDR_UNSPEC;
+  bool old_peer_goodbye = false;  // a client's: the old peer's goodbye came before it parked
   std::string old_peer_name;
   pid_t old_peer_pid = 0;
   int old_peer_pidfd = -1;
