@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="11138ae6a345b4a642b5bfe34adf3d02f502a1a51260ac4dcb9c8b8413f03481")
+    version("0.1.0", sha256="ca2d375d240ca1791f010ad05163bcc2b9b5e1248d5fddb2ec97fec107f80658")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
