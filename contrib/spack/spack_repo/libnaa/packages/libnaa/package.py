@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="ca2d375d240ca1791f010ad05163bcc2b9b5e1248d5fddb2ec97fec107f80658")
+    version("0.1.0", sha256="b36e1e5a648e780333bf5f240d7a727b781dfccd4bbbd10cf259cfdecebc2575")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
