@@ -34,14 +34,14 @@ run_asan() {
   NAA_TEST_TIME_SCALE=3 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
-    make -j"$jobs" check
+    make -j"$jobs" VERBOSE=yes check
 }
 
 run_tsan() {
   build "$top/_build-tsan" thread
   echo "sanitize: thread tests under TSan (halt_on_error)"
   NAA_TEST_TIME_SCALE=5 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
-    make -j"$jobs" check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap test/integration/test_request_pace"
+    make -j"$jobs" VERBOSE=yes check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap test/integration/test_request_pace"
 }
 
 status=0

@@ -15,7 +15,7 @@ if ! (cat "$last" > "$last") 2> /dev/null; then
   echo "SKIP: cannot choose a pid here ($last is not writable: needs CAP_SYS_ADMIN)"; exit 77
 fi
 export NAA_TRANSPORT=ofi+shm
-start_server
+NAA_LOG_LEVEL=info start_server > "$naa_test_dir/server.log" 2>&1
 export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" NAA_TIMEOUT=10 NAA_LOG_LEVEL=info
 
 # A pid no process has now, well away from the one the kernel hands out next.
@@ -32,7 +32,8 @@ as_pid() {
     "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/$1" 2>&1 &
     if [ $! -eq "$pid" ]; then
       wait $! && return 0
-      cat "$naa_test_dir/$1"; echo "FAIL: the $1 client, process $pid, did not connect" >&2; exit 1
+      cat "$naa_test_dir/$1" "$naa_test_dir/server.log"
+      echo "FAIL: the $1 client, process $pid, did not connect" >&2; exit 1
     fi
     kill $! 2>/dev/null || :; wait $! 2>/dev/null || :
   done
@@ -40,5 +41,8 @@ as_pid() {
 }
 as_pid first
 as_pid second
-grep -q "all 2000 elements correct" "$naa_test_dir/second"
+grep -q "all 2000 elements correct" "$naa_test_dir/second" || {
+  cat "$naa_test_dir/first" "$naa_test_dir/second" "$naa_test_dir/server.log"
+  echo "FAIL: the second client, process $pid, computed no correct sum" >&2; exit 1
+}
 echo "two clients, both process $pid, one after the other: both connected over ofi+shm"
