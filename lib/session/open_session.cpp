@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "session/open_session.hpp"
 
+#include "diag/signal_defaults.hpp"
 #include "transport/transport.hpp"
 
 namespace naa {
@@ -10,6 +11,7 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
   // One deadline for everything naa_create waits for: opening the transport counts too, the
   // process's one-time initialisation of libfabric (up to seconds) does not: a short
   // NAA_CONNECT_TIMEOUT would be spent before the first attempt (issue 25).
+  diag::report_signal_defaults();
   transport::prepare_transport(settings.transport);
   const Deadline deadline = Deadline::after(settings.connect_timeout);
   auto transport = transport::open_transport(settings.transport, settings.transport_options());

@@ -39,5 +39,23 @@ from naa._naa import (  # noqa: F401 (re-exported)
     wait_any,
 )
 
+
+def _keep_python_signal_handlers():
+    # Loading libnaa loads libfabric, and with it (Debian's libfabric 1.17) libinfinipath, whose
+    # constructor replaces the C handlers of SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL and
+    # SIGABRT; libnaa then puts the defaults back (naa(7), SIGNALS). Python's own handlers are
+    # installed again here: Ctrl-C raises KeyboardInterrupt, as before the import.
+    import signal
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL,
+                   signal.SIGABRT):
+        handler = signal.getsignal(number)
+        if callable(handler):
+            try:
+                signal.signal(number, handler)
+            except ValueError:  # not the main thread: signal handlers cannot be set here
+                return
+
+
+_keep_python_signal_handlers()
 __version__ = version()
 __all__ = [name for name in dir() if not name.startswith("_")]

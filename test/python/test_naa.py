@@ -3,6 +3,8 @@
 context manager, test()/wait(timeout), wait_any/wait_all."""
 import array
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -222,6 +224,19 @@ def test_error_bad_attr(server):
 
 def test_strerror():
     assert naa.strerror(naa.ERR_TIMEOUT) == naa.strerror(6) != naa.strerror(5)
+
+
+# Loading libnaa loads libfabric, and with it (Debian) libinfinipath, which replaces the C
+# handler of SIGINT with one that calls exit(1): import naa puts Python's back (naa(7), SIGNALS).
+def test_ctrl_c_raises_keyboard_interrupt_after_import():
+    code = ("import os, signal, time, naa\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    time.sleep(10)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('KeyboardInterrupt')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout.strip()) == (0, "KeyboardInterrupt"), r.stderr
 
 
 # --- resizing while a handle holds the buffer --------------------------------------------------

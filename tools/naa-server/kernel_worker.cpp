@@ -76,8 +76,9 @@ void end_descendants() {
   // worker (end_descendants), and the group the worker leads is killed with it.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   setpgid(0, 0);
-  // The server's handlers (and libfabric's crash handler) are no business of the worker: a
-  // crashing kernel should end it by the signal, which the connection thread then logs.
+  // The server's handlers are no business of the worker (nor a crash handler another library
+  // may have installed): a crashing kernel should end it by the signal, which the connection
+  // thread then logs.
   for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
   // Only this client's regions exist here (every region is MADV_DONTFORK in the server), each
   // followed by an inaccessible guard: a kernel writing past its region ends with SIGSEGV

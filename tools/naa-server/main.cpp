@@ -17,6 +17,7 @@
 #include "diag/error.hpp"
 #include "kernels.hpp"
 #include "diag/log.hpp"
+#include "diag/signal_defaults.hpp"
 #include "server.hpp"
 #ifdef NAA_HAVE_LIBFABRIC
 #include "transport/ofi/ofi.hpp"
@@ -85,6 +86,7 @@ void usage(FILE *out) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  naa::diag::restore_signal_defaults();  // a crash ends naa-server by its signal, with a core
   naa::log::set_program("naa-server");
   naa::server::ServerOptions options;
   options.transport = naa::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
@@ -200,6 +202,7 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a vanished TCP peer must not kill the server
+  naa::diag::report_signal_defaults();
 
   try {
     options.auth_key = key_file.empty() ? naa::params::Values::read().auth_key()
