@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="b36e1e5a648e780333bf5f240d7a727b781dfccd4bbbd10cf259cfdecebc2575")
+    version("0.1.0", sha256="0babdfa2235dcd77a809aea2c7828499f05dbb7dfa74251cb6b7161e1feb7d7f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
