@@ -57,9 +57,12 @@ start_idle_clients() {
 }
 
 # Whether process $1 has not ended: a child of this shell stays a zombie, which kill -0 still
-# finds, until it is waited for.
+# finds, until it is waited for. The shell may reap it while this reads its state (waiting for
+# the command substitution's child): a state that cannot be read is an ended process. The state
+# is the field after the name in parentheses, which may hold spaces.
 running() {
-  [ -r /proc/"$1"/stat ] && [ "$(awk '{ print $3 }' /proc/"$1"/stat 2>/dev/null)" != Z ]
+  proc_state=$(sed -n 's/.*) \([A-Za-z]\) .*/\1/p' /proc/"$1"/stat 2>/dev/null)
+  [ -n "$proc_state" ] && [ "$proc_state" != Z ] && [ "$proc_state" != X ]
 }
 
 now_ms() { awk '{ print int($1 * 1000) }' /proc/uptime; }

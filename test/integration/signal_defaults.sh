@@ -54,6 +54,11 @@ for transport in $transports; do
   done
 done
 
-# naa-server itself: a crash ends it by the signal (SIGTERM is its own: it stops cleanly).
+# naa-server itself, which served all of them: a crash ends it by the signal (SIGTERM is its
+# own: it stops cleanly).
+if ! running "$server_pid"; then
+  rc=0; wait "$server_pid" || rc=$?
+  echo "FAIL: naa-server ended (status $rc) while its clients were killed" >&2; exit 1
+fi
 [ "$signals" = TERM ] || ended_by "$server_pid" SEGV "naa-server" || status=1
 exit $status
