@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="0babdfa2235dcd77a809aea2c7828499f05dbb7dfa74251cb6b7161e1feb7d7f")
+    version("0.1.0", sha256="8fb29bbe670a6de0bdf8081b06bfd07c09d20b72cf88bcaf1c031c84a4998286")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
