@@ -34,6 +34,13 @@ std::string encode(const std::string &key) {
   return kMagic + static_cast<char>(key.size()) + key;
 }
 
+size_t encoded_length(const std::string &private_data) {
+  if (private_data.compare(0, kMagic.size(), kMagic) != 0 || private_data.size() <= kMagic.size())
+    return 0;
+  const size_t length = kMagic.size() + 1 + static_cast<unsigned char>(private_data[kMagic.size()]);
+  return length <= private_data.size() ? length : 0;
+}
+
 bool matches(const std::string &private_data, const std::string &key) {
   const std::string want = encode(key);
   if (private_data.size() < want.size()) return false;

@@ -26,6 +26,10 @@ std::string checked_key(std::string key, const std::string &source,
 // because InfiniBand pads private data with zeros.
 std::string encode(const std::string &key);
 
+// How many bytes at the start of `private_data` an encoded key takes (0: none): what follows
+// it (doc/protocol.md §3.4) starts there.
+size_t encoded_length(const std::string &private_data);
+
 // Whether `private_data` carries exactly `key`, compared in constant time.
 bool matches(const std::string &private_data, const std::string &key);
 

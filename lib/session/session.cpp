@@ -4,6 +4,7 @@
 #include "config/auth.hpp"
 #include "diag/error.hpp"
 #include "diag/error_text.hpp"
+#include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
 #include "diag/last_error.hpp"
 #include "diag/log.hpp"
@@ -48,20 +49,39 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
 // write chains, pacing. Throws Error, leaving what it built for disconnect().
 void Session::connect(Deadline deadline) {
   const std::string &key = settings_.auth_key;
+  // Where the connection request has room, the memory-region request rides in it, and a
+  // naa-server answers in its accept (doc/protocol.md §3.4): one round trip less.
+  size_t request_len = 0;
+  bool request_sent = false;
+  auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
+    register_buffers(ep);
+    request_len = encode_request();
+    std::string data = mrsp::in_connect_data(mrsp_buf_.data() + mrsp::kBufferSize, request_len, room);
+    request_sent = !data.empty();
+    return data;
+  };
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
-                            key.empty() ? std::string() : auth::encode(key));
+                            key.empty() ? std::string() : auth::encode(key), request_in_connection);
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
-  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-  for (const Region &r : regions_)
-    region_mrs_.push_back(ep_->register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
-  exchange_memory_regions(deadline);
+  if (!mrsp_mr_) {
+    register_buffers(*ep_);
+    request_len = encode_request();
+  }
+  const std::string &accepted = ep_->peer_data();
+  size_t advert_len = 0;
+  const uint8_t *advert =
+      request_sent && transport::is_libnaa_server(accepted)
+          ? mrsp::from_connect_data(accepted, sizeof transport::kServerIdentity, &advert_len)
+          : nullptr;
+  if (advert != nullptr) take_reply(advert, advert_len);
+  else exchange_memory_regions(request_len, deadline);
   naa_message_polled_ = Deadline::Clock::now();
   build_chains();
   first_invoked_ = false;  // single-send inputs go again: a new connection may be a new NAA
-  NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged",
+  NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
-               regions_.size());
+               regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
   if (transport::is_libnaa_server(ep_->peer_data())) {
     pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
@@ -170,7 +190,14 @@ Session::~Session() {
   unwatch();
 }
 
-void Session::exchange_memory_regions(Deadline deadline) {
+void Session::register_buffers(transport::Endpoint &ep) {
+  mrsp_mr_ = ep.register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  for (const Region &r : regions_)
+    region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
+}
+
+// The advertise-request for our registered regions, in the send half of mrsp_buf_: its length.
+size_t Session::encode_request() {
   std::vector<uint32_t> sizes;
   for (const Region &r : regions_) sizes.push_back(r.size);
   std::vector<uint64_t> placeholders(regions_.size());
@@ -181,11 +208,17 @@ void Session::exchange_memory_regions(Deadline deadline) {
   for (size_t k = 0; k < regions_.size(); ++k)
     request.push_back({regions_[k].flags, placeholders[k], region_mrs_[k]->remote_addr,
                        region_mrs_[k]->rkey, regions_[k].size});
+  size_t len = mrsp::encode_request(request.data(), request.size(), mrsp_buf_.data() + mrsp::kBufferSize,
+                                    mrsp::kBufferSize);
+  if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
+  return len;
+}
+
+// MRSP by messages (doc/protocol.md §2): the request encoded by encode_request() is sent, the
+// reply received.
+void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   uint8_t *recv_buf = mrsp_buf_.data();
   uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
-  size_t len = mrsp::encode_request(request.data(), request.size(), send_buf, mrsp::kBufferSize);
-  if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
-
   ep_->post_recv(recv_buf, mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
   ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
 
@@ -211,10 +244,15 @@ void Session::exchange_memory_regions(Deadline deadline) {
     throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
                                  "exchange in time (NAA_CONNECT_TIMEOUT)");
   answer_took.observe(progress::Clock::now() - asked);
+  take_reply(recv_buf, received);
+}
 
+// The NAA's answer to our request, by message or in its accept: its advertisement is kept,
+// anything else is the create's error.
+void Session::take_reply(const uint8_t *msg, size_t len) {
   mrsp::Message reply;
   std::string why;
-  if (mrsp::decode(recv_buf, received, reply, &why) != mrsp::DecodeError::None)
+  if (mrsp::decode(msg, len, reply, &why) != mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
   if (reply.type == mrsp::Type::Error && reply.has_memory_limit)
     throw Error(NAA_ERR_NO_RESOURCES,

@@ -116,7 +116,10 @@ class Session : private ProgressEngine::Client {
   Deadline::Clock::time_point final_write_not_before() const;
   int test_locked(bool *flag, naa_status *status);
   int wait_locked(naa_status *status);
-  void exchange_memory_regions(Deadline deadline);
+  void register_buffers(transport::Endpoint &ep);
+  size_t encode_request();
+  void exchange_memory_regions(size_t request_len, Deadline deadline);
+  void take_reply(const uint8_t *msg, size_t len);
   void build_chains();
   void post_invocation();
   progress::Clock::time_point final_write_due();

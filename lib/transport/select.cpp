@@ -59,13 +59,15 @@ class AutoTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
-                                    const std::string &private_data) override {
+                                    const std::string &private_data,
+                                    const BeforeConnect &before_connect) override {
     std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     if (choice == "ofi+shm") {
       const auto limit = shm_connect_limit(deadline);
       try {
-        return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data);
+        return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data,
+                            before_connect);
       } catch (const Refused &) {
         throw;
       } catch (const Error &e) {
@@ -76,7 +78,7 @@ class AutoTransport : public Transport {
                      choice.c_str());
       }
     }
-    return connect_with(choice, host, port, local_ip, deadline, private_data);
+    return connect_with(choice, host, port, local_ip, deadline, private_data, before_connect);
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
@@ -100,10 +102,11 @@ class AutoTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect_with(const std::string &choice, const std::string &host,
                                          uint16_t port, const std::string &local_ip,
-                                         Deadline deadline, const std::string &private_data) {
+                                         Deadline deadline, const std::string &private_data,
+                                         const BeforeConnect &before_connect) {
     name_ = "auto: " + choice;
-    return open_transport(choice, options_)->connect(host, port, local_ip,
-                                                                        deadline, private_data);
+    return open_transport(choice, options_)->connect(host, port, local_ip, deadline, private_data,
+                                                     before_connect);
   }
 
   const TransportOptions options_;

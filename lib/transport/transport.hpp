@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -135,6 +136,11 @@ class Endpoint {
   // fabric's size).
   virtual const std::string &peer_data() const = 0;
 
+  // How many bytes of private data this endpoint's connection request or accept can carry for
+  // the memory-region exchange (doc/protocol.md §3.4), or 0 where it carries none: verbs
+  // (rdma_cm's 56 bytes, and peers that are the reference NAAs) and RDM (our own messages).
+  virtual size_t connect_data_room() { return 0; }
+
  protected:
   int interrupt_fd_ = -1;
 };
@@ -181,15 +187,22 @@ class Listener {
   int interrupt_fd_ = -1;
 };
 
+// Called by Transport::connect once the endpoint exists and before its connection request
+// leaves, where that request has `room` bytes beyond its private data: what it returns rides
+// along (naa_create's memory-region request, registered on `ep` meanwhile; "" for nothing).
+using BeforeConnect = std::function<std::string(Endpoint &ep, size_t room)>;
+
 class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char *name() const = 0;
   // `local_ip` (may be empty) pins the source address, like the reference's NAA_LOCAL_IP;
-  // `private_data` travels with the connection request (at most 56 bytes).
+  // `private_data` travels with the connection request (at most 56 bytes), and what
+  // `before_connect` adds where the endpoint has room for it.
   virtual std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                             const std::string &local_ip, Deadline deadline,
-                                            const std::string &private_data = {}) = 0;
+                                            const std::string &private_data = {},
+                                            const BeforeConnect &before_connect = {}) = 0;
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
 };
 

@@ -170,7 +170,8 @@ class Transport final : public transport::Transport {
   explicit Transport(std::shared_ptr<Peer> peer) : peer_(std::move(peer)) {}
   const char *name() const override { return "fake"; }
   std::unique_ptr<transport::Endpoint> connect(const std::string &, uint16_t, const std::string &,
-                                               Deadline, const std::string &) override {
+                                               Deadline, const std::string &,
+                                               const transport::BeforeConnect &) override {
     auto ep = std::make_unique<Endpoint>(peer_);
     last = ep.get();
     ++connects;

@@ -33,6 +33,18 @@ static void matches_exact_key_only(void **) {
   assert_false(matches("NAA1", "s3cret"));
 }
 
+// What follows a key in the private data (doc/protocol.md §3.4) starts where it ends.
+static void encoded_length_finds_the_key_end(void **) {
+  using naa::auth::encoded_length;
+  assert_int_equal(encoded_length(encode("s3cret")), 11);
+  assert_int_equal(encoded_length(encode("s3cret") + "MRSP\x01"), 11);
+  assert_int_equal(encoded_length(encode("")), 5);
+  assert_int_equal(encoded_length(""), 0);
+  assert_int_equal(encoded_length("NAA1"), 0);
+  assert_int_equal(encoded_length("MRSP\x01\x01"), 0);
+  assert_int_equal(encoded_length(std::string("NAA1\x06s3cre")), 0);  // cut short
+}
+
 static void infiniband_padding_is_accepted(void **) {
   std::string padded = encode("k");
   padded.resize(56, '\0');  // rdma_cm delivers REQ private data padded to 56 bytes
@@ -79,6 +91,7 @@ int main() {
   const CMUnitTest tests[] = {
       cmocka_unit_test(encoding_is_magic_length_key),
       cmocka_unit_test(matches_exact_key_only),
+      cmocka_unit_test(encoded_length_finds_the_key_end),
       cmocka_unit_test(infiniband_padding_is_accepted),
       cmocka_unit_test(environment_sources),
   };

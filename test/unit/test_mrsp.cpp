@@ -15,6 +15,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
+#include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 
@@ -362,6 +363,42 @@ void placeholder_overflow(void **) {
   assert_true(mrsp::placeholder_addresses(huge, 1, mrsp::kMaxNaaAddress + 1 - 0x100000000, out));
 }
 
+// doc/protocol.md §3.4: the tag, then the message; nothing where it does not fit the room.
+void connect_data_round_trip(void **) {
+  const uint8_t advert[] = {0x02, 0x01, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 9, 0, 0, 0x10, 0};
+  std::string tail = mrsp::in_connect_data(advert, sizeof advert, 4 + sizeof advert);
+  assert_int_equal(tail.size(), 4 + sizeof advert);
+  assert_memory_equal(tail.data(), "MRSP", 4);
+  const std::string identity("libnaa-server/1", 16);  // its NUL included
+  const std::string data = identity + tail;
+  size_t len = 0;
+  const uint8_t *msg = mrsp::from_connect_data(data, identity.size(), &len);
+  assert_non_null(msg);
+  assert_int_equal(len, sizeof advert);
+  assert_memory_equal(msg, advert, sizeof advert);
+  mrsp::Message m;
+  assert_int_equal(mrsp::decode(msg, len, m, nullptr), mrsp::DecodeError::None);
+  assert_int_equal(m.advert.size(), 1);
+  assert_int_equal(m.advert[0].rkey, 9);
+}
+
+void connect_data_limits(void **) {
+  const uint8_t msg[8] = {0x01, 1};
+  assert_true(mrsp::in_connect_data(msg, sizeof msg, 11).empty());  // one byte short
+  assert_int_equal(mrsp::in_connect_data(msg, sizeof msg, 12).size(), 12);
+  assert_true(mrsp::in_connect_data(msg, 0, 256).empty());
+  assert_true(mrsp::in_connect_data(msg, sizeof msg, 3).empty());
+  size_t len = 99;
+  // No tag, the tag alone, a tag elsewhere, an offset past the end: no message.
+  assert_null(mrsp::from_connect_data(std::string("libnaa-server/1", 16), 16, &len));
+  assert_null(mrsp::from_connect_data("MRSP", 0, &len));
+  assert_null(mrsp::from_connect_data("xMRSP\x01", 0, &len));
+  assert_null(mrsp::from_connect_data("MRSP\x01", 6, &len));
+  assert_int_equal(len, 99);
+  assert_non_null(mrsp::from_connect_data("MRSP\x01", 0, &len));
+  assert_int_equal(len, 1);
+}
+
 }  // namespace
 
 int main() {
@@ -382,6 +419,8 @@ int main() {
       cmocka_unit_test(decode_tolerates_extra_bytes),
       cmocka_unit_test(placeholder_examples),
       cmocka_unit_test(placeholder_overflow),
+      cmocka_unit_test(connect_data_round_trip),
+      cmocka_unit_test(connect_data_limits),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

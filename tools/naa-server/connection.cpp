@@ -9,6 +9,8 @@
 #include <string>
 
 #include "diag/error.hpp"
+#include "config/auth.hpp"
+#include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
 #include "key_check.hpp"
 #include "diag/log.hpp"
@@ -65,11 +67,42 @@ void Connection::start() {
   if (!ep_->can_begin_accept()) return;
   started_ = true;
   try {
-    post_mrsp_recv();
-    ep_->begin_accept(server_identity());
+    std::string accept_data = server_identity();
+    regions_in_accept_ = serve_request_in_connection(&accept_data);
+    if (!regions_in_accept_) post_mrsp_recv();
+    ep_->begin_accept(accept_data);
   } catch (...) {
     start_failed_ = std::current_exception();
   }
+}
+
+// The client's memory-region request in its connection request (doc/protocol.md §3.4), served
+// before the accept, whose private data then carries our advertisement after the identity.
+// False, with nothing kept, where there is none or it cannot be served so (no room, no
+// descriptor at once, any refusal): the client then sends it by message and gets its answer,
+// errors included, as for a client that never sent it early.
+bool Connection::serve_request_in_connection(std::string *accept_data) {
+  const std::string &data = ep_->peer_data();
+  size_t len = 0;
+  const uint8_t *request = mrsp::from_connect_data(data, auth::encoded_length(data), &len);
+  const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
+  if (room == 0) return false;
+  std::string why;
+  if (handler_.on_mrsp(request, std::min(len, mrsp::kBufferSize), &why, false) != 0 ||
+      room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
+                 mrsp::kAdvertEntrySize * handler_.parameters().size() ||
+      !register_regions(&why)) {
+    NAA_LOG_DEBUG("client %s: its memory-region request in the connection request is left for "
+                  "the exchange by messages (%s)", ep_->peer().c_str(),
+                  why.empty() ? "no room for the advertisement" : why.c_str());
+    buffer_mrs_.clear();
+    handler_.withdraw();
+    return false;
+  }
+  mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
+  uint8_t *advert = mrsp_buf_.data() + mrsp::kBufferSize;
+  *accept_data += mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
+  return true;
 }
 
 // Before accepting, as the reference NAA does: the client may send its request as soon as the
@@ -88,7 +121,8 @@ void Connection::run() {
     if (!started_) post_mrsp_recv();
     ep_->accept(Deadline::after(mrsp_timeout_), server_identity());
     NAA_LOG_INFO("client %s connected", peer.c_str());
-    if (!exchange_memory_regions()) return;
+    if (regions_in_accept_) advertised("in the accept");
+    else if (!exchange_memory_regions()) return;
     Deadline idle = Deadline::after(idle_timeout_);
     while (!stop_.raised()) {
       if (idle_timeout_.count() != 0 && idle.expired()) {
@@ -221,6 +255,22 @@ bool Connection::exchange_memory_regions() {
     return false;
   }
 
+  size_t len = advertise(send_buf);
+  send_mrsp(send_buf, len);
+  advertised("by message");
+  return true;
+}
+
+// The client's first message is due from here.
+void Connection::advertised(const char *how) {
+  replied_ = last_news_ = progress::Clock::now();
+  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated, advertised %s", ep_->peer().c_str(),
+               handler_.parameters().size(), handler_.reserved(), how);
+}
+
+// Once the regions are allocated and registered: the chain of our reply's writes, the receive
+// for the first invocation, and the advertisement, encoded into `out` (its length returned).
+size_t Connection::advertise(uint8_t *out) {
   const std::vector<mrsp::RequestEntry> &request = handler_.request();
   std::vector<mrsp::AdvertEntry> advert;
   std::vector<transport::WriteSegment> outputs;
@@ -243,12 +293,7 @@ bool Connection::exchange_memory_regions() {
   reply_chain_ = ep_->prepare_writes(outputs, kReplyWrites);
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
-  size_t len = mrsp::encode_advert(advert.data(), advert.size(), send_buf, mrsp::kBufferSize);
-  send_mrsp(send_buf, len);
-  replied_ = last_news_ = progress::Clock::now();  // the client's first message is due from here
-  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated", peer.c_str(), advert.size(),
-               handler_.reserved());
-  return true;
+  return mrsp::encode_advert(advert.data(), advert.size(), out, mrsp::kBufferSize);
 }
 
 bool Connection::register_regions(std::string *why) {

@@ -39,7 +39,10 @@ class Connection {
 
  private:
   void post_mrsp_recv();
+  bool serve_request_in_connection(std::string *accept_data);
   bool exchange_memory_regions();
+  size_t advertise(uint8_t *out);
+  void advertised(const char *how);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
   void invoke(uint32_t imm);
@@ -56,6 +59,7 @@ class Connection {
   const StopSignal &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   bool started_ = false;
+  bool regions_in_accept_ = false;  // the MRSP exchange rode in the connection's private data
   std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;

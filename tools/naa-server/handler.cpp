@@ -22,24 +22,32 @@ Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const Kern
 
 Handler::~Handler() {
   runner_.stop();  // the worker maps the regions too; it goes before they are released
+  withdraw();
+}
+
+void Handler::withdraw() {
   // Not those a worker mapped: what its kernel started may outlive it (region_pool.hpp).
   if (pool_ != nullptr && !runner_.forked())
     for (SharedRegion &r : regions_) pool_->give_back(std::move(r));
   regions_.clear();
-  budget_.release(reserved_, peer_host_);
+  if (reserved_ != 0) budget_.release(reserved_, peer_host_);
+  reserved_ = 0;
+  memory_refusal_.reset();
+  request_.clear();
+  parameters_.clear();
 }
 
 // A kept region of the size, else a new one. A server out of descriptors frees the kept ones
 // (each holds its memfd), then waits for those the handshake sweep frees (a flood of silent
 // connections can hold every one for a moment) rather than refuse a legitimate client.
-int Handler::new_region(size_t size, SharedRegion *r, std::string *why) {
+int Handler::new_region(size_t size, SharedRegion *r, std::string *why, bool may_wait) {
   if (pool_ != nullptr && size > 0)
     if (std::optional<SharedRegion> kept = pool_->take(size)) {
       *r = std::move(*kept);
       return 0;
     }
   int err = r->allocate(size, why);
-  if (err != EMFILE && err != ENFILE) return err;
+  if ((err != EMFILE && err != ENFILE) || !may_wait) return err;
   if (pool_ != nullptr) pool_->clear();
   return transport::ofi_detail::retry_while_short(
       [&] {
@@ -49,7 +57,7 @@ int Handler::new_region(size_t size, SharedRegion *r, std::string *why) {
       Deadline::after(kDescriptorWait));
 }
 
-uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
+uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool may_wait) {
   constexpr auto kNoMemory = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
   if (!regions_.empty()) {
     *why = "a second memory-region request";
@@ -93,7 +101,7 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why) {
   reserved_ = total;
   for (const mrsp::RequestEntry &e : m.request) {
     SharedRegion r;
-    if (new_region(e.size, &r, why) != 0) return kNoMemory;
+    if (new_region(e.size, &r, why, may_wait) != 0) return kNoMemory;
     regions_.push_back(std::move(r));
   }
   request_ = m.request;

@@ -33,11 +33,17 @@ class Handler {
 
   // Handles the client's MRSP message (len bytes as received). Returns 0 when the regions are
   // allocated, else the MRSP error code to answer with; *why names the cause for the log.
-  uint8_t on_mrsp(const uint8_t *msg, size_t len, std::string *why);
+  // `may_wait`: a server out of descriptors waits a while for them (not on the listening thread).
+  uint8_t on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool may_wait = true);
+  // Undoes on_mrsp, refused or not: the regions go back, the budget is released, and the next
+  // on_mrsp starts afresh.
+  void withdraw();
 
   // After a successful on_mrsp: every requested region in request order (internal ones too).
   const std::vector<SharedRegion> &regions() const { return regions_; }
   const std::vector<mrsp::RequestEntry> &request() const { return request_; }
+  // The non-internal ones, which the advertisement lists.
+  const std::vector<naa_kernel_region> &parameters() const { return parameters_; }
   uint64_t reserved() const { return reserved_; }
   // After on_mrsp refused the regions for the memory budget: what was asked and what was left.
   const std::optional<mrsp::MemoryLimit> &memory_refusal() const { return memory_refusal_; }
@@ -47,7 +53,7 @@ class Handler {
   std::optional<uint8_t> on_immediate(uint32_t v, const std::string &peer);
 
  private:
-  int new_region(size_t size, SharedRegion *r, std::string *why);
+  int new_region(size_t size, SharedRegion *r, std::string *why, bool may_wait);
 
   const KernelRegistry &kernels_;
   MemoryBudget &budget_;

@@ -72,7 +72,8 @@ class OfiTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
-                                    const std::string &private_data) override {
+                                    const std::string &private_data,
+                                    const BeforeConnect &before_connect) override {
     const fi_ep_type type = endpoint_type();
     const bool named = rdm_probe_ && rdm_probe_->addr_format == FI_ADDR_STR;
     if (named && !is_local_host(host))
@@ -107,8 +108,13 @@ class OfiTransport : public Transport {
     ep->limit_writes(write_chunk_);
     ep->plan_setup_waits(options_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
+    std::string request_data = private_data;
+    if (before_connect) {
+      const size_t room = ep->connect_data_room();
+      if (room > request_data.size()) request_data += before_connect(*ep, room - request_data.size());
+    }
     try {
-      ep->connect(deadline, private_data);
+      ep->connect(deadline, request_data);
     } catch (const Error &) {
       if (named && ep->request_unsent()) keep_open(std::move(ep));
       throw;

@@ -103,6 +103,7 @@ class OfiEndpoint : public Endpoint {
 
   const std::string &peer() const override { return peer_; }
   const std::string &peer_data() const override { return peer_data_; }
+  size_t connect_data_room() override;
 
   // RDM: the next control message of type `type` (the others are dropped with a log line), or
   // nothing when the deadline passes.

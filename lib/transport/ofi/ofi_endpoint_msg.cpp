@@ -7,6 +7,7 @@
 #include <rdma/fi_cm.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "progress/wait_plan.hpp"
@@ -61,6 +62,16 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
   accept_begun_ = true;
   if (read_connection_event(true, Deadline::after(std::chrono::milliseconds(0)), "accepting " + peer_))
     accept_took.observe(Deadline::Clock::now() - connecting_since_);
+}
+
+// What the provider says its connection messages carry (libfabric 1.17's tcp: 256 bytes), at
+// most what our event reads take in.
+size_t OfiEndpoint::connect_data_room() {
+  if (rdm_) return 0;
+  open_once();
+  size_t room = 0, len = sizeof room;
+  if (fi_getopt(&ep_->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &room, &len) != 0) return 0;
+  return std::min(room, kMaxPrivateData);
 }
 
 void OfiEndpoint::reject(const char *reason) {

@@ -45,7 +45,8 @@ class VerbsTransport : public Transport {
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
                                     const std::string &local_ip, Deadline deadline,
-                                    const std::string &private_data) override {
+                                    const std::string &private_data,
+                                    const BeforeConnect &) override {  // no room: §3.4
     const std::string what = "NAA " + host + ":" + std::to_string(port);
     require_rdma_devices(what);
     auto ch = std::make_unique<CmChannel>();
