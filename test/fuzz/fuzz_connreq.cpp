@@ -6,13 +6,17 @@
 // the clock before it), a byte L and L % 64 bytes of private data. Checked against the rules
 // of naa-server(1): only the right key is let in, a host's 3rd wrong key refuses it unchecked
 // for 1 s, a host that never guessed wrong is never refused the right key, and each host
-// gets one log line per minute at most.
+// gets one log line per minute at most. The memory-region request after the key
+// (doc/protocol.md §3.4) is found within the private data, and decodes without reading past it.
 #include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "key_check.hpp"
+#include "protocol/connect_data.hpp"
+#include "protocol/mrsp.hpp"
 
 using namespace naa;
 using Clock = server::RefusalThrottle::Clock;
@@ -57,6 +61,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     HostRecord &h = hosts[host];
     const bool right = auth::matches(pd, key);
     const bool blocked = now < h.blocked_until;
+    const size_t key_end = auth::encoded_length(pd);
+    if (key_end > pd.size() || (right && key_end != auth::encode(key).size())) std::abort();
+    size_t request_len = 0;
+    if (const uint8_t *request = mrsp::from_connect_data(pd, key_end, &request_len)) {
+      const auto *end = reinterpret_cast<const uint8_t *>(pd.data()) + pd.size();
+      if (request < reinterpret_cast<const uint8_t *>(pd.data()) || request + request_len != end) std::abort();
+      // A copy of exactly those bytes: ASan sees a read past them.
+      std::vector<uint8_t> bytes(request, request + request_len);
+      mrsp::Message m;
+      mrsp::decode(bytes.data(), bytes.size(), m, nullptr);
+    }
     server::KeyVerdict v = check.check(peer, pd, now);
     if (v.admitted != (right && !blocked)) std::abort();
     if (right && !h.ever_wrong && !v.admitted) std::abort();
