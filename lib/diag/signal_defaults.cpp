@@ -29,8 +29,7 @@ bool infinipath_handler(void *handler) {
 
 }  // namespace
 
-unsigned restore_signal_defaults() noexcept {
-  unsigned changed = 0;
+void restore_signal_defaults() noexcept {
   for (int sig : kTaken) {
     struct sigaction now {};
     if (sigaction(sig, nullptr, &now) != 0) continue;
@@ -43,14 +42,13 @@ unsigned restore_signal_defaults() noexcept {
     sigemptyset(&fallback.sa_mask);
     if (sigaction(sig, &fallback, nullptr) != 0) continue;
     restored.fetch_or(1UL << sig);
-    ++changed;
   }
-  return changed;
 }
 
 void report_signal_defaults() {
+  // Called by every naa_create: a plain load for all but the first.
   const unsigned long mask = restored.load();
-  if (mask == 0 || reported.exchange(true)) return;
+  if (mask == 0 || reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
   std::string names;
   for (int sig : kTaken)
     if (mask & (1UL << sig)) names += std::string(names.empty() ? "" : ", ") + "SIG" + sigabbrev_np(sig);

@@ -12,11 +12,11 @@
 
 namespace naa::diag {
 
-// Gives each of those signals whose handler lies in libinfinipath its default action back;
-// returns how many it changed. libnaa runs it when it is loaded (before the program's main,
+// Gives each of those signals whose handler lies in libinfinipath its default action back.
+// libnaa runs it when it is loaded (before the program's main,
 // or from dlopen), naa-server first thing in main: a handler the program installs later is
 // not touched.
-unsigned restore_signal_defaults() noexcept;
+void restore_signal_defaults() noexcept;
 
 // Logs (info), once per process, which signals restore_signal_defaults gave back.
 void report_signal_defaults();
