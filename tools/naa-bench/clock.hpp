@@ -34,6 +34,7 @@ class Samples {
   explicit Samples(size_t capacity = 0) { ns_.reserve(capacity); }
   void add(int64_t ns) { ns_.push_back(ns); }
   size_t count() const { return ns_.size(); }
+  int64_t last() const { return ns_.back(); }
   double median_us() { return percentile_us(50); }
   // Nearest-rank percentile: the smallest sample with at least p % of the samples at or below it.
   double percentile_us(double p) {
