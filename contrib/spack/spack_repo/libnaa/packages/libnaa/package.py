@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="8fb29bbe670a6de0bdf8081b06bfd07c09d20b72cf88bcaf1c031c84a4998286")
+    version("0.1.0", sha256="f0b6742c96704a62c6912be5e5ebdec587c65cbaa550752d2966c6c036495d43")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
