@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="f0b6742c96704a62c6912be5e5ebdec587c65cbaa550752d2966c6c036495d43")
+    version("0.1.0", sha256="215322ab6b37fdb60e22e7670805b0a29901040604322bdf3740432f7af87c3f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
