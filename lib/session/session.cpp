@@ -191,6 +191,7 @@ Session::~Session() {
 }
 
 void Session::register_buffers(transport::Endpoint &ep) {
+  region_mrs_.clear();
   mrsp_mr_ = ep.register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));

@@ -30,7 +30,7 @@ void Handler::withdraw() {
   if (pool_ != nullptr && !runner_.forked())
     for (SharedRegion &r : regions_) pool_->give_back(std::move(r));
   regions_.clear();
-  if (reserved_ != 0) budget_.release(reserved_, peer_host_);
+  budget_.release(reserved_, peer_host_);  // also 0: reserve(0) made the host's entry
   reserved_ = 0;
   memory_refusal_.reset();
   request_.clear();

@@ -65,9 +65,10 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
 }
 
 // What the provider says its connection messages carry (libfabric 1.17's tcp: 256 bytes), at
-// most what our event reads take in.
+// most what our event reads take in. tcp only: elsewhere (verbs) a registration pins memory,
+// which naa-server must not do for a request on its listening thread.
 size_t OfiEndpoint::connect_data_room() {
-  if (rdm_) return 0;
+  if (rdm_ || std::strcmp(info_->fabric_attr->prov_name, "tcp") != 0) return 0;
   open_once();
   size_t room = 0, len = sizeof room;
   if (fi_getopt(&ep_->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &room, &len) != 0) return 0;
