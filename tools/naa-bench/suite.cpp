@@ -29,8 +29,8 @@ double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  //
 
 // How many fi_pingpong runs alternate with libnaa's iterations of a size (--fi-pingpong). On
 // this project's 2 shared vCPUs both programs' round trips shift by 1.5-2x from one second to
-// the next (fi_pingpong's alone: 0.74-2.3 us at 1 B over shm in one minute): a single run after
-// libnaa's compared whichever speeds the two happened to get.
+// the next (the ratio of a single run after libnaa's, 1 B over shm: 1.05-1.91 within one
+// minute): it compared whichever speeds the two happened to get.
 constexpr size_t kFiPingpongRounds = 5;
 
 double median_of(std::vector<double> v) {
