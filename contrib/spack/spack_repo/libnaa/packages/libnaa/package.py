@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="215322ab6b37fdb60e22e7670805b0a29901040604322bdf3740432f7af87c3f")
+    version("0.1.0", sha256="6b4ce18e8f623fdfb20e8f86fdf11e93e41a8a43392258306f9693c1f4f5c406")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
