@@ -68,11 +68,11 @@ void Session::connect(Deadline deadline) {
     register_buffers(*ep_);
     request_len = encode_request();
   }
-  const std::string &accepted = ep_->peer_data();
+  const bool libnaa_server = transport::is_libnaa_server(ep_->peer_data());
   size_t advert_len = 0;
   const uint8_t *advert =
-      request_sent && transport::is_libnaa_server(accepted)
-          ? mrsp::from_connect_data(accepted, sizeof transport::kServerIdentity, &advert_len)
+      request_sent && libnaa_server
+          ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity, &advert_len)
           : nullptr;
   if (advert != nullptr) take_reply(advert, advert_len);
   else exchange_memory_regions(request_len, deadline);
@@ -82,7 +82,7 @@ void Session::connect(Deadline deadline) {
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
-  if (transport::is_libnaa_server(ep_->peer_data())) {
+  if (libnaa_server) {
     pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
