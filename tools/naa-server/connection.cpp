@@ -53,6 +53,7 @@ Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegi
       spin_(spin),
       stop_(stop),
       handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
+      accept_data_(server_identity()),
       ep_(std::move(ep)),
       mrsp_buf_(2 * mrsp::kBufferSize) {
   ep_->interrupt_on(stop_.fd());
@@ -67,10 +68,9 @@ void Connection::start() {
   if (!ep_->can_begin_accept()) return;
   started_ = true;
   try {
-    std::string accept_data = server_identity();
-    regions_in_accept_ = serve_request_in_connection(&accept_data);
+    regions_in_accept_ = serve_request_in_connection(&accept_data_);
     if (!regions_in_accept_) post_mrsp_recv();
-    ep_->begin_accept(accept_data);
+    ep_->begin_accept(accept_data_);
   } catch (...) {
     start_failed_ = std::current_exception();
   }
@@ -119,7 +119,7 @@ void Connection::run() {
   try {
     if (start_failed_) std::rethrow_exception(start_failed_);
     if (!started_) post_mrsp_recv();
-    ep_->accept(Deadline::after(mrsp_timeout_), server_identity());
+    ep_->accept(Deadline::after(mrsp_timeout_), accept_data_);
     NAA_LOG_INFO("client %s connected", peer.c_str());
     if (regions_in_accept_) advertised("in the accept");
     else if (!exchange_memory_regions()) return;

@@ -60,6 +60,9 @@ class Connection {
   Handler handler_;  // owns the regions: declared before the registrations of them
   bool started_ = false;
   bool regions_in_accept_ = false;  // the MRSP exchange rode in the connection's private data
+  // Our identity, and the advertisement where it rides along: accept() sends it again where
+  // begin_accept() could not (over shm, a client that did not take our name at once).
+  std::string accept_data_;
   std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "diag/log.hpp"
 #include "progress/wait_plan.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -32,7 +33,11 @@ void OfiEndpoint::connect(Deadline deadline, const std::string &private_data) {
 }
 
 void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
-  if (rdm_ && !accept_begun_) return accept_by_message(private_data);
+  if (rdm_ && !accept_begun_) {
+    NAA_LOG_DEBUG("accepting %s from the thread that serves it (%zu bytes of private data)",
+                  peer_.c_str(), private_data.size());
+    return accept_by_message(private_data);
+  }
   begin_accept(private_data);
   if (!connected_) wait_connected(deadline, "accepting " + peer_);
 }
@@ -65,10 +70,12 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
 }
 
 // What the provider says its connection messages carry (libfabric 1.17's tcp: 256 bytes), at
-// most what our event reads take in. tcp only: elsewhere (verbs) a registration pins memory,
-// which naa-server must not do for a request on its listening thread.
+// most what our event reads take in; over shm what our request and accept messages carry.
+// tcp and shm only: elsewhere (verbs, and PROVIDER;ofi_rxm over it) a registration pins
+// memory, which naa-server must not do for a request on its listening thread.
 size_t OfiEndpoint::connect_data_room() {
-  if (rdm_ || std::strcmp(info_->fabric_attr->prov_name, "tcp") != 0) return 0;
+  if (rdm_) return std::strcmp(info_->fabric_attr->prov_name, "shm") == 0 ? control::kMaxData : 0;
+  if (std::strcmp(info_->fabric_attr->prov_name, "tcp") != 0) return 0;
   open_once();
   size_t room = 0, len = sizeof room;
   if (fi_getopt(&ep_->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &room, &len) != 0) return 0;
