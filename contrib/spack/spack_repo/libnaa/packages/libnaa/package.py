@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="6b4ce18e8f623fdfb20e8f86fdf11e93e41a8a43392258306f9693c1f4f5c406")
+    version("0.1.0", sha256="1f1a1c9f91282b01c085a9e750a64799ff70e5d2ed7cbac951c2499790d0419a")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
