@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="1f1a1c9f91282b01c085a9e750a64799ff70e5d2ed7cbac951c2499790d0419a")
+    version("0.1.0", sha256="339037f0294843417b2cb6c8c8b0292303b1a771f2a3a262a806e5cbf9382fe8")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
