@@ -4,8 +4,10 @@
 # (doc/protocol.md §3.4): a request that fits rides in the connection request and naa-server
 # answers in its accept, with and without a key before it; one that does not fit, a peer that
 # does not answer so (the conformance NAA, like the reference NAAs) and a request naa-server
-# refuses all go the way of messages, and every handle computes right. A transport that
-# libfabric here lacks is said and left out; with neither, the test is skipped.
+# refuses all go the way of messages, and every handle computes right. Over shm also: the accept
+# sent late, by the thread that serves the client, carries the advertisement, and a naa-server
+# short of descriptors leaves the request for the messages. A transport that libfabric here
+# lacks is said and left out; with neither, the test is skipped.
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 client=$NAA_BUILDDIR/test/integration/regions_client
@@ -67,6 +69,51 @@ exchanges() {
   done
   naa=$NAA_TEST_HOST:$(cat "$naa_test_dir/port")
   expect_exchange "conformance-$t" "by messages" 3 4096
+  if [ "$t" = shm ]; then
+    late_accept
+    few_descriptors
+  fi
+}
+
+# shm: a client that reads nothing for 2 ms after its request (test/integration/nap_after_ring.c)
+# gets its accept from the thread that serves it, not from the listening thread, and that
+# accept carries the advertisement too.
+late_accept() {
+  if [ -n "${ASAN_OPTIONS:-}" ]; then
+    echo "left out: ofi+shm: the late accept, under ASan (its runtime must come first in the library list)"
+    return
+  fi
+  NAA_LOG_LEVEL=debug
+  start_server 2> "$naa_test_dir/server-late.log"
+  NAA_LOG_LEVEL=info
+  naa=$NAA_TEST_HOST:$NAA_TEST_PORT
+  LD_PRELOAD=$NAA_BUILDDIR/test/integration/.libs/libnap_after_ring.so \
+    expect_exchange late "in the connection's private data" 3 4096
+  bytes=$(sed -n 's/.*from the thread that serves it (\([0-9]*\) bytes of private data).*/\1/p' \
+    "$naa_test_dir/server-late.log" | head -n 1)
+  [ -n "$bytes" ] || fail "ofi+shm: the accept did not come from the thread that serves the client"
+  [ "$bytes" -gt 16 ] || fail "ofi+shm: the late accept carried $bytes bytes: the identity alone"
+  echo "ok: ofi+shm: the late accept carried $bytes bytes, the advertisement included"
+}
+
+# shm: a naa-server with 20 descriptors to spare when a 10-region request comes, fewer than
+# the regions and the 16 its accept keeps spare, leaves the request for the messages after the
+# accept, and the client computes right.
+few_descriptors() {
+  start_server 2> "$naa_test_dir/server-count.log"
+  counted=$!
+  used=$(ls "/proc/$counted/fd" | wc -l)
+  kill "$counted"
+  real=$NAA_SERVER
+  printf '#!/bin/sh\nulimit -n %d\nexec "%s" "$@"\n' $((used + 20)) "$real" > "$naa_test_dir/limited-server"
+  chmod +x "$naa_test_dir/limited-server"
+  NAA_SERVER=$naa_test_dir/limited-server
+  start_server -v 2> "$naa_test_dir/server-few.log"
+  NAA_SERVER=$real
+  naa=$NAA_TEST_HOST:$NAA_TEST_PORT
+  expect_exchange few "by messages" 10 64
+  grep -q "10 regions, 640 bytes allocated, advertised by message" "$naa_test_dir/server-few.log" ||
+    fail "ofi+shm: naa-server with few descriptors did not advertise by message"
 }
 
 ran=0

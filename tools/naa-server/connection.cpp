@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <stdexcept>
 #include <string>
 
 #include "diag/error.hpp"
@@ -13,6 +14,7 @@
 #include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
 #include "key_check.hpp"
+#include "transport/descriptor_gate.hpp"
 #include "diag/log.hpp"
 
 namespace naa::server {
@@ -78,8 +80,8 @@ void Connection::start() {
 
 // The client's memory-region request in its connection request (doc/protocol.md §3.4), served
 // before the accept, whose private data then carries our advertisement after the identity.
-// False, with nothing kept, where there is none or it cannot be served so (no room, no
-// descriptor at once, any refusal): the client then sends it by message and gets its answer,
+// False, with nothing kept, where there is none or it cannot be served so (no room, too few
+// descriptors, any refusal): the client then sends it by message and gets its answer,
 // errors included, as for a client that never sent it early.
 bool Connection::serve_request_in_connection(std::string *accept_data) {
   const std::string &data = ep_->peer_data();
@@ -88,21 +90,38 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
   const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
   if (room == 0) return false;
   std::string why;
-  if (handler_.on_mrsp(request, std::min(len, mrsp::kBufferSize), &why, false) != 0 ||
-      room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
-                 mrsp::kAdvertEntrySize * handler_.parameters().size() ||
-      !register_regions(&why)) {
-    NAA_LOG_DEBUG("client %s: its memory-region request in the connection request is left for "
-                  "the exchange by messages (%s)", ep_->peer().c_str(),
-                  why.empty() ? "no room for the advertisement" : why.c_str());
+  if (!descriptors_spare_for(room / mrsp::kRequestEntrySize)) {
+    why = "few descriptors spare";
+  } else if (handler_.on_mrsp(request, std::min(len, mrsp::kBufferSize), &why, false) != 0 ||
+             room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
+                        mrsp::kAdvertEntrySize * handler_.parameters().size() ||
+             !register_regions(&why)) {
+    if (why.empty()) why = "no room for the advertisement";
     buffer_mrs_.clear();
     handler_.withdraw();
+  }
+  if (!why.empty()) {
+    NAA_LOG_DEBUG("client %s: its memory-region request in the connection request is left for "
+                  "the exchange by messages (%s)", ep_->peer().c_str(), why.c_str());
     return false;
   }
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   uint8_t *advert = mrsp_buf_.data() + mrsp::kBufferSize;
-  *accept_data += mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
+  const std::string tagged = mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
+  // The room was checked above: an accept without the advertisement would leave the client
+  // waiting for an answer to a request we no longer receive.
+  if (tagged.empty()) throw std::logic_error("the advertisement does not fit the accept");
+  *accept_data += tagged;
   return true;
+}
+
+// The regions of a request served before the accept take a descriptor each (a memfd) ahead
+// of the accept's own needs: over shm its send maps the client, for which the listener keeps
+// kSpareDescriptors. Without room for both, the exchange goes by messages after the accept,
+// where a region may wait for a descriptor (Handler::on_mrsp).
+bool Connection::descriptors_spare_for(size_t regions) {
+  std::lock_guard<std::mutex> gate(transport::ofi_detail::descriptor_gate());
+  return transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors + regions);
 }
 
 // Before accepting, as the reference NAA does: the client may send its request as soon as the

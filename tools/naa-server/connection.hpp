@@ -40,6 +40,7 @@ class Connection {
  private:
   void post_mrsp_recv();
   bool serve_request_in_connection(std::string *accept_data);
+  static bool descriptors_spare_for(size_t regions);
   bool exchange_memory_regions();
   size_t advertise(uint8_t *out);
   void advertised(const char *how);
