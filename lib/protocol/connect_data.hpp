@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // MRSP carried in the connection's private data (doc/protocol.md §3.4), libnaa's extension
-// over libfabric's tcp provider: the host's request rides in its connection request and
-// naa-server's advertisement in its accept, so that naa_create makes one round trip where the
-// reference makes two. A peer that does not know it ignores it: the reference NAAs read no
+// over libfabric's tcp and shm providers: the host's request rides in its connection request
+// and naa-server's advertisement in its accept, so that naa_create makes one round trip where
+// the reference makes two. A peer that does not know it ignores it: the reference NAAs read no
 // private data, and a libnaa host whose accept carries no advertisement exchanges MRSP by
 // messages as §2 says.
 #pragma once

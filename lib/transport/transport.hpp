@@ -138,8 +138,8 @@ class Endpoint {
 
   // How many bytes of private data this endpoint's connection request or accept can carry for
   // the memory-region exchange (doc/protocol.md §3.4), or 0 where it carries none: verbs
-  // (rdma_cm's 56 bytes, and peers that are the reference NAAs), libfabric's providers but tcp
-  // (their registrations pin memory) and RDM (our own messages).
+  // (rdma_cm's 56 bytes, and peers that are the reference NAAs) and libfabric's providers
+  // other than tcp and shm (a registration may pin memory there).
   virtual size_t connect_data_room() { return 0; }
 
  protected:

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The messages that stand in for a connection on libfabric's reliable-datagram (FI_EP_RDM)
 // endpoints, which have no connection manager: the request (with its private data: the auth
-// key), the accept (with naa-server's identity) or reject (with the reason), and the goodbye
+// key, then the memory-region request of doc/protocol.md §3.4), the accept (with naa-server's
+// identity, then its advertisement) or reject (with the reason), and the goodbye
 // that ends a connection. They travel as tagged messages (kControlTag), so they never land in
 // the receives the protocol posts for MRSP.
 //
@@ -18,7 +19,9 @@ namespace naa::transport::control {
 inline constexpr uint64_t kControlTag = 0x4e4141632d637472ull;  // "NAAc-ctr"
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kMaxName = 256;  // fi_getname's FI_ADDR_STR names are far shorter
-inline constexpr size_t kMaxData = 256;  // as a CM event's private data (the key is 56 bytes)
+// As a CM event's private data. Part of the wire format (doc/protocol.md §3.4): a peer drops a
+// message with more, so a larger value would cut off every earlier naa-server and libnaa.
+inline constexpr size_t kMaxData = 256;
 inline constexpr size_t kMaxMessage = kHeaderSize + kMaxName + kMaxData;
 
 enum class Type : uint8_t { Request = 1, Accept = 2, Reject = 3, Goodbye = 4 };
