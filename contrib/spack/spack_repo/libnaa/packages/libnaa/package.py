@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="339037f0294843417b2cb6c8c8b0292303b1a771f2a3a262a806e5cbf9382fe8")
+    version("0.1.0", sha256="898d1a7256aad2d04e2f2cd4635f35aa6c5e894f672e093c107c22779c155d71")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
