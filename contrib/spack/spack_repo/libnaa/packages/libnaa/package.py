@@ -27,7 +27,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="898d1a7256aad2d04e2f2cd4635f35aa6c5e894f672e093c107c22779c155d71")
+    version("0.1.0", sha256="1c843bc17cf98c3d29c8296702e1ae16d845d058323ea97910bc1edf26ef1999")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
