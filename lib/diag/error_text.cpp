@@ -18,7 +18,7 @@ const char *error_text(int error) {
     case NAA_ERR_NO_NAA: return "no NAA is configured for this function code";
     case NAA_ERR_CONNECTION: return "cannot connect to the NAA, or the connection was lost";
     case NAA_ERR_TRANSPORT: return "transport (RDMA/libfabric) error";
-    case NAA_ERR_TIMEOUT: return "timed out (see NAA_TIMEOUT)";
+    case NAA_ERR_TIMEOUT: return "timed out (see NAA_TIMEOUT; connecting: NAA_CONNECT_TIMEOUT)";
     case NAA_ERR_NAA: return "the NAA returned an error code (see naa_status)";
     case NAA_ERR_NO_RESOURCES: return "out of resources (memory or memory registration)";
     case NAA_ERR_PROTOCOL: return "NAA protocol (MRSP) error";

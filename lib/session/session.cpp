@@ -12,6 +12,7 @@
 #include "progress/progress_until.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 namespace naa {
@@ -108,6 +109,10 @@ void Session::connect_first(Deadline deadline) {
       disconnect();
       const bool unreachable = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT ||
                                e.code() == NAA_ERR_TIMEOUT;
+      if (e.code() == NAA_ERR_TIMEOUT && deadline.expired() &&
+          std::strstr(e.what(), "NAA_CONNECT_TIMEOUT") == nullptr)
+        throw Error(NAA_ERR_TIMEOUT, std::string(e.what()) + " (NAA_CONNECT_TIMEOUT: " +
+                                         std::to_string(settings_.connect_timeout.count()) + " ms)");
       if (!unreachable || others == 0 || deadline.expired()) throw;
       NAA_LOG_WARN("function code %u: cannot connect to %s: %s", static_cast<unsigned>(function_code_),
                    peer_.c_str(), e.what());
@@ -163,17 +168,19 @@ int Session::reconnect() {
       const bool last = attempt >= attempts || deadline.expired() ||
                         (e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT &&
                          e.code() != NAA_ERR_TIMEOUT);
-      if (last)
-        NAA_LOG_ERROR("function code %u: cannot reconnect to %s (attempt %u of %u, "
-                      "NAA_RECONNECT, NAA_CONNECT_TIMEOUT): %s; the next naa_invoke tries again",
-                      static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts,
-                      e.what());
-      else
-        NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in "
-                     "%ld ms", static_cast<unsigned>(function_code_), attempt, attempts,
-                     peer_.c_str(), e.what(), static_cast<long>(pause.count()));
+      // The last attempt's failure is naa_invoke's: the caller's code, with its cause.
+      if (last) {
+        const std::string cause =
+            "function code " + std::to_string(function_code_) + ": cannot reconnect to " + peer_ +
+            " (attempt " + std::to_string(attempt) + " of " + std::to_string(attempts) +
+            ", NAA_RECONNECT, NAA_CONNECT_TIMEOUT): " + e.what() + "; the next naa_invoke tries again";
+        fail_over();
+        return last_error::returned(e.code(), cause);
+      }
+      NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in %ld ms",
+                   static_cast<unsigned>(function_code_), attempt, attempts, peer_.c_str(), e.what(),
+                   static_cast<long>(pause.count()));
       const bool moved = fail_over();
-      if (last) return e.code();
       if (moved) continue;  // another NAA: no reason to wait before trying it
       std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(pause, deadline.remaining()));
       pause *= 2;
@@ -739,10 +746,12 @@ int Session::wait_on_endpoint(naa_status *status) {
 // stays in flight: the caller may wait again, or naa_cancel it (abandon()).
 int Session::unanswered() {
   phase_ = Phase::Overdue;
-  NAA_LOG_WARN("naa_wait: the NAA at %s acknowledged the request but sent no reply within "
-               "NAA_TIMEOUT (%ld ms); the invocation is still in flight (wait again, or "
-               "naa_cancel it)", peer_.c_str(), static_cast<long>(timeout_.count()));
-  return NAA_ERR_TIMEOUT;
+  return last_error::returned(NAA_ERR_TIMEOUT, "the NAA at " + peer_ +
+                                                   " acknowledged the request but sent no reply "
+                                                   "within NAA_TIMEOUT (" +
+                                                   std::to_string(timeout_.count()) +
+                                                   " ms); the invocation is still in flight "
+                                                   "(wait again, or naa_cancel it)");
 }
 
 // Our own writes are not through: the invocation stays in flight, the caller may wait again

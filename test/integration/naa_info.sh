@@ -53,3 +53,24 @@ if env -u SLURM_JOB_ID -u NAA_SPEC "$info" --job 2> "$naa_test_dir/nojob"; then
   echo "naa-info --job exited 0 outside a job without NAA_SPEC" >&2; exit 1
 fi
 grep -q "not inside a Slurm allocation" "$naa_test_dir/nojob"
+
+# A port that accepts TCP connections and never answers: NAA_CONNECT_TIMEOUT bounds --ping's
+# connect, not NAA_TIMEOUT, and the reason names it (naa-info(1)).
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(3600)
+' "$naa_test_dir/silent.port" &
+naa_test_pids="$naa_test_pids $!"
+until [ -s "$naa_test_dir/silent.port" ]; do sleep 0.1; done
+start=$(date +%s)
+if NAA_TRANSPORT=ofi+tcp NAA_TIMEOUT=600 NAA_CONNECT_TIMEOUT=1 \
+  NAA_SPEC="127.0.0.1:$(cat "$naa_test_dir/silent.port"):10:2" "$info" --ping > "$naa_test_dir/silent" 2>&1; then
+  echo "naa-info --ping succeeded against a port that never answers" >&2; exit 1
+fi
+took=$(($(date +%s) - start))
+grep UNREACHABLE "$naa_test_dir/silent"
+[ "$took" -lt 300 ] || { echo "naa-info --ping took $took s: NAA_TIMEOUT (600 s) bounded it, not NAA_CONNECT_TIMEOUT (1 s)" >&2; exit 1; }
+grep -q "UNREACHABLE: connection to 127.0.0.1:[0-9]* timed out (NAA_CONNECT_TIMEOUT: 1000 ms)" "$naa_test_dir/silent"

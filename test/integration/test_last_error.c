@@ -125,6 +125,46 @@ static void test_rc_string(void **state) {
   assert_string_equal(naa_rc_string(0x80), "unknown NAA return code");
 }
 
+/* A call that fails later than the one that lost the connection keeps its own cause: the
+ * naa_invoke whose reconnect fails replaces naa_wait's "the handle will reconnect", for the
+ * handle and for the thread. */
+static void test_failed_reconnect_explained(void **state) {
+  (void)state;
+  test_server s;
+  assert_int_equal(test_server_start(&s, NULL), 0);
+  char naa[96];
+  snprintf(naa, sizeof naa, "%s:%d", test_host(), s.port);
+  const char *params[] = {"NAA_RECONNECT=1", "NAA_CONNECT_TIMEOUT=5", NULL};
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = naa;
+  attr.params = params;
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &h), NAA_SUCCESS);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+  test_server_kill(&s); /* its port is free again: nobody answers the reconnect */
+  char cause[512];
+  /* The loss shows in the invocation it costs. */
+  int rc = naa_invoke(&h);
+  if (rc == NAA_SUCCESS) rc = naa_wait(&h, NULL);
+  assert_int_equal(rc, NAA_ERR_CONNECTION);
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_CONNECTION);
+  assert_contains(cause, "the handle will reconnect");
+  /* The next naa_invoke tries to reconnect and cannot: its own cause, not the stale one. */
+  rc = naa_invoke(&h);
+  assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), rc);
+  assert_contains(cause, "naa_invoke: ");
+  assert_contains(cause, "cannot reconnect to ");
+  if (strstr(cause, "will reconnect") != NULL) fail_msg("stale cause: \"%s\"", cause);
+  char of_thread[512];
+  assert_int_equal(naa_last_error(NULL, of_thread, sizeof of_thread), rc);
+  assert_string_equal(of_thread, cause);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+}
+
 /* main sets NAA_LOG_LEVEL=info and SLURM_PROCID=7 before the first call. */
 static void test_log_handler(void **state) {
   (void)state;
@@ -159,7 +199,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_failed_create_explained), cmocka_unit_test(test_per_handle),
       cmocka_unit_test(test_unknown_function_named),  cmocka_unit_test(test_rc_string),
-      cmocka_unit_test(test_log_handler),
+      cmocka_unit_test(test_log_handler), cmocka_unit_test(test_failed_reconnect_explained),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   test_server_stop(&server);

@@ -73,6 +73,11 @@ static void test_wait_again_after_timeout(void **state) {
   memset(out, 0, sizeof out);
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, NULL), NAA_ERR_TIMEOUT);
+  /* The cause says what timed out (the NAA's reply, or our own writes), not only the code. */
+  char cause[512];
+  assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_TIMEOUT);
+  if (strstr(cause, "naa_wait: ") != cause || strstr(cause, "within NAA_TIMEOUT (") == NULL)
+    fail_msg("naa_wait's timeout explained as \"%s\"", cause);
   int waits = 1, rc = NAA_ERR_TIMEOUT;
   while (rc == NAA_ERR_TIMEOUT && waits < 4) {
     rc = naa_wait(&h, NULL);

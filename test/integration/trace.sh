@@ -52,7 +52,7 @@ python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check -o "$naa_test_dir/merged
 cat "$naa_test_dir/summary"
 python3 -m json.tool "$naa_test_dir/merged.json" >/dev/null
 for rank in 0 1; do
-  grep -q "^pid $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* (transfer .* us, NAA service .* us), 24000 bytes out, 16000 back" \
+  grep -q "^rank $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* (transfer .* us, NAA service .* us), 24000 bytes out, 16000 back" \
     "$naa_test_dir/summary" || { echo "trace: FAIL: no summary line for rank $rank" >&2; exit 1; }
 done
 mkdir "$naa_test_dir/none"

@@ -171,7 +171,7 @@ program test_fortran_binding
   ! --- strings ------------------------------------------------------------------------------
   call expect(naa_strerror_f(NAA_SUCCESS) == 'success', 'naa_strerror_f(NAA_SUCCESS) = "' // &
               naa_strerror_f(NAA_SUCCESS) // '"')
-  call expect(naa_strerror_f(NAA_ERR_TIMEOUT) == 'timed out (see NAA_TIMEOUT)', &
+  call expect(naa_strerror_f(NAA_ERR_TIMEOUT) == 'timed out (see NAA_TIMEOUT; connecting: NAA_CONNECT_TIMEOUT)', &
               'naa_strerror_f(NAA_ERR_TIMEOUT) = "' // naa_strerror_f(NAA_ERR_TIMEOUT) // '"')
   call expect(naa_strerror_f(-1_c_int) == 'unknown error', 'naa_strerror_f(-1) = "' // &
               naa_strerror_f(-1_c_int) // '"')
