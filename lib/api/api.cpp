@@ -45,7 +45,8 @@ std::optional<naa::stats::Stages> stages_of(uint64_t id) {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   };
-  return naa::stats::Stages{ns(s.invoked), ns(s.written), ns(s.final_posted), ns(s.replied)};
+  return naa::stats::Stages{ns(s.invoked), ns(s.written), ns(s.final_posted),
+                            ns(s.final_post_returned), ns(s.replied)};
 }
 
 // guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call

@@ -105,11 +105,15 @@ void switch_on_locked(int bits, const std::string &trace_dir) {
 // The transfer: from naa_invoke until our writes were seen complete; the NAA's service: from
 // then (or from the final write's post, if pacing held it back later) until the reply. Where
 // the reply was seen first (shm may report our writes complete only after the NAA's reply), the
-// client cannot tell the two apart: the service then counts from the final write's post.
+// client cannot tell the two apart: the transfer then ends when the final write's post
+// returned (over shm the post copies the data: the NAA had them then) and the service counts
+// from there.
 void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Stages &st) {
   const bool written_first = st.written < st.replied;
   const uint64_t final_posted = std::clamp(st.final_posted, st.invoked, st.replied);
-  const uint64_t written = written_first ? std::max(st.invoked, st.written) : final_posted;
+  const uint64_t written =
+      written_first ? std::max(st.invoked, st.written)
+                    : std::clamp(st.final_post_returned, final_posted, st.replied);
   const uint64_t serving = std::max(written, final_posted);
   if (observed & detail::kTrace) {
     trace::stage(handle_id, "transfer", st.invoked, written);

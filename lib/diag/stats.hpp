@@ -34,9 +34,10 @@ inline bool on() {
 void enable(const std::string &stats, const std::string &trace_dir);
 
 // When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke
-// began, our writes were seen complete, the final write was posted, the NAA's reply polled.
+// began, our writes were seen complete, the final write was posted and its post returned, the
+// NAA's reply polled.
 struct Stages {
-  uint64_t invoked, written, final_posted, replied;
+  uint64_t invoked, written, final_posted, final_post_returned, replied;
 };
 
 // Nanoseconds of CLOCK_MONOTONIC; 0 when statistics are off (nothing is then recorded), except

@@ -340,7 +340,8 @@ void Session::describe(naa_handle_info_t *info) {
 
 Session::Stages Session::last_stages() {
   std::lock_guard<std::mutex> lock(mu_);
-  return Stages{invoked_at_, writes_completed_, final_write_posted_, naa_message_polled_};
+  return Stages{invoked_at_, writes_completed_, final_write_posted_, final_write_returned_,
+                naa_message_polled_};
 }
 
 // The invocation in flight is given up (naa_cancel, naa_finalize; the connection closes next):
@@ -416,6 +417,7 @@ void Session::post_invocation() {
     // would make the round trip look shorter than it is, and the guard learnt from it too short.
     final_write_posted_ = Deadline::Clock::now();
     ep_->post_writes(*chain_, request_imm_);
+    if (stats::on()) final_write_returned_ = Deadline::Clock::now();
     phase_ = Phase::Posted;
     return;
   }
@@ -438,6 +440,7 @@ progress::Clock::time_point Session::final_write_due() {
   phase_ = Phase::Posted;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
   ep_->post_final_write(*chain_, request_imm_);
+  if (stats::on()) final_write_returned_ = Deadline::Clock::now();
   return no_timer();
 }
 

@@ -85,7 +85,7 @@ class Session : private ProgressEngine::Client {
   // A stage is seen when progress is driven: a program that computes between naa_invoke and
   // naa_wait (NAA_PROGRESS=manual) sees the writes and the reply at once.
   struct Stages {
-    Deadline::Clock::time_point invoked, written, final_posted, replied;
+    Deadline::Clock::time_point invoked, written, final_posted, final_post_returned, replied;
   };
   Stages last_stages();
 
@@ -200,6 +200,8 @@ class Session : private ProgressEngine::Client {
   Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
   Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  // When that post returned: over shm the post itself copies the data (NAA_STATS' transfer).
+  Deadline::Clock::time_point final_write_returned_{};
 
   // NAA_PROGRESS=thread: who drives the invocation in flight. Always Caller in the other modes
   // and outside State::Running. Caller: the application's thread holding mu_. Engine: the
