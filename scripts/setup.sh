@@ -11,7 +11,9 @@ packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-d
           cmake  # the CMake packages' consumer test (test/install/consumer.sh)
           clang libclang-rt-14-dev  # clang + its runtime: libFuzzer for make check-fuzz
           # the Python package naa, its tests and the mpi4py example (configure PYTHON= below)
-          python3-dev python3-numpy python3-pytest python3-mpi4py)
+          python3-dev python3-numpy python3-pytest python3-mpi4py
+          # pip install of python/ in a venv, offline (test/install/pip.sh)
+          python3-venv python3-setuptools python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,8 +11,10 @@
 The parameters are any C-contiguous buffer-protocol objects (NumPy arrays, bytearray,
 memoryview, array.array), used in place: no copy is made. Which NAA serves a function code comes
 from NAA_SPEC or Slurm as for C programs (naa(7)), or from Handle(..., naa="host:port").
-Failures raise naa.Error with the libnaa code (.code, .name) and the cause (.cause).
-Tutorial: doc/python.md of the libnaa sources.
+Failures raise naa.Error with the libnaa code (.code, .name) and libnaa's cause (.cause);
+naa.last_error(), naa.stats(), naa.rc_string() and Handle.info() / Handle.cancel() are the
+calls of the same names in C. Tutorial: python.md in libnaa's documentation directory
+(PREFIX/share/doc/libnaa), the C API: man naa.
 """
 from naa._naa import (  # noqa: F401 (re-exported)
     ERR_CONFIG,
@@ -33,6 +35,9 @@ from naa._naa import (  # noqa: F401 (re-exported)
     Error,
     Handle,
     Status,
+    last_error,
+    rc_string,
+    stats,
     strerror,
     version,
     wait_all,

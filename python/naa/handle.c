@@ -59,6 +59,15 @@ static int check_views(Handle *self) {
   return 0;
 }
 
+int naapy_handle_peek(PyObject *obj, naa_handle *handle) {
+  if (!PyObject_TypeCheck(obj, naapy_handle_type)) {
+    PyErr_Format(PyExc_TypeError, "expected a naa.Handle, got %.100s", Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  *handle = ((Handle *)obj)->handle;
+  return 0;
+}
+
 int naapy_handle_get(PyObject *obj, naa_handle *handle) {
   if (!PyObject_TypeCheck(obj, naapy_handle_type)) {
     PyErr_Format(PyExc_TypeError, "expected a naa.Handle, got %.100s", Py_TYPE(obj)->tp_name);
@@ -246,8 +255,8 @@ static int Handle_init(Handle *self, PyObject *args, PyObject *kwds) {
   err = naa_create_attr((uint32_t)code, p, (size_t)n_in, p + n_in, (size_t)n_out, &attr, &h);
   Py_END_ALLOW_THREADS
   if (err != NAA_SUCCESS) {
-    naapy_raise_cause(err, "naa_create(function code %lu, %zd inputs, %zd outputs): %s", code,
-                      n_in, n_out, naa_strerror(err));
+    naapy_raise_create(err, "naa_create(function code %lu, %zd inputs, %zd outputs)", code, n_in,
+                       n_out);
     goto done;
   }
   self->handle = h;
@@ -394,6 +403,25 @@ static PyObject *Handle_wait(Handle *self, PyObject *args, PyObject *kwds) {
   return naapy_status(&status);
 }
 
+static PyObject *Handle_cancel(Handle *self, PyObject *unused) {
+  (void)unused;
+  naa_handle h;
+  int rc;
+  if (usable(self, "naa_cancel", &h) < 0) return NULL;
+  Py_BEGIN_ALLOW_THREADS
+  rc = naa_cancel(&h);
+  Py_END_ALLOW_THREADS
+  if (rc != NAA_SUCCESS) return naapy_raise("naa_cancel", rc, NULL);
+  Py_RETURN_NONE;
+}
+
+static PyObject *Handle_info(Handle *self, PyObject *unused) {
+  (void)unused;
+  naa_handle h;
+  if (usable(self, "naa_handle_info", &h) < 0) return NULL;
+  return naapy_handle_info(&h);
+}
+
 static PyObject *Handle_close(Handle *self, PyObject *unused) {
   (void)unused;
   int rc = close_handle(self);
@@ -456,6 +484,14 @@ static PyMethodDef methods[] = {
      "(then naa.Error ERR_TIMEOUT); a number of seconds returns None when that passes first,\n"
      "the invocation still in flight. Raises naa.Error (ERR_NAA when the NAA reports a\n"
      "non-zero return code: .status has it)."},
+    {"cancel", (PyCFunction)Handle_cancel, METH_NOARGS,
+     "cancel()\n--\n\nAbandon the invocation in flight (naa_cancel): once it returns the NAA can\n"
+     "no longer write into the outputs, which hold whatever it had written (undefined). The\n"
+     "handle stays usable: the next invoke() connects again and resends every input. With\n"
+     "nothing in flight it does nothing."},
+    {"info", (PyCFunction)Handle_info, METH_NOARGS,
+     "info()\n--\n\nWhat the handle chose (naa_handle_info): a dict with naa ('host:port'),\n"
+     "transport, function_code, regions, pacing_us, timeout_ms and progress."},
     {"close", (PyCFunction)Handle_close, METH_NOARGS,
      "close()\n--\n\nFinalize the handle (naa_finalize) and release the buffers; an invocation in\n"
      "flight is discarded. Closing twice is harmless."},

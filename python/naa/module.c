@@ -20,6 +20,19 @@ static PyMethodDef functions[] = {
      "version()\n--\n\nThe version of the libnaa library loaded, as 'MAJOR.MINOR.PATCH'."},
     {"strerror", strerror_, METH_O,
      "strerror(code)\n--\n\nThe English description of a libnaa error code (naa_strerror)."},
+    {"last_error", (PyCFunction)(void (*)(void))naapy_last_error, METH_VARARGS | METH_KEYWORDS,
+     "last_error(handle=None)\n--\n\nThe last failure (naa_last_error): (code, cause) of the last\n"
+     "failed call on handle since its creation, or with None of the calling thread's last\n"
+     "failed call; (0, 'no failure') if there was none."},
+    {"rc_string", naapy_rc_string, METH_O,
+     "rc_string(naa_return_code)\n--\n\nThe English name of an NAA return code, as\n"
+     "naa.Status.naa_return_code holds it (naa_rc_string)."},
+    {"stats", naapy_stats, METH_NOARGS,
+     "stats()\n--\n\nThe process's statistics so far (naa_stats_get), with NAA_STATS=1: a dict\n"
+     "with creates, create_s, completion_calls, completion_s, errors ({code name: count}) and\n"
+     "functions, a list of dicts per function code and NAA (function_code, naa, invocations,\n"
+     "bytes_out, bytes_back, waits, tests, invoke_s, wait_s, test_s, served, transfer_s,\n"
+     "service_s). Raises naa.Error (ERR_STATE) when statistics are off."},
     {"wait_any", naapy_wait_any, METH_O,
      "wait_any(handles)\n--\n\nWait, with the GIL released, until one of the handles with an\n"
      "invocation in flight completes (naa_waitany); return (index, naa.Status), or None when no\n"

@@ -15,6 +15,10 @@ extern PyTypeObject *naapy_handle_type;
 
 /* error.c: raise naa.Error for libnaa code rc from call (status may be NULL); returns NULL. */
 PyObject *naapy_raise(const char *call, int rc, const naa_status *status);
+/* The same for a failed naa_create_attr, the call described by format (printf-style). */
+PyObject *naapy_raise_create(int rc, const char *format, ...);
+/* "NAA_ERR_TIMEOUT" for NAA_ERR_TIMEOUT, "NAA_ERR_UNKNOWN" for a code out of range. */
+const char *naapy_code_name(int rc);
 /* Raise naa.Error with code rc and a cause of our own (printf-style); returns NULL. */
 PyObject *naapy_raise_cause(int rc, const char *format, ...);
 /* Adds naa.Error and the ERR_* constants to module m; -1 on failure. */
@@ -29,6 +33,16 @@ int naapy_handle_init(PyObject *m);
 /* The libnaa handle of a naa.Handle (NAA_HANDLE_NULL once closed), after checking that its
  * buffers are still where they were at creation; -1 with naa.Error set if not. */
 int naapy_handle_get(PyObject *obj, naa_handle *handle);
+
+/* The libnaa handle of a naa.Handle (NAA_HANDLE_NULL once closed), buffers unchecked; -1 with
+ * TypeError if obj is not one. */
+int naapy_handle_peek(PyObject *obj, naa_handle *handle);
+
+/* diag.c: naa.last_error, naa.rc_string, naa.stats; Handle.info()'s dict for *h. */
+PyObject *naapy_last_error(PyObject *module, PyObject *args, PyObject *kwds);
+PyObject *naapy_rc_string(PyObject *module, PyObject *code);
+PyObject *naapy_stats(PyObject *module, PyObject *unused);
+PyObject *naapy_handle_info(const naa_handle *h);
 
 /* completion.c: naa.wait_any, naa.wait_all. */
 PyObject *naapy_wait_any(PyObject *module, PyObject *handles);

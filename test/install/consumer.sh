@@ -253,4 +253,8 @@ if [ "$have_fortran" = yes ]; then
 else
   echo "consumer: the Fortran binding is not built; tested the C and C++ consumers only"
 fi
+# doc/quickstart.md, word for word (last: it points the staged .pc files at the staged tree).
+. "$top_srcdir/test/install/quickstart.sh"
+# The Python package built by pip against that installation (python/pyproject.toml).
+. "$top_srcdir/test/install/pip.sh"
 echo "consumer: PASS"
