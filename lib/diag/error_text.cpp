@@ -38,6 +38,11 @@ const char *rc_text(int rc) {
     case NAA_RC_KERNEL_TIMEOUT: return "kernel timeout (the kernel overran the NAA's time limit)";
     case NAA_RC_KERNEL_CRASHED: return "kernel crashed (naa-server: its isolated worker process died)";
     case NAA_RC_UNKNOWN_FUNCTION: return "unknown function code (the NAA has no kernel for it)";
+    // Application codes, which naa-server's built-in kernels use as naa_kernel.h defines them.
+    case NAA_KERNEL_RC_BAD_LAYOUT:
+      return "application error 0x10 (naa-server's kernels: wrong number or kind of regions)";
+    case NAA_KERNEL_RC_BAD_SIZE:
+      return "application error 0x11 (naa-server's kernels: region sizes do not fit together)";
     default:
       if (rc >= NAA_RC_APPLICATION_MIN && rc <= NAA_RC_APPLICATION_MAX)
         return "application error (0x10..0x7f: the kernel's own code)";

@@ -119,7 +119,10 @@ static void test_rc_string(void **state) {
   assert_contains(naa_rc_string(NAA_RC_KERNEL_TIMEOUT), "kernel timeout");
   assert_contains(naa_rc_string(NAA_RC_KERNEL_CRASHED), "crashed");
   assert_contains(naa_rc_string(NAA_RC_UNKNOWN_FUNCTION), "unknown function code");
-  assert_contains(naa_rc_string(0x10), "application error");
+  assert_contains(naa_rc_string(0x10), "application error 0x10");
+  assert_contains(naa_rc_string(0x10), "wrong number or kind of regions");
+  assert_contains(naa_rc_string(0x11), "region sizes");
+  assert_contains(naa_rc_string(0x12), "application error");
   assert_contains(naa_rc_string(0x7d), "application error");
   assert_string_equal(naa_rc_string(0x05), "unknown NAA return code");
   assert_string_equal(naa_rc_string(0x80), "unknown NAA return code");

@@ -82,7 +82,7 @@ def test_info(server):
 def test_rc_string():
     assert naa.rc_string(0) == "success"
     assert "unknown function code" in naa.rc_string(0x7F)
-    assert "application error" in naa.rc_string(0x10)
+    assert "application error" in naa.rc_string(0x10) and "regions" in naa.rc_string(0x10)
     assert naa.rc_string(0x80) == "unknown NAA return code"
     assert naa.rc_string(1 << 40) == "unknown NAA return code"
 
