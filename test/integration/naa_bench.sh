@@ -73,3 +73,16 @@ done
 floor_port=$(awk '/^listening on port / {print $4}' "$naa_test_dir/floor_server")
 timeout 60 "$floor" -c "$floor_port" 20 | tee "$naa_test_dir/floor"
 grep -q -E '^tcp connection \+ one exchange, 20: median [0-9.]+ us' "$naa_test_dir/floor"
+
+# Standard output not a terminal: with --status-every, a line on standard error per row (at
+# most every SEC seconds; a tiny SEC makes every row due), none with 0 and none on stdout.
+"$bench" --host "$NAA_TEST_HOST" --port "$NAA_TEST_PORT" --tests latency --sizes 1,4 --iters 4 \
+  --status-every 0.000001 > "$naa_test_dir/status.out" 2> "$naa_test_dir/status.err"
+cat "$naa_test_dir/status.err"
+grep -q "^naa-bench: latency: 1 bytes done, [0-9]* s since the start$" "$naa_test_dir/status.err" &&
+  grep -q "^naa-bench: latency: 4 bytes done, " "$naa_test_dir/status.err" ||
+  { echo "no status line on stderr per latency row" >&2; exit 1; }
+if grep -q "bytes done" "$naa_test_dir/status.out"; then echo "status lines went to stdout" >&2; exit 1; fi
+"$bench" --host "$NAA_TEST_HOST" --port "$NAA_TEST_PORT" --tests latency --sizes 1,4 --iters 4 \
+  --status-every 0 > "$naa_test_dir/status.out" 2> "$naa_test_dir/status.err"
+if grep -q "bytes done" "$naa_test_dir/status.err"; then echo "--status-every 0 still said" >&2; exit 1; fi

@@ -87,6 +87,9 @@ void usage(FILE *out) {
       "                         only, a naa-server on this host, not over verbs\n"
       "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
       "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
+      "      --status-every SEC when standard output is not a terminal, say on standard error\n"
+      "                         which size each test has done, at most every SEC seconds\n"
+      "                         (default 10; 0: never)\n"
       "  -P, --plot FILE.png    draw latency and bandwidth over size with gnuplot\n"
       "  -h, --help             show this help\n"
       "  -V, --version          show the version\n");
@@ -166,7 +169,7 @@ int main(int argc, char **argv) {
   uint64_t v = 0;
   unsigned idle = 0;
   enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
-         kHandles, kSlowCode, kProgress, kFiPingpong };
+         kHandles, kSlowCode, kProgress, kFiPingpong, kStatusEvery };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -183,7 +186,8 @@ int main(int argc, char **argv) {
       {"slow-code", required_argument, nullptr, kSlowCode},
       {"compare", required_argument, nullptr, kCompare},
       {"compute", required_argument, nullptr, kCompute},
-      {"progress", required_argument, nullptr, kProgress},        {"csv", no_argument, nullptr, 'c'},
+      {"progress", required_argument, nullptr, kProgress},
+      {"status-every", required_argument, nullptr, kStatusEvery},        {"csv", no_argument, nullptr, 'c'},
       {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
   int opt;
@@ -279,6 +283,13 @@ int main(int argc, char **argv) {
         for (const std::string &m : s.progress_modes)
           if (m.empty()) bad_option("--progress", optarg);
         break;
+      case kStatusEvery: {
+        char *end = nullptr;
+        const double seconds = std::strtod(optarg, &end);
+        if (end == optarg || *end != '\0' || !(seconds >= 0)) bad_option("--status-every", optarg);
+        naa::bench::status_every(seconds);
+        break;
+      }
       case kCompare: {
         const char *eq = std::strchr(optarg, '=');
         if (eq == nullptr || eq == optarg || eq[1] == '\0') bad_option("--compare", optarg);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
@@ -13,9 +14,26 @@ namespace {
 
 constexpr int kWidth = 14;
 
+using Clock = std::chrono::steady_clock;
+double status_seconds = 10;
+const Clock::time_point started = Clock::now();
+Clock::time_point last_status = started;
+
+// A line on stderr for the row of `size` just printed to out, when out is not a terminal.
+void status(FILE *out, const std::string &test, unsigned long long size) {
+  if (status_seconds <= 0 || isatty(fileno(out))) return;
+  const Clock::time_point now = Clock::now();
+  if (std::chrono::duration<double>(now - last_status).count() < status_seconds) return;
+  last_status = now;
+  std::fprintf(stderr, "naa-bench: %s: %llu bytes done, %.0f s since the start\n", test.c_str(),
+               size, std::chrono::duration<double>(now - started).count());
+}
+
 int width(const Column &c) { return std::max<int>(kWidth, static_cast<int>(c.name.size()) + 2); }
 
 }  // namespace
+
+void status_every(double seconds) { status_seconds = seconds; }
 
 bool on_path(const char *program) {
   const char *path = std::getenv("PATH");
@@ -59,6 +77,7 @@ void Table::row(const std::vector<double> &values) {
     std::fprintf(out_, "\n");
   }
   std::fflush(out_);
+  status(out_, test_, size);
 }
 
 bool plot(const std::vector<PlotPoint> &points, const std::string &png_path) {

@@ -30,6 +30,11 @@ class Table {
   std::vector<Column> columns_;
 };
 
+// --status-every: with standard output not a terminal (a file, a pipe), Table::row also says
+// on standard error which size it has done, at most every `seconds` (0: never), so that a run
+// of minutes shows it is alive. Default 10.
+void status_every(double seconds);
+
 // The latency rows kept for --plot.
 struct PlotPoint {
   size_t size;
