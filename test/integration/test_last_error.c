@@ -168,6 +168,39 @@ static void test_failed_reconnect_explained(void **state) {
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 
+/* naa_create(3) and naa(7): an NAA_SPEC entry that cannot be reached hands over to the next
+ * one for the code, within the one deadline, logged as a warning naming both. */
+static void test_create_fails_over(void **state) {
+  (void)state;
+  char spec[256], line[256];
+  const int nobody = test_unused_port();
+  /* Rank 7 (main) of two entries starts at the second (7 mod 2): the one nobody listens on. */
+  snprintf(spec, sizeof spec, "%s:%d:%d:1,%s:%d:%d:1", test_host(), server.port, FN_ADD1,
+           test_host(), nobody, FN_ADD1);
+  setenv("NAA_SPEC", spec, 1);
+  int calls = 0;
+  pthread_mutex_lock(&lines_mu);
+  lines[0] = '\0';
+  last_level = -1;
+  pthread_mutex_unlock(&lines_mu);
+  assert_int_equal(naa_set_log_handler(collect, &calls), NAA_SUCCESS);
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_set_log_handler(NULL, NULL), NAA_SUCCESS);
+  snprintf(line, sizeof line, "warning: function code %d: failing over from %s:%d to %s:%d (NAA_SPEC entry 1)",
+           FN_ADD1, test_host(), nobody, test_host(), server.port);
+  pthread_mutex_lock(&lines_mu);
+  assert_contains(lines, line);
+  pthread_mutex_unlock(&lines_mu);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+  assert_int_equal(a, 1);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  test_server_use(&server, FN_ADD1, 1);
+}
+
 /* main sets NAA_LOG_LEVEL=info and SLURM_PROCID=7 before the first call. */
 static void test_log_handler(void **state) {
   (void)state;
@@ -203,6 +236,7 @@ int main(void) {
       cmocka_unit_test(test_failed_create_explained), cmocka_unit_test(test_per_handle),
       cmocka_unit_test(test_unknown_function_named),  cmocka_unit_test(test_rc_string),
       cmocka_unit_test(test_log_handler), cmocka_unit_test(test_failed_reconnect_explained),
+      cmocka_unit_test(test_create_fails_over),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   test_server_stop(&server);
