@@ -29,12 +29,15 @@ struct Event {
   long tid;
   unsigned fn;
   uint32_t naa;  // in naas()
-  uint64_t count, count2;  // naa_test run: polls; invocation b: bytes out, bytes back
+  // naa_test run: polls, ns inside the calls; invocation b: bytes out, bytes back
+  uint64_t count, count2;
   enum Kind : uint8_t { Call, Polls, Span, Stage } kind;
 };
 
+// Consecutive polls of one handle by one thread, traced as one span from the first call's start
+// to the last one's end; `inside` sums the time in the calls themselves, as NAA_STATS does.
 struct PollRun {
-  uint64_t t0, t1, polls;
+  uint64_t t0, t1, polls, inside;
   long tid;
   unsigned fn;
   uint32_t naa;
@@ -118,7 +121,12 @@ std::string json(const Event &e) {
   }
   switch (e.kind) {
     case Event::Call: args += ",\"code\":" + std::to_string(e.code); break;
-    case Event::Polls: args += ",\"polls\":" + std::to_string(e.count); break;
+    case Event::Polls: {
+      char inside[48];
+      snprintf(inside, sizeof inside, ",\"in_calls_us\":%.3f", static_cast<double>(e.count2) / 1e3);
+      args += ",\"polls\":" + std::to_string(e.count) + inside;
+      break;
+    }
     case Event::Span:
       if (e.ph == 'b')
         args += ",\"bytes_out\":" + std::to_string(e.count) +
@@ -143,7 +151,7 @@ void flush_polls_locked(uint64_t handle) {
   auto it = poll_runs().find(handle);
   if (it == poll_runs().end()) return;
   const PollRun &r = it->second;
-  add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, 0,
+  add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, r.inside,
             Event::Polls});
   poll_runs().erase(it);
 }
@@ -196,10 +204,11 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
     if (it != poll_runs().end() && it->second.tid == tid) {
       it->second.t1 = t1;
       ++it->second.polls;
+      it->second.inside += t1 - t0;
       return;
     }
     flush_polls_locked(handle);
-    poll_runs()[handle] = PollRun{t0, t1, 1, tid, fn, naa_index(naa)};
+    poll_runs()[handle] = PollRun{t0, t1, 1, t1 - t0, tid, fn, naa_index(naa)};
     return;
   }
   flush_polls_locked(handle);

@@ -10,9 +10,9 @@ command -v python3 >/dev/null 2>&1 || { echo "trace: SKIP: python3 is not instal
 start_server
 mkdir "$naa_test_dir/trace"
 for rank in 0 1; do
-  NAA_TRACE="$naa_test_dir/trace" SLURM_PROCID=$rank NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" \
-    NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>&1 ||
-    { cat "$naa_test_dir/out"; exit 1; }
+  NAA_TRACE="$naa_test_dir/trace" NAA_STATS=1 SLURM_PROCID=$rank NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" \
+    NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out.$rank" 2>&1 ||
+    { cat "$naa_test_dir/out.$rank"; exit 1; }
 done
 for rank in 0 1; do
   f=$naa_test_dir/trace/naa-trace.$rank.json
@@ -54,6 +54,28 @@ python3 -m json.tool "$naa_test_dir/merged.json" >/dev/null
 for rank in 0 1; do
   grep -q "^rank $rank: function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: 2 invocations, .* (transfer .* us, NAA service .* us), 24000 bytes out, 16000 back" \
     "$naa_test_dir/summary" || { echo "trace: FAIL: no summary line for rank $rank" >&2; exit 1; }
+done
+# The summary's times are NAA_STATS' of the same run: naa_test counts the time inside the
+# calls (not the span of a run of polls), and the transfer and the NAA's service agree.
+for rank in 0 1; do
+  python3 - "$naa_test_dir/out.$rank" "$naa_test_dir/summary" "$rank" <<'PY'
+import re, sys
+stats = re.search(r"naa-stats\[.*rank %s\]: function 10 .*naa_invoke ([0-9.]+) ms, naa_wait \d+ calls "
+                  r"([0-9.]+) ms, naa_test \d+ polls ([0-9.]+) ms; transfer ([0-9.]+) ms, NAA service "
+                  r"([0-9.]+) ms" % sys.argv[3], open(sys.argv[1]).read())
+trace = re.search(r"^rank %s: .*\(transfer ([0-9.]+) us, NAA service ([0-9.]+) us\).*naa_invoke "
+                  r"([0-9.]+) us, naa_wait ([0-9.]+) us, naa_test ([0-9.]+) us" % sys.argv[3],
+                  open(sys.argv[2]).read(), re.M)
+assert stats and trace, "no NAA_STATS or naa-trace line for rank " + sys.argv[3]
+s = dict(zip(("invoke", "wait", "test", "transfer", "service"), (float(x) * 1000 for x in stats.groups())))
+n = 2  # the summary gives the transfer and the service per invocation
+t = dict(zip(("transfer", "service", "invoke", "wait", "test"), map(float, trace.groups())))
+t["transfer"] *= n
+t["service"] *= n
+for k in s:
+    assert abs(s[k] - t[k]) <= 1.5, "rank %s: %s is %.1f us in NAA_STATS, %.1f us in naa-trace" % (sys.argv[3], k, s[k], t[k])
+print("trace: rank %s: NAA_STATS and naa-trace agree: %s" % (sys.argv[3], ", ".join("%s %.1f us" % kv for kv in sorted(s.items()))))
+PY
 done
 mkdir "$naa_test_dir/none"
 (cd "$naa_test_dir/none" && NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 >/dev/null)
