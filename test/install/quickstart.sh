@@ -18,6 +18,10 @@ quickstart() {
     return 0
   fi
   command -v bash >/dev/null 2>&1 || { echo "consumer: quickstart: SKIP: no bash"; return 0; }
+  if [ -n "$(makevar SANITIZE_FLAGS)" ]; then
+    echo "consumer: quickstart: SKIP: a sanitizer build's libnaa needs -fsanitize on the user's command line, which the quick start does not have"
+    return 0
+  fi
   [ -n "$(find "$root" -path '*/doc/libnaa/quickstart.md')" ] ||
     fail "make install installed no doc/libnaa/quickstart.md"
   for pc in "$root$prefix"/lib/pkgconfig/*.pc; do
