@@ -4,7 +4,8 @@
 # (```c and ```fortran blocks) as a reader copies them: every complete C program (one with
 # main) is compiled against the build and run against a real naa-server, whose NAA_SPEC
 # serves every built-in kernel with its number of inputs; every Fortran block is compiled
-# (with `use naa`, inside a program) against the module. C fragments, which need the
+# (with `use naa`, inside a program) against the module, and run when it offloads: without
+# a failed call (NAA_STATS' errors), which catches a kernel called with the wrong inputs. C fragments, which need the
 # declarations around them, are counted, not built. (doc/quickstart.md's program is also run
 # against an installation by test/install/quickstart.sh.)
 set -eu
@@ -81,14 +82,23 @@ while read -r name kind where; do
       fi
       { echo "program example"; echo "use, intrinsic :: iso_c_binding"; echo "use naa"
         grep -v '^ *use naa *$' "$dir/$name"; echo "end program example"; } >"$dir/prog_$name"
-      if gfortran -fsyntax-only -I"$(dirname "$fmod")" "$dir/prog_$name" >"$dir/$name.log" 2>&1; then
-        echo "doc_examples: $where: Fortran compiles"
+      if ! gfortran -I"$(dirname "$fmod")" -o "$dir/${name%.f90}" "$dir/prog_$name" \
+        -L"$NAA_BUILDDIR/lib/.libs" -lnaaf -lnaa >"$dir/$name.log" 2>&1; then
+        echo "doc_examples: FAIL: the Fortran of $where does not compile:"; cat "$dir/$name.log"; failed=1; continue
+      fi
+      # A block that offloads runs, and must have done so without a failed call: a call of a
+      # kernel with the wrong inputs is counted among NAA_STATS' errors.
+      if ! grep -q "naa_create" "$dir/$name"; then echo "doc_examples: $where: Fortran compiles"; continue; fi
+      if LD_LIBRARY_PATH=$NAA_BUILDDIR/lib/.libs NAA_SPEC=$spec NAA_TIMEOUT=60 NAA_STATS=1 \
+        "$dir/${name%.f90}" >"$dir/$name.out" 2>&1 && grep -q "errors: none" "$dir/$name.out" &&
+        grep -q "function 10 .* [1-9][0-9]* invocations" "$dir/$name.out"; then
+        echo "doc_examples: $where: Fortran compiles and offloads"
       else
-        echo "doc_examples: FAIL: the Fortran of $where does not compile:"; cat "$dir/$name.log"; failed=1
+        echo "doc_examples: FAIL: the Fortran of $where does not offload cleanly:"; cat "$dir/$name.out"; failed=1
       fi ;;
     fragment) fragments=$((fragments + 1)) ;;
   esac
 done <"$dir/list"
-echo "doc_examples: $programs C programs built and run, $fortran Fortran blocks compiled, $fragments C fragments counted (not buildable alone)"
+echo "doc_examples: $programs C programs built and run, $fortran Fortran blocks compiled (run where they offload), $fragments C fragments counted (not buildable alone)"
 [ "$programs" -ge 2 ] || { echo "doc_examples: FAIL: found $programs C programs, expected at least naa_create(3)'s and the quick start's"; failed=1; }
 exit $failed
