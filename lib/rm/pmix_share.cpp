@@ -80,7 +80,8 @@ const Libpmix *libpmix() {
     if (ns == nullptr || *ns == '\0') return;
     void *h = dlopen(NAA_LIBPMIX, RTLD_NOW | RTLD_GLOBAL);
     if (h == nullptr) {
-      NAA_LOG_DEBUG("PMIx: cannot load %s (%s); each process asks for itself", NAA_LIBPMIX, dlerror());
+      const char *why = dlerror();  // read once: reading clears it, also below the log level
+      NAA_LOG_DEBUG("PMIx: cannot load %s (%s); each process asks for itself", NAA_LIBPMIX, why);
       return;
     }
     auto *l = new Libpmix;

@@ -348,10 +348,10 @@ Session::Stages Session::last_stages() {
 // Overdue, the NAA may have lost it (§4.4), and its guard doubles.
 void Session::abandon() {
   if (state_ != State::Running || phase_ != Phase::Overdue || !pacing_.adaptive()) return;
+  const long doubled_us = static_cast<long>(pacing_.unanswered().count());
   NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
                "its pacing guard doubles, to %ld us, for the rest of the process",
-               static_cast<unsigned>(function_code_), peer_.c_str(),
-               static_cast<long>(pacing_.unanswered().count()));
+               static_cast<unsigned>(function_code_), peer_.c_str(), doubled_us);
 }
 
 // What a call that reports to the application returns: a lost invocation is reported once.

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <thread>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport {
 
 namespace {
 std::atomic<unsigned> claims{0};
@@ -62,4 +62,4 @@ int retry_while_short(const std::function<int()> &attempt, Deadline deadline) {
   }
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport

@@ -7,7 +7,8 @@
 // to a peer maps the peer's region), only while descriptors are spare; the tcp listener's
 // accepts take one per connection. All of these run under this lock, so that no accept falls
 // between a count and the step it allows (one did: test_hostile's flood of idle connections
-// on a loaded machine). Private to lib/transport.
+// on a loaded machine). Part of the transport interface, whatever transports are built:
+// naa-server takes descriptors in bulk too (its regions' memfds) and gates them by the same lock.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +17,7 @@
 
 #include "deadline.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport {
 
 std::mutex &descriptor_gate();
 
@@ -56,4 +57,4 @@ bool accepts_spare();
 // attempt()'s last result.
 int retry_while_short(const std::function<int()> &attempt, Deadline deadline);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport

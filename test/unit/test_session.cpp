@@ -13,6 +13,7 @@
 
 // Before cmocka.h, whose fail() macro would rename Session::fail.
 #include "config/settings.hpp"
+#include "diag/log.hpp"
 #include "fake_transport.hpp"
 #include "progress/completion.hpp"
 #include "protocol/mrsp.hpp"
@@ -488,11 +489,7 @@ void completes_on_a_new_connection(Handle &h) {
   assert_int_equal(h.peer->invocations.load(), 2);
 }
 
-// naa_cancel of an invocation the progress thread holds after its wait ran out with the
-// request acknowledged and unanswered (doc/protocol.md §4.4): the cancel takes it from the
-// engine, doubles the pacing guard of an NAA that may lose requests, and closes the
-// connection; the next naa_invoke connects again and completes.
-void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
+void cancel_doubles_the_guard_and_reconnects() {
   Handle h;
   h.peer->libnaa_server = false;
   h.peer->auto_reply = false;
@@ -510,6 +507,24 @@ void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
   bool flag = true;
   assert_int_equal(h.session->test(&flag, nullptr), NAA_ERR_STATE);
   completes_on_a_new_connection(h);
+}
+
+// naa_cancel of an invocation the progress thread holds after its wait ran out with the
+// request acknowledged and unanswered (doc/protocol.md §4.4): the cancel takes it from the
+// engine, doubles the pacing guard of an NAA that may lose requests, and closes the
+// connection; the next naa_invoke connects again and completes. The guard doubles at every
+// NAA_LOG_LEVEL: the warning that names the new guard is skipped below warn, the doubling not.
+void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
+  for (const auto &[name, level] :
+       {std::pair{"error", naa::log::Level::Error}, std::pair{"warn", naa::log::Level::Warn},
+        std::pair{"info", naa::log::Level::Info}, std::pair{"debug", naa::log::Level::Debug}}) {
+    setenv("NAA_LOG_LEVEL", name, 1);
+    naa::log::set_default_threshold(naa::log::Level::Warn);  // NAA_LOG_LEVEL is read again
+    assert_int_equal(static_cast<int>(naa::log::threshold()), static_cast<int>(level));
+    cancel_doubles_the_guard_and_reconnects();
+  }
+  unsetenv("NAA_LOG_LEVEL");
+  naa::log::set_default_threshold(naa::log::Level::Warn);
 }
 
 // NAA_PROGRESS=thread with NAA_RECONNECT: the connection goes while the progress thread holds

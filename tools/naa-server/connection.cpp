@@ -120,8 +120,8 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
 // kSpareDescriptors. Without room for both, the exchange goes by messages after the accept,
 // where a region may wait for a descriptor (Handler::on_mrsp).
 bool Connection::descriptors_spare_for(size_t regions) {
-  std::lock_guard<std::mutex> gate(transport::ofi_detail::descriptor_gate());
-  return transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors + regions);
+  std::lock_guard<std::mutex> gate(transport::descriptor_gate());
+  return transport::descriptors_spare(transport::kSpareDescriptors + regions);
 }
 
 // Before accepting, as the reference NAA does: the client may send its request as soon as the

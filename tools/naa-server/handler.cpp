@@ -49,7 +49,7 @@ int Handler::new_region(size_t size, SharedRegion *r, std::string *why, bool may
   int err = r->allocate(size, why);
   if ((err != EMFILE && err != ENFILE) || !may_wait) return err;
   if (pool_ != nullptr) pool_->clear();
-  return transport::ofi_detail::retry_while_short(
+  return transport::retry_while_short(
       [&] {
         *r = SharedRegion();
         return r->allocate(size, why);

@@ -70,7 +70,7 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
   else
     bound_receives();
   // The probe holds a descriptor of its own for life: taken now, not at the first look.
-  transport::ofi_detail::descriptors_spare(kSpareDescriptors);
+  transport::descriptors_spare(kSpareDescriptors);
 }
 
 HandshakeSweeper::~HandshakeSweeper() {
@@ -258,7 +258,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   // A sweep may read the link of every descriptor in /proc/self/fd: about 5 ms with 64 tcp
   // clients' descriptors, which twice a second was most of an idle server's 1 % of a core.
   // Between sweeps only a shortage is looked for, with a probe of a few system calls.
-  const bool spare = transport::ofi_detail::descriptors_spare(kSpareDescriptors);
+  const bool spare = transport::descriptors_spare(kSpareDescriptors);
   if (now < next_sweep_ && spare) return;
   next_sweep_ = now + period_;
   quiet_ = false;  // until this sweep finds nothing waiting

@@ -115,8 +115,8 @@ void Server::reap() {
   // Kept regions hold a descriptor each: a server short of them (a flood of connections, 18.3)
   // needs them for its clients' endpoints more.
   if (regions_.kept() > 0) {
-    std::lock_guard<std::mutex> gate(transport::ofi_detail::descriptor_gate());
-    if (!transport::ofi_detail::descriptors_spare(transport::ofi_detail::kSpareDescriptors))
+    std::lock_guard<std::mutex> gate(transport::descriptor_gate());
+    if (!transport::descriptors_spare(transport::kSpareDescriptors))
       regions_.clear();
   }
   if (workers_done_.exchange(0) == 0) return;  // no walk of 1000 clients' list for nothing
