@@ -75,9 +75,10 @@ exchanges() {
   fi
 }
 
-# shm: a client that reads nothing for 2 ms after its request (test/integration/nap_after_ring.c)
-# gets its accept from the thread that serves it, not from the listening thread, and that
-# accept carries the advertisement too.
+# shm: a client that reads nothing after its request until naa-server's serving thread has begun
+# its accept (test/integration/nap_after_ring.c holds it until that thread's log line) gets its
+# accept from the thread that serves it, not from the listening thread, and that accept carries
+# the advertisement too.
 late_accept() {
   if [ -n "${ASAN_OPTIONS:-}" ]; then
     echo "left out: ofi+shm: the late accept, under ASan (its runtime must come first in the library list)"
@@ -88,6 +89,8 @@ late_accept() {
   NAA_LOG_LEVEL=info
   naa=$NAA_TEST_HOST:$NAA_TEST_PORT
   LD_PRELOAD=$NAA_BUILDDIR/test/integration/.libs/libnap_after_ring.so \
+    NAP_AFTER_RING_UNTIL_FILE=$naa_test_dir/server-late.log \
+    NAP_AFTER_RING_UNTIL_TEXT="from the thread that serves it" \
     expect_exchange late "in the connection's private data" 3 4096
   bytes=$(sed -n 's/.*from the thread that serves it (\([0-9]*\) bytes of private data).*/\1/p' \
     "$naa_test_dir/server-late.log" | head -n 1)
