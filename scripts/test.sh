@@ -4,7 +4,7 @@
 # the Slurm and MPI tests against a real single-node Slurm (make check-slurm, with Slurm, munge,
 # PMIx and Open MPI installed first by test/harness/slurm-local install), then the verbs suite on
 # Soft-RoCE inside test/harness/rdma-vm (scripts/test-rdma.sh). A suite that cannot run says so
-# loudly and is counted as skipped; the closing line says which suites ran.
+# loudly and is counted as skipped; the closing line says which suites ran and how long each took.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${NAA_BUILD_DIR:-$top/_build}
@@ -31,9 +31,13 @@ cd "$build"
 
 status=0
 # make check ends with test/install/consumer.sh: make install into a temporary DESTDIR, build the examples with pkg-config.
+t0=$SECONDS
 stage check make -j"$(nproc)" check || status=$?
+check_s=$stage_seconds
 stage check-slurm make -j"$(nproc)" check-slurm || status=$?
+slurm_s=$stage_seconds
 stage verbs bash "$top/scripts/test-rdma.sh" || status=$?
+verbs_s=$stage_seconds
 
 # suite NAME DIR: "NAME: N passed" for a suite that ran, "NAME: SKIPPED" where nothing in it ran.
 suite() {
@@ -43,8 +47,8 @@ suite() {
   elif ((passed == 0)); then echo "$1: SKIPPED (not run)"
   else echo "$1: run, $passed passed$( ((skipped)) && echo ", $skipped skipped")"; fi
 }
-slurm_line=$(suite "Slurm/MPI suite" test/slurm)
-verbs_line=$(suite "verbs suite" test-rdma)
+slurm_line="$(suite "Slurm/MPI suite" test/slurm) in $slurm_s s"
+verbs_line="$(suite "verbs suite" test-rdma) in $verbs_s s"
 [[ $slurm_line == *SKIPPED* ]] && loud "the Slurm/MPI suite did not run (see the SKIP lines above)"
 [[ $verbs_line == *SKIPPED* ]] && loud "the verbs suite did not run (see the SKIPPED line above)"
 
@@ -52,5 +56,6 @@ verbs_line=$(suite "verbs suite" test-rdma)
 passed=0 failed=0 skipped=0
 count_results .
 ((status == 0)) || show_failures .
-echo "tests: $passed passed, $failed failed, $skipped skipped; $slurm_line; $verbs_line"
+echo "tests: $passed passed, $failed failed, $skipped skipped (make check in $check_s s); $slurm_line;" \
+  "$verbs_line; $((SECONDS - t0)) s in all"
 exit $status

@@ -6,9 +6,14 @@
 //    raises no event and is never answered (stranded). The window is widened on purpose
 //    (--window-us) and measured from the moment the reply was posted, which is before the
 //    host can see the reply: a host that paces by at least the window after polling the
-//    reply is never stranded, one that re-invokes at once is, so the tests are not left to
-//    luck. The real window is far narrower (the NAA's own re-arm, plus its wake-up under
-//    load): what the tests show is that pacing closes the window it is sized for;
+//    reply is never stranded. Only a request seen before the window's end is stranded (the
+//    NAA watches its queue through the window), so neither a slow host nor this process's
+//    own lateness decides a verdict against the host: a request seen in the window certainly
+//    arrived in it and is stranded, one that arrives after it is always served. A test that
+//    must see an unpaced host stranded opens a window far wider than any scheduling delay
+//    (--order window@N=US); the real window is far narrower (the
+//    NAA's own re-arm, plus its wake-up under load): what the tests show is that pacing closes
+//    the window it is sized for;
 //  - one receive posted per invocation, after its own reply writes completed, plus one spare
 //    from connection set-up (the MRSP receive is posted twice);
 //  - MRSP error answers as the reference gives them (0x01 for any failure), after which it
@@ -20,16 +25,28 @@
 //  - a slow mode (--slow-us N), an NAA on slower hardware or under emulation: every event is
 //    handled N microseconds after it was taken, and the re-arm window grows by N/4 with it (an
 //    NAA that runs k times slower re-arms k times slower), so a fixed guard sized for a fast NAA
-//    strands and one that grows with the round trips it sees does not (issue 25).
+//    strands and one that grows with the round trips it sees does not.
+//
+// Orders (--order KIND@N[=VALUE], repeatable): explicit behaviour for the Nth invocation of
+// every connection (N from 1; the invocations it answers or strands, not the unknown codes it
+// ignores), so that a test provokes what it proves instead of waiting for timing to produce
+// it. Known kinds:
+//    window@N=US  the re-arm window after reply N is US microseconds (instead of --window-us
+//                 plus the slow mode's quarter): with a window far beyond any scheduling delay,
+//                 an unpaced host's next request is stranded for certain, and a host that paces
+//                 by at least US is never.
+// To add an order: a value of Order::Kind, its name in kOrderNames (with whether it takes a
+// value), and its effect where Client looks it up with order(); document it above.
 // Not reproduced: the reference arms its CQ solicited-only until its first event. The
 // transport interface has no solicited-only wait; the SE bit on every MRSP send and final
 // write is set by the transports themselves (lib/transport/verbs/verbs_endpoint_post.cpp).
 // The mirror race of §4.4 (a request seen before the NAA's own write completion) makes the
-// reference drop the connection; here it is logged and served, because it depends on this
-// process's scheduling, not on anything the host controls.
+// reference drop the connection; here such a request is stranded when seen within the window
+// and served otherwise, as any other request.
 //
 // Usage: conformance-naa [--transport NAME] [--address ADDR] [--port PORT] [--ready-file PATH]
-//                        [--window-us N] [--slow-us N] [--max-clients N] [--memory SIZE] [--verbose]
+//                        [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... [--max-clients N]
+//                        [--memory SIZE] [--verbose]
 // (naa-server's names where they mean the same; defaults $NAA_TRANSPORT or ofi+tcp, 127.0.0.1, 0, window 1000 us,
 // 8 clients, 1G per client.)
 // On exit (SIGTERM) it prints "conformance-naa: N invocations served, S requests stranded".
@@ -66,6 +83,50 @@ using naa::transport::CompletionKind;
 std::atomic<bool> stop{false};
 std::atomic<unsigned long> served{0}, stranded{0}, early{0};
 
+struct Order {
+  enum class Kind { Window };
+  Kind kind;
+  unsigned long n;      // the invocation it applies to, from 1
+  uint64_t value = 0;  // its argument (microseconds for window)
+};
+
+struct OrderName {
+  const char *name;
+  Order::Kind kind;
+  bool takes_value;
+};
+constexpr OrderName kOrderNames[] = {{"window", Order::Kind::Window, true}};
+
+// "KIND@N" or "KIND@N=VALUE"; false (with a message) for anything else.
+bool parse_order(const char *text, Order *out) {
+  const char *at = std::strchr(text, '@');
+  const OrderName *known = nullptr;
+  for (const OrderName &o : kOrderNames)
+    if (at != nullptr && std::strncmp(text, o.name, static_cast<size_t>(at - text)) == 0 &&
+        o.name[at - text] == '\0')
+      known = &o;
+  if (known == nullptr) {
+    std::fprintf(stderr, "conformance-naa: --order %s: unknown kind (KIND@N[=VALUE])\n", text);
+    return false;
+  }
+  std::string n(at + 1), value;
+  if (const size_t eq = n.find('='); eq != std::string::npos) {
+    value = n.substr(eq + 1);
+    n.resize(eq);
+  }
+  uint64_t count = 0;
+  out->kind = known->kind;
+  if (!naa::parse_count(n.c_str(), UINT32_MAX, &count) || count == 0 ||
+      value.empty() == known->takes_value ||
+      (known->takes_value && !naa::parse_count(value.c_str(), 100000000, &out->value))) {
+    std::fprintf(stderr, "conformance-naa: --order %s: want %s@N%s with N from 1\n", text,
+                 known->name, known->takes_value ? "=VALUE" : "");
+    return false;
+  }
+  out->n = count;
+  return true;
+}
+
 struct Options {
   std::string transport = "ofi+tcp", address = "127.0.0.1", ready_file;
   uint16_t port = 0;
@@ -73,11 +134,15 @@ struct Options {
   std::chrono::microseconds slow{0};  // --slow-us: each event's delay; the window grows by a quarter
   unsigned max_clients = 8;
   uint64_t memory = uint64_t{1} << 30;  // per client: beyond it MRSP is answered with 0x01
+  std::vector<Order> orders;
+
+  const Order *order(Order::Kind kind, unsigned long n) const {
+    for (const Order &o : orders)
+      if (o.kind == kind && o.n == n) return &o;
+    return nullptr;
+  }
 };
 
-// A late look at the completion queue cannot tell whether a request came inside the window:
-// beyond this slack the request is served (the safe direction for the host under test).
-constexpr auto kCheckSlack = std::chrono::microseconds(10);
 constexpr auto kSlice = std::chrono::milliseconds(200);
 enum : uint64_t { kRecv = 1, kSend = 2, kReply = 3 };
 
@@ -149,7 +214,7 @@ class Client {
 
   void serve() {
     const naa::Deadline forever = naa::Deadline::after(std::chrono::hours(1));  // the reference's
-    for (;;) {
+    for (unsigned long n = 1;;) {
       Completion c = pending_ ? *pending_ : next(forever);
       pending_.reset();
       if (o_.slow.count() > 0) std::this_thread::sleep_for(o_.slow);
@@ -167,18 +232,20 @@ class Client {
       for (auto &region : memory_)
         if (fn != 3)
           for (uint8_t &b : region) b = static_cast<uint8_t>(b + fn);
-      Clock::time_point posted = Clock::now();
+      const Clock::time_point end = Clock::now() + window(n);
       ep_->post_writes(*reply_, naa::imm::naa_reply(0));
       ++served;
-      take_own_write_completion();
+      const bool lost = take_own_write_completion(end);
       post_invocation_recv();
-      if (!pending_ && lost_wake_up(posted)) return park();
+      if (lost || (!pending_ && lost_wake_up(end))) return park();
+      ++n;
     }
   }
 
   // Polls (one completion at a time, as the reference takes them) until the reply's writes
-  // completed; a request that arrives first is kept for the next round.
-  void take_own_write_completion() {
+  // completed. A request that arrives first is stranded if seen before `end` (true), else
+  // kept for the next round.
+  bool take_own_write_completion(Clock::time_point end) {
     const naa::Deadline deadline = naa::Deadline::after(std::chrono::seconds(10));
     for (;;) {
       Completion c{};
@@ -186,37 +253,46 @@ class Client {
         if (deadline.expired()) throw naa::Error(NAA_ERR_TIMEOUT, "our reply never completed");
         continue;
       }
-      if (c.kind == CompletionKind::Writes) return;
+      if (c.kind == CompletionKind::Writes) return false;
       if (c.kind == CompletionKind::RemoteImm) {
         ++early;
         NAA_LOG_INFO("client %s: request before our write completion (the reference drops the "
-                     "connection here; served)", ep_->peer().c_str());
+                     "connection here)", ep_->peer().c_str());
+        if (strands(end)) return true;
         pending_ = c;
       }
     }
   }
 
-  // Re-arming without polling: whatever is in the queue at the end of the window is lost.
-  bool lost_wake_up(Clock::time_point posted) {
-    const Clock::time_point end = posted + window();
-    while (Clock::now() < end) {
-    }
+  // Re-arming without polling at `end`: a request that reached the queue before then is
+  // lost. The queue is watched until `end`, so a request is stranded only when it was seen
+  // before `end` (it certainly arrived before); one seen later is served.
+  bool lost_wake_up(Clock::time_point end) {
     Completion c{};
-    if (ep_->poll(&c, 1) == 0) return false;
-    // Read after the poll: a request it found arrived before this moment.
-    const bool on_time = Clock::now() < end + kCheckSlack;
-    if (c.kind == CompletionKind::RemoteImm && on_time) {
-      ++stranded;
-      NAA_LOG_WARN("client %s: request stranded (it arrived within %ld us of our reply: lost "
-                   "wake-up, doc/protocol.md §4.4)", ep_->peer().c_str(),
-                   static_cast<long>(window().count()));
-      return true;
-    }
-    pending_ = c;
+    while (Clock::now() < end)
+      if (ep_->wait(&c, 1, naa::Deadline::at(end)) == 1) {
+        if (c.kind == CompletionKind::RemoteImm && strands(end)) return true;
+        pending_ = c;  // seen after `end`, or not a request: handled by the next round
+        return false;
+      }
+    if (ep_->poll(&c, 1) == 1) pending_ = c;
     return false;
   }
 
-  std::chrono::microseconds window() const { return o_.window + o_.slow / 4; }
+  // Read after the completion was taken: true (and counted) when that was before `end`.
+  bool strands(Clock::time_point end) {
+    if (Clock::now() >= end) return false;
+    ++stranded;
+    NAA_LOG_WARN("client %s: request stranded (it arrived within the window after our reply: "
+                 "lost wake-up, doc/protocol.md §4.4)", ep_->peer().c_str());
+    return true;
+  }
+
+  // The re-arm window after reply n: an order's, else --window-us plus the slow mode's quarter.
+  std::chrono::microseconds window(unsigned long n) const {
+    if (const Order *w = o_.order(Order::Kind::Window, n)) return std::chrono::microseconds(w->value);
+    return o_.window + o_.slow / 4;
+  }
 
   // A stranded connection: nothing more is answered, until the host goes away.
   void park() {
@@ -262,8 +338,9 @@ int main(int argc, char **argv) {
       {"port", required_argument, nullptr, 'p'},      {"ready-file", required_argument, nullptr, 'r'},
       {"window-us", required_argument, nullptr, 'w'}, {"max-clients", required_argument, nullptr, 'c'},
       {"memory", required_argument, nullptr, 'm'},    {"verbose", no_argument, nullptr, 'v'},
-      {"slow-us", required_argument, nullptr, 's'},   {nullptr, 0, nullptr, 0}};
-  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:", long_options, nullptr)) != -1) {
+      {"slow-us", required_argument, nullptr, 's'},   {"order", required_argument, nullptr, 'o'},
+      {nullptr, 0, nullptr, 0}};
+  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:o:", long_options, nullptr)) != -1) {
     switch (opt) {
       case 't': o.transport = optarg; break;
       case 'a': o.address = optarg; break;
@@ -280,6 +357,9 @@ int main(int argc, char **argv) {
         if (!naa::parse_count(optarg, 10000000, &n)) return 2;
         o.slow = std::chrono::microseconds(n);
         break;
+      case 'o':
+        if (!parse_order(optarg, &o.orders.emplace_back())) return 2;
+        break;
       case 'c':
         if (!naa::parse_count(optarg, 1000, &n) || n == 0) return 2;
         o.max_clients = static_cast<unsigned>(n);
@@ -290,7 +370,8 @@ int main(int argc, char **argv) {
       case 'v': setenv("NAA_LOG_LEVEL", "info", 0); break;
       default:
         std::fprintf(stderr, "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
-                             "[--ready-file PATH] [--window-us N] [--slow-us N] [--max-clients N] "
+                             "[--ready-file PATH] [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... "
+                             "[--max-clients N] "
                              "[--memory SIZE] [--verbose]\n");
         return 2;
     }

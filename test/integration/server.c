@@ -106,7 +106,12 @@ void test_server_kill(test_server *s) {
 }
 
 int test_server_start_shared(test_server *s) {
-  setenv("NAA_TIMEOUT", "30", 1);
+  long seconds = (long)(30 * test_time_scale());
+  const char *given = getenv("NAA_TIMEOUT");
+  if (given != NULL && atol(given) > seconds) seconds = atol(given);
+  char timeout[24];
+  snprintf(timeout, sizeof timeout, "%ld", seconds);
+  setenv("NAA_TIMEOUT", timeout, 1);
   return test_server_start(s, NULL);
 }
 

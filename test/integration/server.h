@@ -21,8 +21,9 @@ int test_server_start(test_server *s, const char *const *extra);
 /* The same for another peer that takes naa-server's --address, --port and --ready-file: the
  * binary named by the environment variable `binary_variable` (e.g. NAA_CONFORMANCE_NAA). */
 int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra);
-/* For a cmocka group setup shared by tests that need a healthy NAA: NAA_TIMEOUT=30, then
- * test_server_start(s, NULL). 0 on success. */
+/* For a cmocka group setup shared by tests that need a healthy NAA: NAA_TIMEOUT of 30 s times
+ * NAA_TEST_TIME_SCALE, or the environment's where that is longer (the verbs suite's 60 s under
+ * TCG), then test_server_start(s, NULL). 0 on success. */
 int test_server_start_shared(test_server *s);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);

@@ -55,10 +55,8 @@ run verbs-default_server -- bash "$src/test/rdma/default_server.sh"
 # The peer's window is widened to 3 ms here, beyond TCG's slower re-invocation gap, and 1 MiB
 # and 16 MiB run 20 times (a 16 MiB round trip takes 0.1-0.4 s under TCG); make check runs
 # 1000 of each over ofi+tcp.
-# The slow mode's delay is widened likewise (its window, a quarter of it, must exceed the
-# fixed 100 us guard plus TCG's own re-invocation gap for the fixed guard to strand).
 run verbs-test_conformance NAA_TRANSPORT=verbs NAA_CONFORMANCE_WINDOW_US=3000 \
-    NAA_CONFORMANCE_LARGE_ITERATIONS=20 NAA_CONFORMANCE_SLOW_US=12000 -- \
+    NAA_CONFORMANCE_LARGE_ITERATIONS=20 -- \
     "$build/test/conformance/test_conformance"
 run verbs-host_loss -- bash "$src/test/rdma/host_loss.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -26,6 +28,18 @@ constexpr int kStopCheckMs = 200;
 // rarely without news (a day; poll's timeout reaches 24 days).
 constexpr auto kLongestSleep = std::chrono::hours(24);
 constexpr unsigned kCheapPollsPerYield = 32;
+
+// For the test suite only (naa-server(1), ENVIRONMENT): NAA_SERVER_TEST_LATE_ACCEPT=1 leaves
+// every acceptance to the thread that serves the client, as when a client over shm does not
+// read in time for the listening thread's attempt, so that a test can force that path instead
+// of racing a client's naps against the attempt.
+bool test_late_accept() {
+  static const bool late = [] {
+    const char *v = std::getenv("NAA_SERVER_TEST_LATE_ACCEPT");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return late;
+}
 
 // How soon a client's first message (its first invocation, or its goodbye) comes after our
 // advertisement, over the server's connections: a program that creates handles one after
@@ -72,7 +86,7 @@ void Connection::start() {
   try {
     regions_in_accept_ = serve_request_in_connection(&accept_data_);
     if (!regions_in_accept_) post_mrsp_recv();
-    ep_->begin_accept(accept_data_);
+    if (!test_late_accept()) ep_->begin_accept(accept_data_);
   } catch (...) {
     start_failed_ = std::current_exception();
   }
