@@ -89,6 +89,7 @@ void forget_error(const ref::naa_handle *handle) {
 // The reference's convention: 0 or -1; libnaa's code and cause stay with the handle.
 template <class Body>
 int ap2_call(const char *function, ref::naa_handle *handle, Body body) {
+  const naa::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
   std::string cause;
   const int code = naa::guarded(function, body, &cause);
   if (code == NAA_SUCCESS) return 0;

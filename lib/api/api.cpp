@@ -56,6 +56,7 @@ std::optional<naa::stats::Stages> stages_of(uint64_t id) {
 template <class Body>
 int entry(const char *function, naa::stats::Call call, const naa_handle *handle, Body body,
           const bool *completed = nullptr) {
+  const naa::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
   const uint64_t t0 = naa::stats::start(call);
   const uint64_t id_before = handle != nullptr ? handle->id : 0;
   std::string cause;

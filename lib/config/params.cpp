@@ -79,7 +79,8 @@ const std::vector<Param> &registry() {
       {"NAA_STATS", "0|1", "0",
        "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
       {"NAA_TRACE", "directory", "",
-       "write a timeline of the calls and invocations to DIR/naa-trace.RANK.json at exit",
+       "write a timeline of the calls and invocations to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
+       "at exit (created with DIR, mode 0600, at the first naa_create)",
        nullptr},
   };
   return params;

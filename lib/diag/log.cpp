@@ -3,11 +3,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/params.hpp"
 #include "diag/rank.hpp"
@@ -84,6 +89,62 @@ void set_handler(Handler h, void *arg) {
   handler_arg = arg;
 }
 
+namespace {
+
+// The thread's Deferred scopes and the lines kept for the handler meanwhile.
+struct Kept {
+  int depth = 0;
+  std::vector<std::pair<int, std::string>> lines;
+  size_t dropped = 0;
+};
+thread_local Kept kept;
+
+void emit(int level, char *line, size_t len, size_t size) {
+  Handler h;
+  void *arg;
+  {
+    std::lock_guard<std::mutex> lock(handler_mu);
+    h = handler;
+    arg = handler_arg;
+  }
+  if (h != nullptr) {  // called unlocked: the program's logger may call into libnaa again
+    line[len] = '\0';
+    h(level, line, arg);
+    return;
+  }
+  if (len > size - 2) len = size - 2;
+  line[len++] = '\n';
+  // One write(2) so that lines of concurrent threads and processes never interleave.
+  ssize_t ignored = ::write(STDERR_FILENO, line, len);
+  (void)ignored;
+}
+
+bool has_handler() {
+  std::lock_guard<std::mutex> lock(handler_mu);
+  return handler != nullptr;
+}
+
+}  // namespace
+
+Deferred::Deferred() { ++kept.depth; }
+
+Deferred::~Deferred() {
+  if (--kept.depth > 0) return;
+  // The handler may log through libnaa again; those lines are a new batch of the thread's.
+  std::vector<std::pair<int, std::string>> lines;
+  lines.swap(kept.lines);
+  const size_t dropped = std::exchange(kept.dropped, 0);
+  char line[1024];
+  for (auto &l : lines) {
+    const size_t len = std::min(l.second.size(), sizeof line - 2);
+    std::memcpy(line, l.second.data(), len);
+    emit(l.first, line, len, sizeof line);
+  }
+  if (dropped != 0)
+    write(Level::Warn, "%zu more log lines of one call were dropped (at most %zu are kept)",
+          dropped, kKeptLines);
+}
+
 void write(Level level, const char *fmt, ...) {
   char line[1024];
   const int r = rank();
@@ -100,22 +161,18 @@ void write(Level level, const char *fmt, ...) {
   va_end(args);
   size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
   if (len > sizeof line - 2) len = sizeof line - 2;  // truncated: keep the newline
-  Handler h;
-  void *arg;
-  {
-    std::lock_guard<std::mutex> lock(handler_mu);
-    h = handler;
-    arg = handler_arg;
-  }
-  if (h != nullptr) {  // called unlocked: the program's logger may call into libnaa again
-    line[len] = '\0';
-    h(static_cast<int>(level), line, arg);
+  if (kept.depth > 0 && has_handler()) {
+    try {
+      if (kept.lines.size() < Deferred::kKeptLines) {
+        kept.lines.emplace_back(static_cast<int>(level), std::string(line, len));
+        return;
+      }
+    } catch (const std::bad_alloc &) {
+    }
+    ++kept.dropped;
     return;
   }
-  line[len++] = '\n';
-  // One write(2) so that lines of concurrent threads and processes never interleave.
-  ssize_t ignored = ::write(STDERR_FILENO, line, len);
-  (void)ignored;
+  emit(static_cast<int>(level), line, len, sizeof line);
 }
 
 }  // namespace naa::log

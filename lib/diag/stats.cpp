@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "diag/stats.hpp"
 
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "diag/error.hpp"
 #include "diag/error_text.hpp"
 #include "diag/last_error.hpp"
 #include "protocol/mrsp.hpp"
@@ -35,6 +37,7 @@ struct Handle {
 };
 
 std::mutex mu;
+bool forked_child = false;  // this process is a fork()ed child of the one that turned stats on
 naa_stats_t totals_{};
 std::vector<naa_stats_function_t> &lines() {  // never destroyed: the exit handler prints it
   static auto *v = new std::vector<naa_stats_function_t>;
@@ -56,6 +59,7 @@ double ms(double seconds) { return seconds * 1e3; }
 // One block per process on stderr, each line prefixed with who wrote it, in one write(2).
 void print() {
   std::lock_guard<std::mutex> lock(mu);
+  if (forked_child && totals_.creates == 0 && totals_.completion_calls == 0 && lines().empty()) return;
   char who[64];
   const int r = rank();
   if (r >= 0) snprintf(who, sizeof who, "naa-stats[%d, rank %d]", static_cast<int>(getpid()), r);
@@ -94,12 +98,31 @@ void print() {
   (void)ignored;
 }
 
-// Turns on what `bits` names (detail::kStats, kTrace); called with mu held.
-void switch_on_locked(int bits, const std::string &trace_dir) {
-  if ((bits & detail::kTrace) && !trace::open(trace_dir)) bits &= ~detail::kTrace;
+// fork(): the child counts its own calls from zero and prints them at its exit only if it made
+// any; the parent's figures stay the parent's. mu is held across the fork.
+void before_fork() { mu.lock(); }
+void after_fork_parent() { mu.unlock(); }
+void after_fork_child() {
+  totals_ = naa_stats_t{};
+  lines().clear();
+  handles().clear();
+  forked_child = true;
+  mu.unlock();
+}
+
+// Turns on what `bits` names (detail::kStats, kTrace); called with mu held. "" or why the
+// timeline could not start (it stays off; a later call tries again).
+std::string switch_on_locked(int bits, const std::string &trace_dir) {
+  std::string why;
+  if ((bits & detail::kTrace) && (trace_dir.empty() || !(why = trace::open(trace_dir)).empty()))
+    bits &= ~detail::kTrace;
   const int was = std::max(detail::state.load(), 0);
-  if ((bits & detail::kStats) && !(was & detail::kStats)) std::atexit(print);
+  if ((bits & detail::kStats) && !(was & detail::kStats)) {
+    std::atexit(print);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  }
   detail::state.store(was | bits);
+  return why;
 }
 
 // The transfer: from naa_invoke until our writes were seen complete; the NAA's service: from
@@ -141,7 +164,8 @@ void enable(const std::string &stats, const std::string &trace_dir) {
   const int bits = (stats == "1" ? detail::kStats : 0) | (trace_dir.empty() ? 0 : detail::kTrace);
   if (bits == 0 || (on() && (detail::state.load() & bits) == bits)) return;
   std::lock_guard<std::mutex> lock(mu);
-  switch_on_locked(bits, trace_dir);
+  const std::string why = switch_on_locked(bits, trace_dir);
+  if (!why.empty()) throw Error(NAA_ERR_CONFIG, "NAA_TRACE: " + why);
 }
 
 uint64_t start(Call call) { return call == Call::Create || on() ? now_ns() : 0; }

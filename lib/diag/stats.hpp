@@ -31,6 +31,8 @@ inline bool on() {
 }
 
 // A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR turn them on for the process.
+// Throws Error(NAA_ERR_CONFIG) when NAA_TRACE names a directory the trace cannot be created in
+// (naa_create fails rather than losing the trace).
 void enable(const std::string &stats, const std::string &trace_dir);
 
 // When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke

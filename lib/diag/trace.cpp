@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "diag/trace.hpp"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +50,7 @@ struct PollRun {
 
 std::mutex mu;
 std::string directory;
+int file = -1;  // the process's trace file, created by open(); -1: not (yet) in a forked child
 // Never destroyed: the exit handler writes them. In chunks that are never moved, so that a
 // long trace grows without copying what it holds.
 constexpr size_t kChunk = 1 << 13;
@@ -156,18 +162,69 @@ void flush_polls_locked(uint64_t handle) {
   poll_runs().erase(it);
 }
 
+// The part of a name that an environment variable gives: letters, digits, '-' and '_' only.
+std::string name_part(const char *prefix, const char *value) {
+  if (value == nullptr || *value == '\0') return "";
+  std::string out = prefix;
+  for (const char *c = value; *c != '\0' && out.size() < 32; ++c)
+    out += std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' || *c == '_' ? *c : '_';
+  return out + ".";
+}
+
+// DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json: no two processes of a job, of its steps or
+// forked from each other share a name.
+std::string file_name() {
+  std::string name = "/naa-trace." + name_part("j", std::getenv("SLURM_JOB_ID")) +
+                     name_part("s", std::getenv("SLURM_STEP_ID"));
+  if (rank() >= 0) name += "r" + std::to_string(rank()) + ".";
+  return directory + name + "p" + std::to_string(getpid()) + ".json";
+}
+
+// mkdir -p with mode 0700 for what it creates; "" or why not.
+std::string make_directory(const std::string &dir) {
+  for (size_t at = dir.find('/', 1);; at = dir.find('/', at + 1)) {
+    const std::string part = dir.substr(0, at);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create the directory " + part + ": " + std::strerror(errno);
+    if (at == std::string::npos) break;
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return dir + " is not a directory";
+  return "";
+}
+
+// Creates the process's file, never through a link nor over an existing file, readable by
+// its owner only; "" or why not. Called with mu held.
+std::string create_file_locked() {
+  const std::string path = file_name();
+  file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (file < 0)
+    return "cannot create " + path + ": " + std::strerror(errno) +
+           (errno == EEXIST ? " (a file or link of that name is in the way; it is left as it is)" : "");
+  return "";
+}
+
 void write_file() {
   std::lock_guard<std::mutex> lock(mu);
   while (!poll_runs().empty()) flush_polls_locked(poll_runs().begin()->first);
-  char name[64];
-  if (rank() >= 0) snprintf(name, sizeof name, "/naa-trace.%d.json", rank());
-  else snprintf(name, sizeof name, "/naa-trace.p%d.json", static_cast<int>(getpid()));
-  const std::string path = directory + name;
-  FILE *f = std::fopen(path.c_str(), "w");
+  if (file < 0) {  // a forked child: a file of its own if it traced anything
+    if (chunks().empty()) return;
+    const std::string why = create_file_locked();
+    if (!why.empty()) {
+      NAA_LOG_WARN("NAA_TRACE: %s; the trace of this process is lost", why.c_str());
+      return;
+    }
+  }
+  const std::string path = file_name();
+  FILE *f = ::fdopen(file, "w");
   if (f == nullptr) {
+    ::close(file);
+    file = -1;
     NAA_LOG_WARN("NAA_TRACE: cannot write %s; the trace of this process is lost", path.c_str());
     return;
   }
+  file = -1;
   std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
   std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"%s %d\"}}",
                process_id(), rank() >= 0 ? "rank" : "pid", process_id());
@@ -182,16 +239,37 @@ void write_file() {
     NAA_LOG_WARN("NAA_TRACE: writing %s failed; the trace of this process is cut", path.c_str());
 }
 
+// fork(): the child keeps none of the parent's events nor its file; it starts a trace of its
+// own, written at its exit if it traced anything. The lock is held across the fork so that
+// the child's copy of it is free and the events consistent.
+void before_fork() { mu.lock(); }
+void after_fork_parent() { mu.unlock(); }
+void after_fork_child() {
+  if (file >= 0) ::close(file);
+  file = -1;
+  chunks().clear();
+  poll_runs().clear();
+  mu.unlock();
+}
+
 }  // namespace
 
-bool open(const std::string &dir) {
-  if (dir.empty()) return false;
+std::string open(const std::string &dir) {
   std::lock_guard<std::mutex> lock(mu);
-  if (directory.empty()) {
+  if (!directory.empty()) return "";
+  std::string why = make_directory(dir);
+  if (why.empty()) {
     directory = dir;
-    std::atexit(write_file);
+    why = create_file_locked();
   }
-  return true;
+  if (!why.empty()) {
+    directory.clear();
+    NAA_LOG_WARN("NAA_TRACE: %s; nothing is traced", why.c_str());
+    return why;
+  }
+  std::atexit(write_file);
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  return "";
 }
 
 void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsigned fn,

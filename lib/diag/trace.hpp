@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The timeline (NAA_TRACE=DIR): the public calls and each invocation's span as Trace Event
 // Format (Chrome/Perfetto JSON), kept in memory and written at exit to
-// DIR/naa-trace.RANK.json (naa-trace.pPID.json outside a ranked job). Fed by lib/diag/stats.cpp,
-// which owns the per-handle figures both use.
+// DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json (SLURM_JOB_ID, SLURM_STEP_ID, the rank),
+// created when tracing starts. Fed by lib/diag/stats.cpp, which owns the per-handle figures
+// both use.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,11 @@
 
 namespace naa::trace {
 
-// DIR if NAA_TRACE names one ("" : off); registers the exit writer on first use.
-bool open(const std::string &dir);
+// Starts tracing into DIR (NAA_TRACE, not empty) on first use: creates DIR as mkdir -p does (mode 0700)
+// and the process's file in it (O_EXCL|O_NOFOLLOW, mode 0600), and registers the exit writer
+// and the fork handlers (a forked child traces into a file of its own). "" once tracing, else
+// why not (logged; a later call tries again).
+std::string open(const std::string &dir);
 
 // A call from t0 to t1 (ns) on handle (0: none), of function code fn at naa (fn 0: unknown).
 // function (and a stage's name) must outlive the process's exit: a literal. Events are kept

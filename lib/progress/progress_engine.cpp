@@ -199,6 +199,7 @@ void ProgressEngine::track_busy() {
 
 // One turn of the driver: the requests, then one step of every client.
 progress::Turn ProgressEngine::turn() {
+  const log::Deferred deferred;  // the handler sees the turn's lines once its clients are left
   bool moved = requests_.load();
   take_requests();
   track_busy();

@@ -76,7 +76,7 @@ std::vector<Candidate> candidates(uint8_t function_code, const params::Values &p
       throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + std::to_string(function_code) +
                                       ": NAA_SPEC is not set and this is not a Slurm job "
                                       "(SLURM_JOB_ID is not set)");
-    return slurm_candidates(function_code, params.text("NAA_CONF"));
+    return slurm_candidates(function_code, params.text("NAA_CONF"), params.connect_timeout());
   }
   std::vector<NaaEntry> entries;
   std::string why;

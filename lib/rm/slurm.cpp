@@ -3,8 +3,16 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <climits>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -122,8 +130,9 @@ const Libslurm &libslurm() {
 }
 
 // The job's licences as Slurm prints them ("naa:1,scratch:2"), from slurmctld (one
-// REQUEST_JOB_INFO_SINGLE). Blocks at most Slurm's MessageTimeout (slurm.conf, 10 s by default) per attempt.
-std::string load_licenses(uint32_t job_id) {
+// REQUEST_JOB_INFO_SINGLE). Runs in the child of ask_in_child only: libslurm's fatal() exits the
+// process it runs in (an unusable slurm.conf), and it retries a missing one for 60 s.
+std::string query_licenses(uint32_t job_id) {
   const Libslurm &lib = libslurm();
   if (!lib.error.empty())
     throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) + ": " + lib.error);
@@ -139,8 +148,96 @@ std::string load_licenses(uint32_t job_id) {
   lib.free_job_info_msg(msg);
   return licenses;
 }
+
+// ask() run in a child process, its answer (or its Error's text) sent back through a pipe, so
+// that nothing it does can end the caller; the child is killed once `limit` has passed (0: no
+// limit). Throws Error: NAA_ERR_TIMEOUT past the limit, NAA_ERR_NO_NAA when the child failed or
+// died, naming `what`.
+std::string ask_in_child(const std::string &what, std::chrono::milliseconds limit,
+                         const std::function<std::string()> &ask) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(NAA_ERR_NO_RESOURCES, what + ": pipe: " + std::strerror(errno));
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int e = errno;
+    ::close(fds[0]), ::close(fds[1]);
+    throw Error(NAA_ERR_NO_RESOURCES, what + ": fork: " + std::strerror(e));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string reply;
+    try {
+      reply = "+" + ask();
+    } catch (const Error &e) {
+      reply = std::string("-") + e.what();
+    } catch (...) {
+      reply = "-internal error";
+    }
+    for (size_t at = 0; at < reply.size();) {
+      const ssize_t n = ::write(fds[1], reply.data() + at, reply.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + limit;
+  std::string reply;
+  bool timed_out = false;
+  for (;;) {
+    int timeout = -1;
+    if (limit.count() > 0) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      timeout = static_cast<int>(std::min<int64_t>(left, INT_MAX));
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, timeout);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child closed its end: it exited, or died
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(child, SIGKILL);
+  int status = 0;
+  pid_t waited;
+  while ((waited = ::waitpid(child, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    throw Error(NAA_ERR_TIMEOUT, what + ": libslurm did not answer within NAA_CONNECT_TIMEOUT (" +
+                                     std::to_string(limit.count()) + " ms); the process asking "
+                                     "it was stopped (is slurm.conf there? SLURM_CONF)");
+  if (reply.empty()) {
+    std::string how = "ended";
+    if (waited == child && WIFEXITED(status))
+      how = "exited with status " + std::to_string(WEXITSTATUS(status));
+    else if (waited == child && WIFSIGNALED(status))
+      how = "was killed by signal " + std::to_string(WTERMSIG(status));
+    throw Error(NAA_ERR_NO_NAA, what + ": libslurm " + how + " in the process asking it (its "
+                                       "message is on standard error; is slurm.conf usable? "
+                                       "SLURM_CONF); set NAA_SPEC, or give the job --naa");
+  }
+  if (reply[0] == '-') throw Error(NAA_ERR_NO_NAA, reply.substr(1));
+  return reply.substr(1);
+}
+
+// The job's licences, from libslurm in a child process (ask_in_child), within `limit`.
+std::string load_licenses(uint32_t job_id, std::chrono::milliseconds limit) {
+  return ask_in_child("Slurm job " + std::to_string(job_id), limit,
+                      [job_id] { return query_licenses(job_id); });
+}
 #else
-std::string load_licenses(uint32_t job_id) {
+std::string load_licenses(uint32_t job_id, std::chrono::milliseconds) {
   throw Error(NAA_ERR_NO_NAA, "Slurm job " + std::to_string(job_id) +
                                   ": libnaa was built without Slurm headers (slurm/spank.h, "
                                   "slurm/slurm.h), so it cannot ask Slurm");
@@ -158,7 +255,7 @@ struct JobGrant {
 // else the job record, loaded once per process and kept (a job's licences do not change, and
 // later handles and codes of the process need no query of their own), and under PMIx once per
 // node (rm/pmix_share.hpp).
-JobGrant job_grant(const std::string &job_text) {
+JobGrant job_grant(const std::string &job_text, std::chrono::milliseconds limit) {
   JobGrant g;
   g.naa_codes = env_or("SLURM_SPANK_NAA_CODES", "");
   if (!g.naa_codes.empty()) return g;
@@ -175,7 +272,7 @@ JobGrant job_grant(const std::string &job_text) {
     // One query per node where PMIx runs the job: its first rank asks, the others wait for its
     // answer up to Slurm's default MessageTimeout, then ask for themselves.
     const std::string licenses = node_shared(
-        "licenses." + job_text, [&] { return load_licenses(static_cast<uint32_t>(job_id)); }, 10);
+        "licenses." + job_text, [&] { return load_licenses(static_cast<uint32_t>(job_id), limit); }, 10);
     it = loaded.emplace(job_id, licenses).first;
   }
   g.licenses = it->second;
@@ -204,11 +301,12 @@ std::string naa_conf_path(const std::string &conf_param) {
   return from_plugstack.empty() ? NAA_SYSCONFDIR "/naa.conf" : from_plugstack;
 }
 
-std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param) {
+std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param,
+                                        std::chrono::milliseconds limit) {
   const std::string code = std::to_string(function_code);
   const std::string job_text = std::getenv("SLURM_JOB_ID");
   const std::string what = "Slurm job " + job_text;
-  const JobGrant job = job_grant(job_text);
+  const JobGrant job = job_grant(job_text, limit);
   std::string grant;
   if (!job.naa_codes.empty()) {
     if (!lists(job.naa_codes, code, '\0'))
@@ -247,7 +345,7 @@ std::vector<Candidate> slurm_alternatives(uint8_t function_code, const std::stri
   const std::string codes = env_or("SLURM_SPANK_NAA_CODES", "");
   if (!in_slurm_job() || !lists(codes, std::to_string(function_code), '\0')) return {};
   try {
-    return slurm_candidates(function_code, conf_param);
+    return slurm_candidates(function_code, conf_param, std::chrono::milliseconds(0));  // no query
   } catch (const Error &e) {
     NAA_LOG_WARN("function code %u: no naa.conf NAAs to fail over to: %s",
                  static_cast<unsigned>(function_code), e.what());

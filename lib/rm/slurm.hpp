@@ -4,6 +4,7 @@
 // time so that libnaa never depends on Slurm) and the site's naa.conf.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,11 +19,15 @@ bool in_slurm_job();
 
 // The NAAs of naa.conf serving function_code, in file order, if the job asked for the code
 // (--naa of the naa_spank plugin) or holds an "naa" licence. Asks slurmctld at most once per
-// process, and not at all when the environment says what the job asked for (see slurm.cpp).
-// Throws Error: NAA_ERR_NO_NAA (the message names the job, licences and file), NAA_ERR_CONFIG
-// (naa.conf malformed or unreadable, SLURM_JOB_ID malformed).
+// process, and not at all when the environment says what the job asked for (see slurm.cpp);
+// through libslurm in a child process, killed once `limit` (NAA_CONNECT_TIMEOUT; 0: none) has
+// passed, so that libslurm's fatal() cannot end the caller.
+// Throws Error: NAA_ERR_NO_NAA (the message names the job, licences and file; libslurm failed),
+// NAA_ERR_TIMEOUT (libslurm took longer than limit), NAA_ERR_CONFIG (naa.conf malformed or
+// unreadable, SLURM_JOB_ID malformed).
 // conf_param is NAA_CONF's value ("" : see naa_conf_path).
-std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param);
+std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string &conf_param,
+                                        std::chrono::milliseconds limit);
 
 // The NAAs of naa.conf serving function_code, for a process whose NAA_SPEC the naa_spank plugin
 // set: it names one NAA per code (what reference clients read), and these are the ones to fail

@@ -14,14 +14,17 @@ typedef struct {
   naa_handle handle;
   uint32_t function_code;
   Py_ssize_t n_views;
-  Py_buffer *views; /* inputs then outputs, each holding an export until close() */
+  Py_buffer *views; /* inputs then outputs, each holding an export until close() and the
+                       * return of the last call on the handle */
+  Py_ssize_t users;  /* calls inside libnaa on the handle (wait, wait_any, ...), GIL released */
   Py_ssize_t n_inputs;
   PyObject *inputs, *outputs; /* tuples of the objects, as given */
 } Handle;
 
 PyTypeObject *naapy_handle_type;
 
-/* Releases the exports; the handle must be finalized first (libnaa no longer touches them). */
+/* Releases the exports; the handle must be finalized first and no call on it may be inside
+ * libnaa (then libnaa no longer touches them). */
 static void release_views(Handle *self) {
   for (Py_ssize_t i = 0; i < self->n_views; i++) PyBuffer_Release(&self->views[i]);
   PyMem_Free(self->views);
@@ -66,6 +69,21 @@ int naapy_handle_peek(PyObject *obj, naa_handle *handle) {
   }
   *handle = ((Handle *)obj)->handle;
   return 0;
+}
+
+/* A call on the handle enters libnaa (with the GIL released next) or has returned from it; the
+ * last to return after close() releases the exports, since naa_finalize returns at once while
+ * another thread is inside a call on the handle and libnaa writes the outputs until that
+ * call returns. Both with the GIL held. */
+static void use_begin(Handle *self) { self->users++; }
+
+static void use_end(Handle *self) {
+  if (--self->users == 0 && self->handle.id == NAA_HANDLE_NULL.id) release_views(self);
+}
+
+void naapy_handle_use(PyObject *obj, int begin) {
+  if (begin) use_begin((Handle *)obj);
+  else use_end((Handle *)obj);
 }
 
 int naapy_handle_get(PyObject *obj, naa_handle *handle) {
@@ -273,18 +291,23 @@ done:
   return rc;
 }
 
-/* Finalizes (without the GIL: it may wait for a call on another thread) and releases the
- * exports once libnaa no longer uses them. */
+/* Finalizes (without the GIL) and releases the exports once libnaa no longer uses them: now,
+ * or when the last call that another thread has inside libnaa on the handle returns. Until
+ * then the parameters stay exported, so that the program cannot free or resize an output
+ * that libnaa still writes (bytearray and NumPy refuse with BufferError). */
 static int close_handle(Handle *self) {
   naa_handle h = self->handle;
   int rc = NAA_SUCCESS;
   self->handle = NAA_HANDLE_NULL;
   if (h.id != NAA_HANDLE_NULL.id) {
+    use_begin(self); /* a thread that returns meanwhile must not release the exports */
     Py_BEGIN_ALLOW_THREADS
     rc = naa_finalize(&h);
     Py_END_ALLOW_THREADS
+    use_end(self);
+  } else if (self->users == 0) {
+    release_views(self); /* a failed __init__ */
   }
-  release_views(self);
   return rc;
 }
 
@@ -320,20 +343,24 @@ static PyObject *Handle_invoke(Handle *self, PyObject *unused) {
   naa_handle h;
   int rc;
   if (usable(self, "naa_invoke", &h) < 0) return NULL;
+  use_begin(self);
   Py_BEGIN_ALLOW_THREADS
   rc = naa_invoke(&h);
   Py_END_ALLOW_THREADS
+  use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_invoke", rc, NULL);
   Py_RETURN_NONE;
 }
 
 /* naa_test once, without the GIL: 1 with *status filled, 0 if not complete, -1 on error. */
-static int test_once(naa_handle *h, naa_status *status) {
+static int test_once(Handle *self, naa_handle *h, naa_status *status) {
   bool flag = false;
   int rc;
+  use_begin(self);
   Py_BEGIN_ALLOW_THREADS
   rc = naa_test(h, &flag, status);
   Py_END_ALLOW_THREADS
+  use_end(self);
   if (rc != NAA_SUCCESS) {
     naapy_raise("naa_test", rc, status);
     return -1;
@@ -346,7 +373,7 @@ static PyObject *Handle_test(Handle *self, PyObject *unused) {
   naa_handle h;
   naa_status status = {0};
   if (usable(self, "naa_test", &h) < 0) return NULL;
-  int done = test_once(&h, &status);
+  int done = test_once(self, &h, &status);
   if (done < 0) return NULL;
   if (!done) Py_RETURN_NONE;
   return naapy_status(&status);
@@ -365,7 +392,7 @@ static PyObject *wait_for(Handle *self, naa_handle *h, double timeout) {
   double nap = 10e-6;
   naa_status status = {0};
   for (;;) {
-    int done = test_once(h, &status);
+    int done = test_once(self, h, &status);
     if (done < 0) return NULL;
     if (done) return naapy_status(&status);
     double left = deadline - now_s();
@@ -396,9 +423,11 @@ static PyObject *Handle_wait(Handle *self, PyObject *args, PyObject *kwds) {
   }
   naa_status status = {0};
   int rc;
+  use_begin(self);
   Py_BEGIN_ALLOW_THREADS
   rc = naa_wait(&h, &status);
   Py_END_ALLOW_THREADS
+  use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_wait", rc, &status);
   return naapy_status(&status);
 }
@@ -494,7 +523,9 @@ static PyMethodDef methods[] = {
      "transport, function_code, regions, pacing_us, timeout_ms and progress."},
     {"close", (PyCFunction)Handle_close, METH_NOARGS,
      "close()\n--\n\nFinalize the handle (naa_finalize) and release the buffers; an invocation in\n"
-     "flight is discarded. Closing twice is harmless."},
+     "flight is discarded. While another thread is inside a wait on the handle, the buffers\n"
+     "stay exported (cannot be resized or freed) until that wait returns. Closing twice is\n"
+     "harmless."},
     {"__enter__", (PyCFunction)Handle_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)Handle_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};

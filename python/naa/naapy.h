@@ -33,6 +33,9 @@ int naapy_handle_init(PyObject *m);
 /* The libnaa handle of a naa.Handle (NAA_HANDLE_NULL once closed), after checking that its
  * buffers are still where they were at creation; -1 with naa.Error set if not. */
 int naapy_handle_get(PyObject *obj, naa_handle *handle);
+/* begin != 0: a call on the naa.Handle obj enters libnaa (wait_any, wait_all), 0: it has
+ * returned. The exports of a handle closed meanwhile are released by the last such return. */
+void naapy_handle_use(PyObject *obj, int begin);
 
 /* The libnaa handle of a naa.Handle (NAA_HANDLE_NULL once closed), buffers unchecked; -1 with
  * TypeError if obj is not one. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Errors a program can read (naa_last_error(3)) against a real naa-server: the cause of a failed
  * naa_create per thread, of a failed call per handle, NAA return codes by name, the log lines in
- * the program's own handler, at info, with the rank. */
+ * the program's own handler, at info, with the rank, and a handler that calls libnaa again. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +228,48 @@ static void test_log_handler(void **state) {
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 
+/* A handler that calls libnaa on the handle whose call logged, as naa_set_log_handler(3)
+ * allows: naa_wait with nothing in flight logs its failure with the handle's lock held. */
+static naa_handle reentry_handle;
+static int reentry_calls;
+static __thread int in_handler;
+
+static void reenter(int level, const char *line, void *arg) {
+  (void)level, (void)line, (void)arg;
+  if (in_handler) return; /* the calls below log too */
+  in_handler = 1;
+  naa_handle_info_t info;
+  bool flag = true;
+  if (naa_handle_info(&reentry_handle, &info) == NAA_SUCCESS &&
+      naa_test(&reentry_handle, &flag, NULL) == NAA_ERR_STATE && naa_cancel(&reentry_handle) == NAA_SUCCESS)
+    reentry_calls++;
+  in_handler = 0;
+}
+
+static void deadlocked(int sig) {
+  (void)sig;
+  static const char msg[] = "test_log_handler_reentry: the handler's call deadlocked\n";
+  if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* exiting anyway */ }
+  _exit(1);
+}
+
+static void test_log_handler_reentry(void **state) {
+  (void)state;
+  uint8_t a = 0;
+  naa_param_t p = {&a, 1, false};
+  reentry_handle = NAA_HANDLE_NULL;
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &reentry_handle), NAA_SUCCESS);
+  assert_int_equal(naa_set_log_handler(reenter, NULL), NAA_SUCCESS);
+  signal(SIGALRM, deadlocked);
+  alarm(60);
+  assert_int_equal(naa_wait(&reentry_handle, NULL), NAA_ERR_STATE);
+  alarm(0);
+  /* The call's lines reached the handler before it returned, and its calls worked. */
+  assert_true(reentry_calls >= 1);
+  assert_int_equal(naa_set_log_handler(NULL, NULL), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&reentry_handle), NAA_SUCCESS);
+}
+
 int main(void) {
   setenv("NAA_LOG_LEVEL", "info", 1);
   setenv("SLURM_PROCID", "7", 1);
@@ -237,6 +281,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_function_named),  cmocka_unit_test(test_rc_string),
       cmocka_unit_test(test_log_handler), cmocka_unit_test(test_failed_reconnect_explained),
       cmocka_unit_test(test_create_fails_over),
+      cmocka_unit_test(test_log_handler_reentry),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   test_server_stop(&server);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# NAA_TRACE=DIR: two ranks of examples/vecadd (2 invocations each) write naa-trace.0.json and
-# naa-trace.1.json; each is valid JSON (python3 -m json.tool), in time order, with one
+# NAA_TRACE=DIR: two ranks of examples/vecadd (2 invocations each) write naa-trace.r0.pPID.json
+# and naa-trace.r1.pPID.json; each is valid JSON (python3 -m json.tool), in time order, with one
 # invocation span per invocation that begins with its naa_invoke and holds the calls that
 # completed it, and its transfer then the NAA's service; naa-trace merges them and summarises both ranks. Without NAA_TRACE, no file.
 set -eu
@@ -15,7 +15,7 @@ for rank in 0 1; do
     { cat "$naa_test_dir/out.$rank"; exit 1; }
 done
 for rank in 0 1; do
-  f=$naa_test_dir/trace/naa-trace.$rank.json
+  f=$(echo "$naa_test_dir"/trace/naa-trace.r$rank.p*.json)
   python3 -m json.tool "$f" >/dev/null || { echo "trace: FAIL: $f is not valid JSON" >&2; exit 1; }
   python3 - "$f" <<'PY'
 import json, sys
