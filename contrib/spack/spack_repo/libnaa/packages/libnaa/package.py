@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="aa55bc19ee1c21d049f41f77f4dc0f7dbd84008ef2b68edee46ffe41cbd41f53")
+    version("0.1.0", sha256="f48e2634acef6074078c2a569141af8783dbec6d06900215063e6f1516ad19ca")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
