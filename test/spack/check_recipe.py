@@ -18,6 +18,14 @@ with_or_without and enable_or_disable follow Spack's), then checks that:
   - the newest release version is the version of AC_INIT (configure --version), with a
     sha256, beside a "main" branch version, and the autotools come only for @main;
   - ~libfabric ~verbs is refused by a conflicts() with a message (Spack 1.x prints it first);
+  - no dependency is declared twice with different types under conditions that can hold
+    together: Spack 1.1's solver fails ("internal error") on a virtual (pkgconfig) that is a
+    build dependency under one condition and a test dependency under another when both hold
+    for the root of spack install --test=root. Not knowing which names are virtual, the
+    checker holds every dependency to it: one declaration with all its types;
+  - contrib/spack/README.md's table row of each variant quotes (in backticks) the spec of
+    every depends_on() whose condition is that variant alone, so the versions it states
+    (libfabric's, Python's) are the recipe's;
   - license("BSD-3-Clause"), maintainers, at least one stand-alone test_* method, none of
     which reads CC from the environment (Spack 1.x sets none for them).
 The stand-ins only record what the recipe declares: a name the recipe takes from spack.package
@@ -179,6 +187,62 @@ def configure_version(configure):
     return first.split()[-1]  # "libnaa configure 0.1.0"
 
 
+def dependency_name(spec):
+    return re.match(r"[A-Za-z0-9_-]+", spec).group(0)
+
+
+def dependency_types(kw):
+    t = kw.get("type", ("build", "link"))  # Spack's default
+    return frozenset([t] if isinstance(t, str) else t)
+
+
+def can_hold_together(a, b):
+    """Whether two when= conditions (conjunctions of +v, ~v, @version) can both hold. A term
+    the checker does not evaluate is taken as one that can hold."""
+    terms = a.split() + b.split()
+    for t in terms:
+        if t.startswith("+") and "~" + t[1:] in terms:
+            return False
+    versions = {t for t in terms if re.fullmatch(r"@[A-Za-z0-9_.-]+", t)}
+    return len(versions) <= 1
+
+
+def dependency_type_clashes(depends):
+    """One line per pair of declarations of a dependency with different types whose
+    conditions can hold together."""
+    clashes = []
+    for (a, akw), (b, bkw) in itertools.combinations(depends, 2):
+        if dependency_name(a[0]) != dependency_name(b[0]):
+            continue
+        if dependency_types(akw) == dependency_types(bkw):
+            continue
+        if can_hold_together(akw.get("when", ""), bkw.get("when", "")):
+            clashes.append(
+                f"depends_on({a[0]!r}) is declared with type {sorted(dependency_types(akw))} "
+                f"(when {akw.get('when') or 'always'!r}) and with type "
+                f"{sorted(dependency_types(bkw))} (when {bkw.get('when') or 'always'!r}): "
+                "Spack 1.1's solver fails on a virtual given two types for the root of "
+                "--test=root; declare it once with all its types")
+    return clashes
+
+
+def readme_disagreements(readme, depends, variants):
+    """The variant table of contrib/spack/README.md against the recipe's depends_on()."""
+    rows = {}
+    for line in readme.splitlines():
+        m = re.match(r"^\|\s*`([a-z0-9_-]+)`\s*\|", line)
+        if m:
+            rows[m.group(1)] = re.findall(r"`([^`]*)`", line)
+    problems = [f"contrib/spack/README.md has no table row for the variant {v}"
+                for v in variants if v not in rows]
+    for args, kw in depends:
+        m = re.fullmatch(r"\+([a-z0-9_-]+)", kw.get("when", ""))
+        if m and m.group(1) in rows and args[0] not in rows[m.group(1)]:
+            problems.append(f"contrib/spack/README.md's row for {m.group(1)} does not quote "
+                            f"`{args[0]}`, the recipe's depends_on() for +{m.group(1)}")
+    return problems
+
+
 def version_key(v):
     return tuple(int(x) for x in v.split("."))
 
@@ -290,6 +354,9 @@ def check(srcdir):
         if args[0].split("@")[0] in AUTOTOOLS and "@main" not in kw.get("when", ""):
             errors.append(f"depends_on({args[0]!r}) is not limited to @main: release "
                           f"tarballs carry configure")
+    errors += dependency_type_clashes(DIRECTIVES.of("depends_on"))
+    readme = os.path.join(srcdir, "contrib", "spack", "README.md")
+    errors += readme_disagreements(open(readme).read(), DIRECTIVES.of("depends_on"), variants)
     if [a for a, kw in DIRECTIVES.of("license")] != [("BSD-3-Clause",)]:
         errors.append('no license("BSD-3-Clause") (the LICENSE file)')
     if not any(args for args, kw in DIRECTIVES.of("maintainers")):
