@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# NAA_ENERGY=powercap with examples/vecadd (2 invocations) against naa-server, reading a directory
+# laid out as /sys/class/powercap (a package and its DRAM zone): the NAA_STATS block names the
+# source and gives the joules of the 2 invocation windows; NAA_TRACE holds a "host energy"
+# counter event at each end of each window and the window's joules on the span's end, which
+# naa-trace --check accepts and summarises (and refuses once a counter goes back). A missing tree
+# is said once, with the reason, and counts nothing; without NAA_ENERGY, no energy at all.
+# The joules themselves are checked by test_energy, which advances the counters.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "energy: SKIP: python3 is not installed"; exit 77; }
+start_server
+tree=$naa_test_dir/powercap
+mkdir -p "$tree/intel-rapl:0" "$tree/intel-rapl:0:0"
+printf 'package-0\n' >"$tree/intel-rapl:0/name"
+printf 'dram\n' >"$tree/intel-rapl:0:0/name"
+for z in intel-rapl:0 intel-rapl:0:0; do
+  printf '262143328850\n' >"$tree/$z/max_energy_range_uj"
+  printf '123456789\n' >"$tree/$z/energy_uj"
+done
+fail() { echo "energy: FAIL: $*" >&2; exit 1; }
+run() {
+  env "$@" SLURM_PROCID=0 NAA_STATS=1 NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" \
+    NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>"$naa_test_dir/err" ||
+    { cat "$naa_test_dir/out" "$naa_test_dir/err"; exit 1; }
+}
+who='^naa-stats\[[0-9]*, rank 0\]: '
+mkdir "$naa_test_dir/trace"
+run NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" NAA_TRACE="$naa_test_dir/trace"
+cat "$naa_test_dir/err"
+grep -q "${who}host energy: powercap (package-0, dram of package-0)\$" "$naa_test_dir/err" ||
+  fail "the block does not name the source"
+grep -q "${who}function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: host [0-9.]* J over 2 invocation windows of [0-9.]* ms: [0-9.]* J per invocation, [0-9.]* J per GB\$" \
+  "$naa_test_dir/err" || fail "no energy line for function 10"
+trace=$naa_test_dir/trace/naa-trace.0.json
+python3 - "$trace" <<'PY'
+import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+counters = [e for e in events if e["ph"] == "C"]
+assert len(counters) == 4 and all(e["name"] == "host energy" for e in counters), counters
+assert all(e["args"]["J"] >= 0 for e in counters), counters
+ends = [e for e in events if e["ph"] == "e" and e["name"] == "invocation"]
+assert len(ends) == 2 and all(e["args"]["host_J"] >= 0 for e in ends), ends
+PY
+python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check "$naa_test_dir/trace" >"$naa_test_dir/summary"
+cat "$naa_test_dir/summary"
+grep -q "host energy [0-9.]* J over 2 windows" "$naa_test_dir/summary" || fail "naa-trace summary without energy"
+# A counter that goes back is a broken trace.
+python3 - "$trace" "$naa_test_dir/bad.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = [e for e in t["traceEvents"] if e.get("ph") == "C"]
+c[0]["args"]["J"] = c[-1]["args"]["J"] + 1  # the first reading above the last
+json.dump(t, open(sys.argv[2], "w"))
+PY
+if python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check "$naa_test_dir/bad.json" >"$naa_test_dir/bad" 2>&1; then
+  fail "naa-trace --check accepted a counter that goes back"
+fi
+grep -q "counter host energy goes back" "$naa_test_dir/bad" || { cat "$naa_test_dir/bad"; fail "no reason"; }
+# No tree: said once, with the reason; nothing counted.
+run NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$naa_test_dir/absent"
+cat "$naa_test_dir/err"
+[ "$(grep -c 'NAA_ENERGY: no energy is measured: powercap: .*absent: No such file or directory' "$naa_test_dir/err")" -eq 1 ] ||
+  fail "the missing tree is not reported once"
+grep -q "${who}host energy: not measured: powercap: " "$naa_test_dir/err" || fail "the block does not say why"
+if grep -q " J over " "$naa_test_dir/err"; then fail "joules without a source"; fi
+# Off (the default): no energy.
+run NAA_POWERCAP_ROOT="$tree"
+if grep -q "energy" "$naa_test_dir/err"; then fail "energy lines without NAA_ENERGY"; fi
+echo "energy: the source named, 2 windows counted and traced; a missing tree said once; off by default"
