@@ -68,4 +68,18 @@ if grep -q " J over " "$naa_test_dir/err"; then fail "joules without a source"; 
 # Off (the default): no energy.
 run NAA_POWERCAP_ROOT="$tree"
 if grep -q "energy" "$naa_test_dir/err"; then fail "energy lines without NAA_ENERGY"; fi
+# naa-bench: joules per round trip and per GB beside the latency, or a note why not.
+bench="$NAA_TOOLS/naa-bench/naa-bench"
+args="--host $NAA_TEST_HOST --port $NAA_TEST_PORT --tests latency --sizes 1,4K --iters 20"
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$bench" $args >"$naa_test_dir/bench" 2>&1 ||
+  { cat "$naa_test_dir/bench"; fail "naa-bench"; }
+cat "$naa_test_dir/bench"
+grep -q '^# host energy: powercap (package-0, dram of package-0), ' "$naa_test_dir/bench" || fail "naa-bench names no source"
+[ "$(awk '/^#Size/ {on = $(NF-2) == "J/RT" && $NF == "J/GB"; next} on && /^[0-9]/ && $(NF-1) ~ /^[0-9.]+$/ && $NF ~ /^[0-9.]+$/ {n++} END {print n + 0}' "$naa_test_dir/bench")" -eq 2 ] ||
+  fail "naa-bench latency rows without host joules"
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$naa_test_dir/absent" "$bench" $args >"$naa_test_dir/bench" 2>&1
+grep -q '^# host energy: not measured: powercap: ' "$naa_test_dir/bench" || fail "naa-bench does not say why"
+if grep -q 'J/RT' "$naa_test_dir/bench"; then fail "naa-bench columns without a source"; fi
+"$bench" $args >"$naa_test_dir/bench" 2>&1
+grep -q '^# host energy: off' "$naa_test_dir/bench" || fail "naa-bench without the note"
 echo "energy: the source named, 2 windows counted and traced; a missing tree said once; off by default"
