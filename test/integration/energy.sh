@@ -82,4 +82,21 @@ grep -q '^# host energy: not measured: powercap: ' "$naa_test_dir/bench" || fail
 if grep -q 'J/RT' "$naa_test_dir/bench"; then fail "naa-bench columns without a source"; fi
 "$bench" $args >"$naa_test_dir/bench" 2>&1
 grep -q '^# host energy: off' "$naa_test_dir/bench" || fail "naa-bench without the note"
+# naa-server measures its node over each kernel run and says so when it stops.
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$NAA_SERVER" --address "$NAA_TEST_HOST" --port 0 \
+  --ready-file "$naa_test_dir/port2" 2>"$naa_test_dir/server2" &
+server2=$!
+naa_test_pids="$naa_test_pids $server2"
+i=0
+while [ ! -s "$naa_test_dir/port2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+port2=$(cat "$naa_test_dir/port2")
+NAA_SPEC="$NAA_TEST_HOST:$port2:10:2" NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>&1 ||
+  { cat "$naa_test_dir/out"; fail "vecadd against the measuring naa-server"; }
+kill -TERM $server2
+wait $server2 || :
+cat "$naa_test_dir/server2"
+grep -q '^naa-server: energy: powercap (package-0, dram of package-0), read before and after each kernel run$' \
+  "$naa_test_dir/server2" || fail "naa-server names no source"
+grep -q '^naa-server: kernel 10 ([a-z0-9_]*): 2 runs, [0-9.]* J over [0-9.]* ms of kernel time, [0-9.]* J per run$' \
+  "$naa_test_dir/server2" || fail "naa-server has no energy line for kernel 10"
 echo "energy: the source named, 2 windows counted and traced; a missing tree said once; off by default"
