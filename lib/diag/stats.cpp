@@ -49,7 +49,7 @@ struct EnergyLine {
 
 // The meter's reading as this thread's naa_invoke began (start()).
 thread_local bool invoke_read;
-thread_local uint64_t invoke_uj;
+thread_local uint64_t invoke_uj, invoke_read_ns;
 
 std::mutex mu;
 naa_stats_t totals_{};
@@ -189,14 +189,15 @@ void enable(const std::string &stats, const std::string &trace_dir) {
 uint64_t start(Call call) {
   if (call != Call::Create && !on()) return 0;
   if (call == Call::Invoke && energy::Meter::on())
-    invoke_read = energy::Meter::get()->read(&invoke_uj);
+    invoke_read = energy::Meter::get()->read(&invoke_uj, &invoke_read_ns);
   return now_ns();
 }
 
 namespace {
 // The energy window of h closes at t1 with the meter at uj (called with mu held); returns its
 // joules.
-double close_window(Handle *h, size_t line, int observed, uint64_t t1, uint64_t uj) {
+double close_window(Handle *h, size_t line, int observed, uint64_t t1, uint64_t uj,
+                    uint64_t read_ns) {
   h->window_open = false;
   const double j = static_cast<double>(uj - h->window_uj0) / 1e6;
   EnergyLine &e = energy_lines()[line];
@@ -204,7 +205,7 @@ double close_window(Handle *h, size_t line, int observed, uint64_t t1, uint64_t 
   e.bytes += h->window_bytes;
   e.s += static_cast<double>(t1 - h->window_t0) / 1e9;
   e.j += j;
-  if (observed & detail::kTrace) trace::energy(t1, static_cast<double>(uj) / 1e6);
+  if (observed & detail::kTrace) trace::energy(read_ns, static_cast<double>(uj) / 1e6);
   return j;
 }
 }  // namespace
@@ -214,9 +215,9 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
   const int observed = detail::state.load(std::memory_order_relaxed);
   if (observed <= 0) return;
   // A window's end is read at once, outside the lock; NAA_ENERGY off, it costs one load.
-  uint64_t uj = 0;
+  uint64_t uj = 0, read_ns = 0;
   const bool read = energy::Meter::on() && completes(call, code, completed) &&
-                    energy::Meter::get()->read(&uj);
+                    energy::Meter::get()->read(&uj, &read_ns);
   const uint64_t t1 = now_ns();
   const double s = static_cast<double>(t1 - t0) / 1e9;
   std::lock_guard<std::mutex> lock(mu);
@@ -229,11 +230,11 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
     h->window_uj0 = invoke_uj;
     h->window_bytes = (h->started ? h->steady_out : h->first_out) + h->back;
     if (invoke_read && (observed & detail::kTrace))
-      trace::energy(t0, static_cast<double>(invoke_uj) / 1e6);
+      trace::energy(invoke_read_ns, static_cast<double>(invoke_uj) / 1e6);
   }
   double window_j = -1;  // none measured
   if (h != nullptr && h->window_open && completes(call, code, completed)) {
-    if (read) window_j = close_window(h, h->line, observed, t1, uj);
+    if (read) window_j = close_window(h, h->line, observed, t1, uj, read_ns);
     else h->window_open = false;  // unknown, not zero
   }
   if (f != nullptr && stages != nullptr && completes(call, code, completed))

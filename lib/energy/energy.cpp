@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -280,9 +281,14 @@ Meter::Meter(const std::string &choice, const std::string &powercap_root,
   }
 }
 
-bool Meter::read(uint64_t *uj) {
+bool Meter::read(uint64_t *uj, uint64_t *at_ns) {
   static std::mutex mu;  // the sources' wrap-around state
   std::lock_guard<std::mutex> lock(mu);
+  if (at_ns != nullptr) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *at_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+  }
   uint64_t sum = 0;
   for (const std::unique_ptr<Source> &s : sources_) {
     uint64_t v = 0;

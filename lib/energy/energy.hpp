@@ -55,8 +55,9 @@ class Meter {
   static Meter *get();
 
   // Microjoules the sources counted since they were opened; false if none is available or a
-  // read failed (the figure is then unknown, not zero).
-  bool read(uint64_t *uj);
+  // read failed (the figure is then unknown, not zero). at_ns (unless null): when, in ns of
+  // CLOCK_MONOTONIC, taken with the reading, so that readings ordered by it never go back.
+  bool read(uint64_t *uj, uint64_t *at_ns = nullptr);
   // The sources counted ("" : none), and why the others asked for are not.
   const std::string &sources() const { return names_; }
   const std::string &unavailable() const { return unavailable_; }
