@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "kernel_energy.hpp"
 
-#include <time.h>
-
 #include <map>
 #include <mutex>
 #include <string>
@@ -23,26 +21,18 @@ std::map<uint8_t, Line> &lines() {  // never destroyed: printed after the server
   return *m;
 }
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 }  // namespace
 
 Window begin() {
   Window w{false, 0, 0};
   if (!energy::Meter::on()) return w;
-  w.read = energy::Meter::get()->read(&w.uj0);
-  w.t0_ns = now_ns();
+  w.read = energy::Meter::get()->read(&w.uj0, &w.t0_ns);
   return w;
 }
 
 void end(const Window &w, uint8_t code, const char *name) {
-  uint64_t uj = 0;
-  if (!w.read || !energy::Meter::get()->read(&uj)) return;  // unknown, not zero
-  const uint64_t t1 = now_ns();
+  uint64_t uj = 0, t1 = 0;
+  if (!w.read || !energy::Meter::get()->read(&uj, &t1)) return;  // unknown, not zero
   std::lock_guard<std::mutex> lock(mu);
   Line &l = lines()[code];
   l.name = name;
