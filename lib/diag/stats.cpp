@@ -196,11 +196,10 @@ uint64_t start(Call call) {
 namespace {
 // The energy window of h closes at t1 with the meter at uj (called with mu held); returns its
 // joules.
-double close_window(Handle *h, size_t line, int observed, uint64_t t1, uint64_t uj,
-                    uint64_t read_ns) {
+double close_window(Handle *h, int observed, uint64_t t1, uint64_t uj, uint64_t read_ns) {
   h->window_open = false;
   const double j = static_cast<double>(uj - h->window_uj0) / 1e6;
-  EnergyLine &e = energy_lines()[line];
+  EnergyLine &e = energy_lines()[h->line];
   ++e.windows;
   e.bytes += h->window_bytes;
   e.s += static_cast<double>(t1 - h->window_t0) / 1e9;
@@ -234,7 +233,7 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
   }
   double window_j = -1;  // none measured
   if (h != nullptr && h->window_open && completes(call, code, completed)) {
-    if (read) window_j = close_window(h, h->line, observed, t1, uj, read_ns);
+    if (read) window_j = close_window(h, observed, t1, uj, read_ns);
     else h->window_open = false;  // unknown, not zero
   }
   if (f != nullptr && stages != nullptr && completes(call, code, completed))
