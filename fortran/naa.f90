@@ -159,6 +159,26 @@ module naa
     integer(c_size_t) :: n_functions = 0
   end type naa_stats_t
 
+  ! struct naa_stats_energy_function (naa_stats_energy_get): the host's joules over the
+  ! measured invocation windows of a function code and NAA
+  type, bind(C), public :: naa_stats_energy_function_t
+    integer(c_int32_t) :: function_code = 0
+    character(kind=c_char) :: naa(64) = c_null_char
+    integer(c_int64_t) :: windows = 0
+    real(c_double) :: window_s = 0
+    real(c_double) :: host_j = 0
+    integer(c_int64_t) :: bytes = 0
+  end type naa_stats_energy_function_t
+
+  ! struct naa_stats_energy: size and function_size must be set, as naa_stats_energy_init does
+  type, bind(C), public :: naa_stats_energy_t
+    integer(c_size_t) :: size = 0
+    integer(c_size_t) :: function_size = 0
+    character(kind=c_char) :: host_source(128) = c_null_char
+    character(kind=c_char) :: host_unavailable(512) = c_null_char
+    integer(c_size_t) :: n_functions = 0
+  end type naa_stats_energy_t
+
   ! struct naa_handle_info (naa_handle_info): strings NUL-padded, read them with naa_string_f
   type, bind(C), public :: naa_handle_info_t
     character(kind=c_char) :: naa(64) = c_null_char
@@ -172,7 +192,8 @@ module naa
 
   public :: naa_create, naa_create_attr, naa_invoke, naa_test, naa_wait, naa_cancel, naa_finalize
   public :: naa_waitall, naa_waitany, naa_testany, naa_testall
-  public :: naa_stats_get, naa_handle_info, naa_set_log_handler
+  public :: naa_stats_get, naa_stats_energy_get, naa_stats_energy_init, naa_handle_info
+  public :: naa_set_log_handler
   public :: naa_attr_init, naa_strerror_f, naa_version_f, naa_rc_string_f, naa_last_error_f
   public :: naa_string_f
 
@@ -299,6 +320,17 @@ module naa
       integer(c_int) :: rc
     end function naa_stats_get
 
+    ! int naa_stats_energy_get(naa_stats_energy_t *, naa_stats_energy_function_t *, size_t):
+    ! totals from naa_stats_energy_init; up to max_functions entries of functions
+    function naa_stats_energy_get(totals, functions, max_functions) &
+        bind(C, name='naa_stats_energy_get') result(rc)
+      import :: c_int, c_size_t, naa_stats_energy_t, naa_stats_energy_function_t
+      type(naa_stats_energy_t), intent(inout) :: totals
+      type(naa_stats_energy_function_t), intent(inout) :: functions(*)
+      integer(c_size_t), value :: max_functions
+      integer(c_int) :: rc
+    end function naa_stats_energy_get
+
     ! int naa_handle_info(const naa_handle *, naa_handle_info_t *)
     function naa_handle_info(handle, info) bind(C, name='naa_handle_info') result(rc)
       import :: c_int, naa_handle, naa_handle_info_t
@@ -358,6 +390,15 @@ module naa
   end interface
 
 contains
+
+  ! NAA_STATS_ENERGY_INIT: the sizes this module's types have, for naa_stats_energy_get.
+  function naa_stats_energy_init() result(totals)
+    type(naa_stats_energy_t) :: totals
+    type(naa_stats_energy_function_t) :: f
+
+    totals%size = c_sizeof(totals)
+    totals%function_size = c_sizeof(f)
+  end function naa_stats_energy_init
 
   ! A NUL-terminated C string as a Fortran string ('' for NULL).
   function from_c_string(s) result(f)

@@ -262,6 +262,33 @@ typedef struct naa_stats {
 NAA_API int naa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
                           size_t max_functions);
 
+/* Energy (NAA_ENERGY, naa_stats_energy_get(3)): the node's energy counters read at the start
+ * and the end of each invocation's window (naa_invoke until the call that completed it), per
+ * function code and NAA... */
+typedef struct naa_stats_energy_function {
+  uint32_t function_code;
+  char naa[64];        /* "host:port" of the NAA */
+  uint64_t windows;    /* invocations whose window was measured */
+  double window_s;     /* seconds those windows lasted */
+  double host_j;       /* joules the host's counters advanced over them */
+  uint64_t bytes;      /* bytes they moved, out and back (joules per GB: host_j / bytes * 1e9) */
+} naa_stats_energy_function_t;
+/* ...and what was counted. The caller sets size and function_size (NAA_STATS_ENERGY_INIT):
+ * a library with longer structs fills only what the caller knows, so both may grow. */
+typedef struct naa_stats_energy {
+  size_t size;                 /* sizeof(naa_stats_energy_t) as the caller was built */
+  size_t function_size;        /* sizeof(naa_stats_energy_function_t) likewise: the stride */
+  char host_source[128];       /* what host_j counts, e.g. "powercap (package-0)"; "": nothing */
+  char host_unavailable[512];  /* why a source asked for is not counted ("": all are) */
+  size_t n_functions;          /* naa_stats_energy_function_t entries there are */
+} naa_stats_energy_t;
+#define NAA_STATS_ENERGY_INIT \
+  { sizeof(naa_stats_energy_t), sizeof(naa_stats_energy_function_t), "", "", 0 }
+/* The energy so far into *totals (not NULL) and up to max_functions entries of functions (may
+ * be NULL). NAA_ERR_STATE if statistics (NAA_STATS, NAA_TRACE) or NAA_ENERGY are off. */
+NAA_API int naa_stats_energy_get(naa_stats_energy_t *totals,
+                                 naa_stats_energy_function_t *functions, size_t max_functions);
+
 /* What a handle chose (naa_handle_info(3)). */
 typedef struct naa_handle_info {
   char naa[64];          /* "host:port" of the NAA it is connected to */
@@ -300,6 +327,8 @@ NAA_API int pnaa_last_error(const naa_handle *handle, char *buf, size_t len);
 NAA_API int pnaa_set_log_handler(naa_log_handler_t handler, void *arg);
 NAA_API int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
                            size_t max_functions);
+NAA_API int pnaa_stats_energy_get(naa_stats_energy_t *totals,
+                                  naa_stats_energy_function_t *functions, size_t max_functions);
 NAA_API int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info);
 
 #ifdef __cplusplus

@@ -249,6 +249,12 @@ int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions, size_t 
                [&] { return naa::stats::get(totals, functions, max_functions); });
 }
 
+int pnaa_stats_energy_get(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
+                          size_t max_functions) {
+  return entry("naa_stats_energy_get", Call::Other, nullptr,
+               [&] { return naa::stats::energy(totals, functions, max_functions); });
+}
+
 int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info) {
   return entry("naa_handle_info", Call::Other, handle, [&] {
     if (info == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "info is NULL");
@@ -289,4 +295,5 @@ NAA_PROFILED(naa_rc_string);
 NAA_PROFILED(naa_last_error);
 NAA_PROFILED(naa_set_log_handler);
 NAA_PROFILED(naa_stats_get);
+NAA_PROFILED(naa_stats_energy_get);
 NAA_PROFILED(naa_handle_info);

@@ -20,6 +20,10 @@ void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
 void check_idle(const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }
+void check_energy(const std::string &t, const std::string &s) {
+  if (t != "0" && t != "1" && t != "powercap" && t != "nvml")
+    throw Error(NAA_ERR_CONFIG, s + " '" + t + "' is not 0, 1, powercap or nvml");
+}
 void check_transport(const std::string &t, const std::string &s) {
   if (t != "auto" && t != "verbs" && t != "ofi" && !(t.rfind("ofi+", 0) == 0 && t.size() > 4))
     throw Error(NAA_ERR_CONFIG,
@@ -82,6 +86,12 @@ const std::vector<Param> &registry() {
        "write a timeline of the calls and invocations to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
        "at exit (created with DIR, mode 0600, at the first naa_create)",
        nullptr},
+      {"NAA_ENERGY", "0|1|powercap|nvml", "0",
+       "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
+       "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",
+       check_energy},
+      {"NAA_POWERCAP_ROOT", "directory", "/sys/class/powercap",
+       "the powercap tree NAA_ENERGY reads RAPL counters from (read once per process)", nullptr},
   };
   return params;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "config/params.hpp"
 #include "diag/rank.hpp"
 #include "diag/trace.hpp"
+#include "energy/energy.hpp"
 
 namespace naa::stats {
 namespace detail {
@@ -34,13 +36,31 @@ struct Handle {
   uint64_t first_out, steady_out, back;
   bool started;
   bool in_flight;  // for the timeline's invocation span
+  // The energy window of the invocation in flight (NAA_ENERGY): from its naa_invoke, when the
+  // meter could be read then, until the call that completes it.
+  bool window_open;
+  uint64_t window_t0, window_uj0, window_bytes;
 };
+
+// Per function line (lines()), what naa_stats_energy_get reports.
+struct EnergyLine {
+  uint64_t windows, bytes;
+  double s, j;
+};
+
+// The meter's reading as this thread's naa_invoke began (start()).
+thread_local bool invoke_read;
+thread_local uint64_t invoke_uj, invoke_read_ns;
 
 std::mutex mu;
 bool forked_child = false;  // this process is a fork()ed child of the one that turned stats on
 naa_stats_t totals_{};
 std::vector<naa_stats_function_t> &lines() {  // never destroyed: the exit handler prints it
   static auto *v = new std::vector<naa_stats_function_t>;
+  return *v;
+}
+std::vector<EnergyLine> &energy_lines() {  // as lines(), one for one
+  static auto *v = new std::vector<EnergyLine>;
   return *v;
 }
 std::unordered_map<uint64_t, Handle> &handles() {
@@ -55,6 +75,30 @@ uint64_t now_ns() {
 }
 
 double ms(double seconds) { return seconds * 1e3; }
+
+// The energy lines of the block: the source, or why none; per function code and NAA the
+// joules over its measured windows.
+void print_energy(const char *who, std::string *out) {
+  energy::Meter *meter = energy::Meter::get();
+  if (meter == nullptr) return;
+  std::string line = std::string(who) + ": host energy: ";
+  if (meter->sources().empty()) line += "not measured: " + meter->unavailable();
+  else line += meter->sources();
+  *out += line + "\n";
+  for (size_t i = 0; i < lines().size(); ++i) {
+    const EnergyLine &e = energy_lines()[i];
+    if (e.windows == 0) continue;
+    char text[512];
+    snprintf(text, sizeof text,
+             "%s: function %u at %s: host %.6f J over %llu invocation windows of %.3f ms: "
+             "%.6f J per invocation, %.3f J per GB\n",
+             who, lines()[i].function_code, lines()[i].naa, e.j,
+             static_cast<unsigned long long>(e.windows), ms(e.s),
+             e.j / static_cast<double>(e.windows),
+             e.bytes > 0 ? e.j / static_cast<double>(e.bytes) * 1e9 : 0.0);
+    *out += text;
+  }
+}
 
 // One block per process on stderr, each line prefixed with who wrote it, in one write(2).
 void print() {
@@ -94,6 +138,7 @@ void print() {
       errors += " " + std::to_string(totals_.errors[c]) + " x " + std::to_string(c) + " (" +
                 error_text(static_cast<int>(c)) + ");";
   out += std::string(who) + ": errors:" + (errors.empty() ? " none" : errors) + "\n";
+  print_energy(who, &out);
   ssize_t ignored = ::write(STDERR_FILENO, out.data(), out.size());
   (void)ignored;
 }
@@ -168,18 +213,56 @@ void enable(const std::string &stats, const std::string &trace_dir) {
   if (!why.empty()) throw Error(NAA_ERR_CONFIG, "NAA_TRACE: " + why);
 }
 
-uint64_t start(Call call) { return call == Call::Create || on() ? now_ns() : 0; }
+uint64_t start(Call call) {
+  if (call != Call::Create && !on()) return 0;
+  if (call == Call::Invoke && energy::Meter::on())
+    invoke_read = energy::Meter::get()->read(&invoke_uj, &invoke_read_ns);
+  return now_ns();
+}
+
+namespace {
+// The energy window of h closes at t1 with the meter at uj (called with mu held); returns its
+// joules.
+double close_window(Handle *h, int observed, uint64_t t1, uint64_t uj, uint64_t read_ns) {
+  h->window_open = false;
+  const double j = static_cast<double>(uj - h->window_uj0) / 1e6;
+  EnergyLine &e = energy_lines()[h->line];
+  ++e.windows;
+  e.bytes += h->window_bytes;
+  e.s += static_cast<double>(t1 - h->window_t0) / 1e9;
+  e.j += j;
+  if (observed & detail::kTrace) trace::energy(read_ns, static_cast<double>(uj) / 1e6);
+  return j;
+}
+}  // namespace
 
 void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
             bool completed, const Stages *stages) {
   const int observed = detail::state.load(std::memory_order_relaxed);
   if (observed <= 0) return;
+  // A window's end is read at once, outside the lock; NAA_ENERGY off, it costs one load.
+  uint64_t uj = 0, read_ns = 0;
+  const bool read = energy::Meter::on() && completes(call, code, completed) &&
+                    energy::Meter::get()->read(&uj, &read_ns);
   const uint64_t t1 = now_ns();
   const double s = static_cast<double>(t1 - t0) / 1e9;
   std::lock_guard<std::mutex> lock(mu);
   auto it = handles().find(handle_id);
   Handle *h = it != handles().end() ? &it->second : nullptr;
   naa_stats_function_t *f = h != nullptr ? &lines()[h->line] : nullptr;
+  if (h != nullptr && call == Call::Invoke && code == NAA_SUCCESS && energy::Meter::on()) {
+    h->window_open = invoke_read;
+    h->window_t0 = t0;
+    h->window_uj0 = invoke_uj;
+    h->window_bytes = (h->started ? h->steady_out : h->first_out) + h->back;
+    if (invoke_read && (observed & detail::kTrace))
+      trace::energy(invoke_read_ns, static_cast<double>(invoke_uj) / 1e6);
+  }
+  double window_j = -1;  // none measured
+  if (h != nullptr && h->window_open && completes(call, code, completed)) {
+    if (read) window_j = close_window(h, observed, t1, uj, read_ns);
+    else h->window_open = false;  // unknown, not zero
+  }
   if (f != nullptr && stages != nullptr && completes(call, code, completed))
     served(f, h->in_flight ? observed : observed & ~detail::kTrace, handle_id, *stages);
   if (observed & detail::kTrace) {
@@ -192,7 +275,7 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
     trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
                 f != nullptr ? f->naa : nullptr, code, completed);
     if (ends) {
-      trace::invocation_end(handle_id, t1, code);
+      trace::invocation_end(handle_id, t1, code, window_j);
       h->in_flight = false;
     }
   }
@@ -235,7 +318,7 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
 
 void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
              const std::vector<Region> &regions) {
-  Handle h{0, 0, 0, 0, false, false};
+  Handle h{0, 0, 0, 0, false, false, false, 0, 0, 0};
   for (const Region &r : regions) {
     if (r.flags & mrsp::kInput) {
       h.first_out += r.size;
@@ -253,6 +336,7 @@ void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
     l.function_code = function_code;
     snprintf(l.naa, sizeof l.naa, "%s", naa.c_str());
     lines().push_back(l);
+    energy_lines().push_back(EnergyLine{0, 0, 0, 0});
   }
   h.line = i;
   handles()[handle_id] = h;
@@ -262,7 +346,7 @@ void finalized(uint64_t handle_id) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = handles().find(handle_id);
   if (it == handles().end()) return;
-  if (it->second.in_flight) trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS);
+  if (it->second.in_flight) trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS, -1);
   handles().erase(it);
 }
 
@@ -277,6 +361,44 @@ int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functio
   }
   for (size_t i = 0; functions != nullptr && i < max_functions && i < lines().size(); ++i)
     functions[i] = lines()[i];
+  return NAA_SUCCESS;
+}
+
+int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
+           size_t max_functions) {
+  // The first version of the structs: what every caller has.
+  constexpr size_t kTotals = offsetof(naa_stats_energy_t, n_functions) + sizeof(size_t);
+  constexpr size_t kFunction = offsetof(naa_stats_energy_function_t, bytes) + sizeof(uint64_t);
+  if (totals == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "totals is NULL");
+  if (totals->size < kTotals || (functions != nullptr && totals->function_size < kFunction))
+    throw Error(NAA_ERR_INVALID_ARGUMENT,
+                "totals->size or totals->function_size is not set (NAA_STATS_ENERGY_INIT)");
+  if (!on())
+    return last_error::returned(NAA_ERR_STATE, "statistics are off: set NAA_STATS=1 or "
+                                               "NAA_TRACE=DIR, and NAA_ENERGY");
+  energy::Meter *meter = energy::Meter::get();
+  if (meter == nullptr)
+    return last_error::returned(NAA_ERR_STATE, "energy is off: set NAA_ENERGY=1 (naa(7))");
+  naa_stats_energy_t t{};
+  t.size = totals->size;
+  t.function_size = totals->function_size;
+  snprintf(t.host_source, sizeof t.host_source, "%s", meter->sources().c_str());
+  snprintf(t.host_unavailable, sizeof t.host_unavailable, "%s", meter->unavailable().c_str());
+  std::lock_guard<std::mutex> lock(mu);
+  t.n_functions = lines().size();
+  std::memcpy(totals, &t, std::min(totals->size, sizeof t));
+  for (size_t i = 0; functions != nullptr && i < max_functions && i < lines().size(); ++i) {
+    naa_stats_energy_function_t f{};
+    f.function_code = lines()[i].function_code;
+    std::memcpy(f.naa, lines()[i].naa, sizeof f.naa);
+    const EnergyLine &e = energy_lines()[i];
+    f.windows = e.windows;
+    f.window_s = e.s;
+    f.host_j = e.j;
+    f.bytes = e.bytes;
+    std::memcpy(reinterpret_cast<char *>(functions) + i * t.function_size, &f,
+                std::min(t.function_size, sizeof f));
+  }
   return NAA_SUCCESS;
 }
 

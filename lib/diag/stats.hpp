@@ -63,5 +63,8 @@ void finalized(uint64_t handle_id);
 
 // naa_stats_get(3).
 int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions);
+// naa_stats_energy_get(3); throws Error for a NULL or unset totals.
+int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
+           size_t max_functions);
 
 }  // namespace naa::stats

@@ -36,7 +36,8 @@ struct Event {
   uint32_t naa;  // in naas()
   // naa_test run: polls, ns inside the calls; invocation b: bytes out, bytes back
   uint64_t count, count2;
-  enum Kind : uint8_t { Call, Polls, Span, Stage } kind;
+  enum Kind : uint8_t { Call, Polls, Span, Stage, Counter } kind;
+  double joules;  // invocation e: of its window (< 0: none); counter: the reading
 };
 
 // Consecutive polls of one handle by one thread, traced as one span from the first call's start
@@ -106,12 +107,19 @@ std::string hex(uint64_t v) {
 
 // ts and dur in microseconds.
 std::string json(const Event &e) {
-  const char *cat = e.kind == Event::Call || e.kind == Event::Polls ? "call" : "invocation";
+  const char *cat = e.kind == Event::Call || e.kind == Event::Polls ? "call"
+                    : e.kind == Event::Counter                      ? "energy"
+                                                                    : "invocation";
   char head[256];
   snprintf(head, sizeof head, "{\"ph\":\"%c\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%ld,\"ts\":%.3f",
            e.ph, cat, process_id(), e.tid, static_cast<double>(e.t0) / 1e3);
   std::string out = head;
   out += ",\"name\":" + quoted(e.name);
+  if (e.kind == Event::Counter) {
+    char args[64];
+    snprintf(args, sizeof args, ",\"args\":{\"J\":%.6f}}", e.joules);
+    return out + args;
+  }
   if (e.ph == 'X') {
     char dur[48];
     snprintf(dur, sizeof dur, ",\"dur\":%.3f", static_cast<double>(e.t1 - e.t0) / 1e3);
@@ -139,8 +147,14 @@ std::string json(const Event &e) {
                 ",\"bytes_back\":" + std::to_string(e.count2);
       else
         args = "\"code\":" + std::to_string(e.code);
+      if (e.ph == 'e' && e.joules >= 0) {
+        char j[48];
+        snprintf(j, sizeof j, ",\"host_J\":%.6f", e.joules);
+        args += j;
+      }
       break;
-    case Event::Stage: break;
+    case Event::Stage:
+    case Event::Counter: break;
   }
   return out + ",\"args\":{" + args + "}}";
 }
@@ -158,7 +172,7 @@ void flush_polls_locked(uint64_t handle) {
   if (it == poll_runs().end()) return;
   const PollRun &r = it->second;
   add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, r.inside,
-            Event::Polls});
+            Event::Polls, -1});
   poll_runs().erase(it);
 }
 
@@ -290,25 +304,31 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
     return;
   }
   flush_polls_locked(handle);
-  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call});
+  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call, -1});
 }
 
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back) {
   std::lock_guard<std::mutex> lock(mu);
   add(Event{t0, t0, handle, "invocation", 'b', 0, 0, fn, naa_index(naa), bytes_out,
-            bytes_back, Event::Span});
+            bytes_back, Event::Span, -1});
 }
 
-void invocation_end(uint64_t handle, uint64_t t1, int code) {
+void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j) {
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t1, t1, handle, "invocation", 'e', code, 0, 0, 0, 0, 0, Event::Span});
+  add(Event{t1, t1, handle, "invocation", 'e', code, 0, 0, 0, 0, 0, Event::Span, host_j});
+}
+
+void energy(uint64_t t, double joules) {
+  const long tid = thread_id();
+  std::lock_guard<std::mutex> lock(mu);
+  add(Event{t, t, 0, "host energy", 'C', 0, tid, 0, 0, 0, 0, Event::Counter, joules});
 }
 
 void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1) {
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t0, t0, handle, name, 'b', 0, 0, 0, 0, 0, 0, Event::Stage});
-  add(Event{t1, t1, handle, name, 'e', 0, 0, 0, 0, 0, 0, Event::Stage});
+  add(Event{t0, t0, handle, name, 'b', 0, 0, 0, 0, 0, 0, Event::Stage, -1});
+  add(Event{t1, t1, handle, name, 'e', 0, 0, 0, 0, 0, 0, Event::Stage, -1});
 }
 
 }  // namespace naa::trace

@@ -14,7 +14,7 @@
 #include "naa.h"
 
 /* Keep in step with test_fortran_binding.f90. */
-#define N_LAYOUT 44
+#define N_LAYOUT 55
 #define N_CONSTANTS 30
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
@@ -57,6 +57,17 @@ void naa_test_c_layout(size_t out[N_LAYOUT]) {
   out[i++] = sizeof(naa_stats_t);
   out[i++] = offsetof(naa_stats_t, errors);
   out[i++] = offsetof(naa_stats_t, n_functions);
+  out[i++] = sizeof(naa_stats_energy_function_t);
+  out[i++] = offsetof(naa_stats_energy_function_t, naa);
+  out[i++] = offsetof(naa_stats_energy_function_t, windows);
+  out[i++] = offsetof(naa_stats_energy_function_t, window_s);
+  out[i++] = offsetof(naa_stats_energy_function_t, host_j);
+  out[i++] = offsetof(naa_stats_energy_function_t, bytes);
+  out[i++] = sizeof(naa_stats_energy_function_t[2]) / 2;
+  out[i++] = sizeof(naa_stats_energy_t);
+  out[i++] = offsetof(naa_stats_energy_t, host_source);
+  out[i++] = offsetof(naa_stats_energy_t, host_unavailable);
+  out[i++] = offsetof(naa_stats_energy_t, n_functions);
   out[i++] = sizeof(naa_handle_info_t);
   out[i++] = offsetof(naa_handle_info_t, transport);
   out[i++] = offsetof(naa_handle_info_t, function_code);

@@ -46,7 +46,7 @@ program test_fortran_binding
   use log_sink, only: sink, last_level, last_line, index_of
   implicit none
 
-  integer, parameter :: N_LAYOUT = 44, N_CONSTANTS = 30 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 55, N_CONSTANTS = 30 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -84,7 +84,13 @@ program test_fortran_binding
     'offsetof(naa_stats_function_t, invoke_s)', 'offsetof(naa_stats_function_t, served)', &
     'offsetof(naa_stats_function_t, transfer_s)', 'offsetof(naa_stats_function_t, service_s)', &
     'stride of naa_stats_function_t[]', 'sizeof(naa_stats_t)', 'offsetof(naa_stats_t, errors)', &
-    'offsetof(naa_stats_t, n_functions)', 'sizeof(naa_handle_info_t)', &
+    'offsetof(naa_stats_t, n_functions)', 'sizeof(naa_stats_energy_function_t)', &
+    'offsetof(naa_stats_energy_function_t, naa)', 'offsetof(naa_stats_energy_function_t, windows)', &
+    'offsetof(naa_stats_energy_function_t, window_s)', 'offsetof(naa_stats_energy_function_t, host_j)', &
+    'offsetof(naa_stats_energy_function_t, bytes)', 'stride of naa_stats_energy_function_t[]', &
+    'sizeof(naa_stats_energy_t)', 'offsetof(naa_stats_energy_t, host_source)', &
+    'offsetof(naa_stats_energy_t, host_unavailable)', 'offsetof(naa_stats_energy_t, n_functions)', &
+    'sizeof(naa_handle_info_t)', &
     'offsetof(naa_handle_info_t, transport)', 'offsetof(naa_handle_info_t, function_code)', &
     'offsetof(naa_handle_info_t, regions)', 'offsetof(naa_handle_info_t, pacing_us)', &
     'offsetof(naa_handle_info_t, progress)']
@@ -113,6 +119,8 @@ program test_fortran_binding
   type(naa_attr_t), target :: attr
   type(naa_handle) :: hs(2)
   type(naa_stats_function_t), target :: fs(2)
+  type(naa_stats_energy_function_t), target :: fe(2)
+  type(naa_stats_energy_t), target :: energy
   type(naa_stats_t), target :: totals
   type(naa_handle_info_t), target :: info
   character(kind=c_char, len=16), target :: stats_on
@@ -153,7 +161,14 @@ program test_fortran_binding
               offset(c_loc(fs(1)%served), c_loc(fs(1))), offset(c_loc(fs(1)%transfer_s), c_loc(fs(1))), &
               offset(c_loc(fs(1)%service_s), c_loc(fs(1))), offset(c_loc(fs(2)), c_loc(fs(1))), &
               c_sizeof(totals), offset(c_loc(totals%errors), c_loc(totals)), &
-              offset(c_loc(totals%n_functions), c_loc(totals)), c_sizeof(info), &
+              offset(c_loc(totals%n_functions), c_loc(totals)), &
+              c_sizeof(fe(1)), offset(c_loc(fe(1)%naa), c_loc(fe(1))), &
+              offset(c_loc(fe(1)%windows), c_loc(fe(1))), offset(c_loc(fe(1)%window_s), c_loc(fe(1))), &
+              offset(c_loc(fe(1)%host_j), c_loc(fe(1))), offset(c_loc(fe(1)%bytes), c_loc(fe(1))), &
+              offset(c_loc(fe(2)), c_loc(fe(1))), c_sizeof(energy), &
+              offset(c_loc(energy%host_source), c_loc(energy)), &
+              offset(c_loc(energy%host_unavailable), c_loc(energy)), &
+              offset(c_loc(energy%n_functions), c_loc(energy)), c_sizeof(info), &
               offset(c_loc(info%transport), c_loc(info)), offset(c_loc(info%function_code), c_loc(info)), &
               offset(c_loc(info%regions), c_loc(info)), offset(c_loc(info%pacing_us), c_loc(info)), &
               offset(c_loc(info%progress), c_loc(info))]
@@ -272,6 +287,15 @@ program test_fortran_binding
   call expect(totals%creates == 1 .and. totals%errors(NAA_ERR_CONNECTION + 1) == 1 .and. &
               totals%n_functions == 0, 'naa_stats_t: 1 create, 1 NAA_ERR_CONNECTION, no function')
   call expect(naa_string_f(fs(1)%naa) == '', 'naa_string_f of an empty char field is ""')
+  ! Energy: the sizes must be set (naa_stats_energy_init); NAA_ENERGY is off here.
+  energy = naa_stats_energy_t()
+  call expect(naa_stats_energy_get(energy, fe, 2_c_size_t) == NAA_ERR_INVALID_ARGUMENT, &
+              'naa_stats_energy_get(sizes unset): NAA_ERR_INVALID_ARGUMENT')
+  energy = naa_stats_energy_init()
+  call expect(energy%size == c_sizeof(energy) .and. energy%function_size == c_sizeof(fe(1)), &
+              'naa_stats_energy_init sets the sizes')
+  call expect(naa_stats_energy_get(energy, fe, 2_c_size_t) == NAA_ERR_STATE, &
+              'naa_stats_energy_get while NAA_ENERGY is off: NAA_ERR_STATE')
 
   if (failures > 0) then
     write (output_unit, '(i0,a)') failures, ' check(s) FAILED'

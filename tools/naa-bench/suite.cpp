@@ -15,6 +15,7 @@
 #include "clock.hpp"
 #include "handle.hpp"
 #include "config/params.hpp"
+#include "energy/energy.hpp"
 #include "transport/transport.hpp"
 #include "progress_cpu.hpp"
 #include "raw.hpp"
@@ -26,6 +27,19 @@ namespace {
 const double kNone = std::nan("");
 
 double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
+
+// The host's meter for the latency table (NAA_ENERGY), or null, after a one-line note on what
+// is counted or why nothing is.
+energy::Meter *host_meter(const Settings &s, FILE *out) {
+  energy::Meter *m = energy::Meter::get();
+  const char *line = nullptr;
+  std::string text;
+  if (m == nullptr) line = "# host energy: off (NAA_ENERGY=1 adds joules per round trip and per GB)";
+  else if (m->sources().empty()) text = "# host energy: not measured: " + m->unavailable();
+  else text = "# host energy: " + m->sources() + ", read before and after each size's timed round trips";
+  if (!s.csv) std::fprintf(out, "%s\n", line != nullptr ? line : text.c_str());
+  return m != nullptr && !m->sources().empty() ? m : nullptr;
+}
 
 // How many fi_pingpong runs alternate with libnaa's iterations of a size (--fi-pingpong). On
 // this project's 2 shared vCPUs both programs' round trips shift by 1.5-2x from one second to
@@ -70,6 +84,11 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                               {"P99(us)", "p99_us", "libnaa", 2},
                               {"Mean(us)", "mean_us", "libnaa", 2},
                               {"MB/s", "mb_per_s", "libnaa", 2}};
+  energy::Meter *meter = host_meter(s, out);
+  if (meter != nullptr) {
+    cols.push_back({"Host J/RT", "host_j_per_round_trip", "libnaa", 6});
+    cols.push_back({"Host J/GB", "host_j_per_gb", "libnaa", 3});
+  }
   if (with_raw) {
     cols.push_back({"Raw med(us)", "median_us", "raw", 2});
     cols.push_back({"Raw p99(us)", "p99_us", "raw", 2});
@@ -113,6 +132,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     // trips over shm took about 4 ms (the server asleep), and 2 warm-ups left them in the mean.
     const size_t rounds = s.fi_pingpong ? std::min(kFiPingpongRounds, n) : 1;
     std::vector<double> fi_rt, median_ratio, mean_ratio;
+    uint64_t host_uj = 0;
+    bool host_read = meter != nullptr;
     for (size_t round = 0, done = 0; round < rounds; ++round) {
       const size_t chunk = (n - done) / (rounds - round);
       for (size_t i = 0; i < s.warmup_for(n); ++i) {
@@ -121,11 +142,15 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
       }
       Samples part(chunk);
       int64_t part_total = 0;
+      uint64_t uj0 = 0, uj1 = 0;
+      host_read = host_read && meter->read(&uj0);
       for (size_t i = 0; i < chunk; ++i) {
         time_round_trip([&] { h.round_trip(); }, part, &part_total);
         lib.add(part.last());
         if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total);
       }
+      host_read = host_read && meter->read(&uj1);
+      host_uj += uj1 - uj0;
       lib_total += part_total;
       done += chunk;
       if (!s.fi_pingpong) continue;
@@ -137,6 +162,10 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_mean_us), kNone, kNone};
     std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), lib_mean_us,
                                p.libnaa_mbps};
+    if (meter != nullptr) {  // a failed read: unknown, not zero
+      const double j = host_read ? static_cast<double>(host_uj) / 1e6 : kNone;
+      row.insert(row.end(), {j / n, j / (2.0 * size * n) * 1e9});
+    }
     if (r) {
       p.raw_us = rs.median_us();
       p.raw_mbps = mb_per_s(size, raw_total / 1e3 / n);

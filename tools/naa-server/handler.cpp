@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 
+#include "kernel_energy.hpp"
 #include "protocol/immediate.hpp"
 #include "diag/log.hpp"
 #include "transport/descriptor_gate.hpp"
@@ -125,7 +126,9 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
                  peer.c_str(), static_cast<unsigned>(code), v, NAA_KERNEL_RC_UNKNOWN_FUNCTION);
     return NAA_KERNEL_RC_UNKNOWN_FUNCTION;
   }
+  const kernel_energy::Window energy = kernel_energy::begin();
   uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_, imm::user_data(v) >> 8, peer);
+  kernel_energy::end(energy, code, kernel->name);
   NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),
                 static_cast<unsigned>(code), kernel->name, rc);
   return rc;

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "config/count.hpp"
 #include "diag/error.hpp"
+#include "kernel_energy.hpp"
 #include "kernels.hpp"
 #include "diag/log.hpp"
 #include "diag/signal_defaults.hpp"
@@ -224,7 +225,9 @@ int main(int argc, char **argv) {
                    "against a fixed libfabric (--with-libfabric=DIR). See naa(7), SECURITY.\n",
                    naa::transport::ofi_runtime_version().c_str());
 #endif
+    naa::server::kernel_energy::print_source(stderr);
     server.run(stop_requested);
+    naa::server::kernel_energy::print(stderr);
     std::fprintf(stderr, "naa-server: stopped\n");
   } catch (const naa::Error &e) {
     std::fprintf(stderr, "naa-server: %s\n", e.what());

@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# NAA_ENERGY=powercap with examples/vecadd (2 invocations) against naa-server, reading a directory
+# laid out as /sys/class/powercap (a package and its DRAM zone): the NAA_STATS block names the
+# source and gives the joules of the 2 invocation windows; NAA_TRACE holds a "host energy"
+# counter event at each end of each window and the window's joules on the span's end, which
+# naa-trace --check accepts and summarises (and refuses once a counter goes back). A missing tree
+# is said once, with the reason, and counts nothing; without NAA_ENERGY, no energy at all.
+# The joules themselves are checked by test_energy, which advances the counters.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "energy: SKIP: python3 is not installed"; exit 77; }
+start_server
+tree=$naa_test_dir/powercap
+mkdir -p "$tree/intel-rapl:0" "$tree/intel-rapl:0:0"
+printf 'package-0\n' >"$tree/intel-rapl:0/name"
+printf 'dram\n' >"$tree/intel-rapl:0:0/name"
+for z in intel-rapl:0 intel-rapl:0:0; do
+  printf '262143328850\n' >"$tree/$z/max_energy_range_uj"
+  printf '123456789\n' >"$tree/$z/energy_uj"
+done
+fail() { echo "energy: FAIL: $*" >&2; exit 1; }
+run() {
+  env "$@" SLURM_PROCID=0 NAA_STATS=1 NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" \
+    NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>"$naa_test_dir/err" ||
+    { cat "$naa_test_dir/out" "$naa_test_dir/err"; exit 1; }
+}
+who='^naa-stats\[[0-9]*, rank 0\]: '
+mkdir "$naa_test_dir/trace"
+run NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" NAA_TRACE="$naa_test_dir/trace"
+cat "$naa_test_dir/err"
+grep -q "${who}host energy: powercap (package-0, dram of package-0)\$" "$naa_test_dir/err" ||
+  fail "the block does not name the source"
+grep -q "${who}function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: host [0-9.]* J over 2 invocation windows of [0-9.]* ms: [0-9.]* J per invocation, [0-9.]* J per GB\$" \
+  "$naa_test_dir/err" || fail "no energy line for function 10"
+trace=$naa_test_dir/trace/naa-trace.0.json
+python3 - "$trace" <<'PY'
+import json, sys
+events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
+counters = [e for e in events if e["ph"] == "C"]
+assert len(counters) == 4 and all(e["name"] == "host energy" for e in counters), counters
+assert all(e["args"]["J"] >= 0 for e in counters), counters
+ends = [e for e in events if e["ph"] == "e" and e["name"] == "invocation"]
+assert len(ends) == 2 and all(e["args"]["host_J"] >= 0 for e in ends), ends
+PY
+python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check "$naa_test_dir/trace" >"$naa_test_dir/summary"
+cat "$naa_test_dir/summary"
+grep -q "host energy [0-9.]* J over 2 windows" "$naa_test_dir/summary" || fail "naa-trace summary without energy"
+# A counter that goes back is a broken trace.
+python3 - "$trace" "$naa_test_dir/bad.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = [e for e in t["traceEvents"] if e.get("ph") == "C"]
+c[0]["args"]["J"] = c[-1]["args"]["J"] + 1  # the first reading above the last
+json.dump(t, open(sys.argv[2], "w"))
+PY
+if python3 "$NAA_SRCDIR/tools/naa-trace/naa-trace" --check "$naa_test_dir/bad.json" >"$naa_test_dir/bad" 2>&1; then
+  fail "naa-trace --check accepted a counter that goes back"
+fi
+grep -q "counter host energy goes back" "$naa_test_dir/bad" || { cat "$naa_test_dir/bad"; fail "no reason"; }
+# No tree: said once, with the reason; nothing counted.
+run NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$naa_test_dir/absent"
+cat "$naa_test_dir/err"
+[ "$(grep -c 'NAA_ENERGY: no energy is measured: powercap: .*absent: No such file or directory' "$naa_test_dir/err")" -eq 1 ] ||
+  fail "the missing tree is not reported once"
+grep -q "${who}host energy: not measured: powercap: " "$naa_test_dir/err" || fail "the block does not say why"
+if grep -q " J over " "$naa_test_dir/err"; then fail "joules without a source"; fi
+# Off (the default): no energy.
+run NAA_POWERCAP_ROOT="$tree"
+if grep -q "energy" "$naa_test_dir/err"; then fail "energy lines without NAA_ENERGY"; fi
+# naa-bench: joules per round trip and per GB beside the latency, or a note why not.
+bench="$NAA_TOOLS/naa-bench/naa-bench"
+args="--host $NAA_TEST_HOST --port $NAA_TEST_PORT --tests latency --sizes 1,4K --iters 20"
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$bench" $args >"$naa_test_dir/bench" 2>&1 ||
+  { cat "$naa_test_dir/bench"; fail "naa-bench"; }
+cat "$naa_test_dir/bench"
+grep -q '^# host energy: powercap (package-0, dram of package-0), ' "$naa_test_dir/bench" || fail "naa-bench names no source"
+[ "$(awk '/^#Size/ {on = $(NF-2) == "J/RT" && $NF == "J/GB"; next} on && /^[0-9]/ && $(NF-1) ~ /^[0-9.]+$/ && $NF ~ /^[0-9.]+$/ {n++} END {print n + 0}' "$naa_test_dir/bench")" -eq 2 ] ||
+  fail "naa-bench latency rows without host joules"
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$naa_test_dir/absent" "$bench" $args >"$naa_test_dir/bench" 2>&1
+grep -q '^# host energy: not measured: powercap: ' "$naa_test_dir/bench" || fail "naa-bench does not say why"
+if grep -q 'J/RT' "$naa_test_dir/bench"; then fail "naa-bench columns without a source"; fi
+"$bench" $args >"$naa_test_dir/bench" 2>&1
+grep -q '^# host energy: off' "$naa_test_dir/bench" || fail "naa-bench without the note"
+# naa-server measures its node over each kernel run and says so when it stops.
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$NAA_SERVER" --address "$NAA_TEST_HOST" --port 0 \
+  --ready-file "$naa_test_dir/port2" 2>"$naa_test_dir/server2" &
+server2=$!
+naa_test_pids="$naa_test_pids $server2"
+i=0
+while [ ! -s "$naa_test_dir/port2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+port2=$(cat "$naa_test_dir/port2")
+NAA_SPEC="$NAA_TEST_HOST:$port2:10:2" NAA_TIMEOUT=60 "$NAA_EXAMPLES/vecadd" 1000 >"$naa_test_dir/out" 2>&1 ||
+  { cat "$naa_test_dir/out"; fail "vecadd against the measuring naa-server"; }
+kill -TERM $server2
+wait $server2 || :
+cat "$naa_test_dir/server2"
+grep -q '^naa-server: energy: powercap (package-0, dram of package-0), read before and after each kernel run$' \
+  "$naa_test_dir/server2" || fail "naa-server names no source"
+grep -q '^naa-server: kernel 10 ([a-z0-9_]*): 2 runs, [0-9.]* J over [0-9.]* ms of kernel time, [0-9.]* J per run$' \
+  "$naa_test_dir/server2" || fail "naa-server has no energy line for kernel 10"
+echo "energy: the source named, 2 windows counted and traced; a missing tree said once; off by default"
