@@ -33,7 +33,10 @@ grep -q "${who}host energy: powercap (package-0, dram of package-0)\$" "$naa_tes
   fail "the block does not name the source"
 grep -q "${who}function 10 at $NAA_TEST_HOST:$NAA_TEST_PORT: host [0-9.]* J over 2 invocation windows of [0-9.]* ms: [0-9.]* J per invocation, [0-9.]* J per GB\$" \
   "$naa_test_dir/err" || fail "no energy line for function 10"
-trace=$naa_test_dir/trace/naa-trace.0.json
+# One process, one file (named per job, step, rank and pid: doc/tracing.md).
+trace= n=0
+for f in "$naa_test_dir"/trace/naa-trace.*.json; do [ -f "$f" ] && trace=$f n=$((n + 1)); done
+[ "$n" -eq 1 ] || fail "$n trace files, not one, in $naa_test_dir/trace"
 python3 - "$trace" <<'PY'
 import json, sys
 events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] != "M"]
