@@ -140,9 +140,11 @@ static void thirty_one_regions(void **state) {
   assert_int_equal(test_server_stop(&s), 0);
 }
 
-/* A one-byte in-place region on a fresh conformance NAA, for function code `fn`. */
-static void one_byte_handle(test_server *s, unsigned fn, uint8_t *b, naa_handle *h) {
-  start_peer(s, NULL, NULL);
+/* A one-byte in-place region on a fresh conformance NAA (with `extra` arguments), for
+ * function code `fn`. */
+static void one_byte_handle(test_server *s, unsigned fn, uint8_t *b, naa_handle *h,
+                            const char *extra1, const char *extra2) {
+  start_peer(s, extra1, extra2);
   naa_param_t p = {b, 1, false};
   *h = NAA_HANDLE_NULL;
   test_server_use(s, fn, 1);
@@ -186,12 +188,9 @@ static void pacing_off_is_stranded(void **state) {
     test_server s;
     setenv("NAA_PACING_US", paced ? guard : "0", 1);
     setenv("NAA_TIMEOUT", timeout, 1);
-    start_peer(&s, "--order", window);
     uint8_t b = 0;
-    naa_param_t p = {&b, 1, false};
-    naa_handle h = NAA_HANDLE_NULL;
-    test_server_use(&s, FN_ADD1, 1);
-    assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+    naa_handle h;
+    one_byte_handle(&s, FN_ADD1, &b, &h, "--order", window);
     naa_status st;
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS); /* no window precedes the first */
@@ -228,12 +227,9 @@ static long slow_loop(const char *adaptive) {
   setenv("NAA_PACING_ADAPTIVE", adaptive, 1);
   setenv("NAA_TIMEOUT", timeout, 1);
   test_server s;
-  start_peer(&s, "--slow-us", slow);
   uint8_t b = 0;
-  naa_param_t p = {&b, 1, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&s, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_handle h;
+  one_byte_handle(&s, FN_ADD1, &b, &h, "--slow-us", slow);
   long timed_out = 0;
   for (long r = 1; r <= SLOW_ROUNDS && timed_out == 0; r++) {
     naa_status st;
@@ -279,7 +275,7 @@ static void invoke_does_not_wait_for_the_guard(void **state) {
   setenv("NAA_PACING_US", "3000000", 1);
   uint8_t b = 0;
   naa_handle h;
-  one_byte_handle(&s, FN_ADD1, &b, &h);
+  one_byte_handle(&s, FN_ADD1, &b, &h, NULL, NULL);
   const double created = seconds_now();
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   const double invoked = seconds_now();
@@ -306,7 +302,7 @@ static void unknown_code_is_never_answered(void **state) {
   setenv("NAA_TIMEOUT", "1", 1);
   uint8_t b = 0;
   naa_handle h;
-  one_byte_handle(&s, FN_UNKNOWN, &b, &h);
+  one_byte_handle(&s, FN_UNKNOWN, &b, &h, NULL, NULL);
   naa_status st;
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, &st), NAA_ERR_TIMEOUT);
