@@ -7,6 +7,7 @@
 
 #include "config/auth.hpp"
 #include "diag/error.hpp"
+#include "transport/registry.hpp"
 
 namespace naa::params {
 namespace {
@@ -20,11 +21,7 @@ void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
 void check_idle(const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }
-void check_transport(const std::string &t, const std::string &s) {
-  if (t != "auto" && t != "verbs" && t != "ofi" && !(t.rfind("ofi+", 0) == 0 && t.size() > 4))
-    throw Error(NAA_ERR_CONFIG,
-                s + " '" + t + "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
-}
+void check_transport(const std::string &t, const std::string &s) { transport::parse_name(t, s); }
 
 }  // namespace
 
