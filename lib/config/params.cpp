@@ -7,6 +7,7 @@
 
 #include "config/auth.hpp"
 #include "diag/error.hpp"
+#include "transport/registry.hpp"
 
 namespace naa::params {
 namespace {
@@ -24,11 +25,7 @@ void check_energy(const std::string &t, const std::string &s) {
   if (t != "0" && t != "1" && t != "powercap" && t != "nvml")
     throw Error(NAA_ERR_CONFIG, s + " '" + t + "' is not 0, 1, powercap or nvml");
 }
-void check_transport(const std::string &t, const std::string &s) {
-  if (t != "auto" && t != "verbs" && t != "ofi" && !(t.rfind("ofi+", 0) == 0 && t.size() > 4))
-    throw Error(NAA_ERR_CONFIG,
-                s + " '" + t + "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
-}
+void check_transport(const std::string &t, const std::string &s) { transport::parse_name(t, s); }
 
 }  // namespace
 

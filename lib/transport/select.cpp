@@ -10,44 +10,36 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "config.h"
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
-#include "transport/host.hpp"
+#include "transport/registry.hpp"
 #include "transport/transport.hpp"
-#ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi/ofi.hpp"
-#endif
-#ifdef NAA_HAVE_VERBS
-#include "transport/verbs/verbs.hpp"
-#endif
 
 namespace naa::transport {
 namespace {
 
-std::unique_ptr<Transport> open_ofi(const std::string &name, const std::string &provider,
-                                    const TransportOptions &options) {
-#ifdef NAA_HAVE_LIBFABRIC
-  NAA_LOG_DEBUG("transport %s -> libfabric provider '%s'", name.c_str(),
-                provider.empty() ? "(any)" : provider.c_str());
-  return open_ofi_transport(provider, options);
-#else
-  (void)provider;
-  (void)options;
-  throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without libfabric");
-#endif
+// The rows that are built and usable here, by auto's preference to connect.
+std::vector<std::pair<Registration, const Entry *>> by_connect_rank(bool same_host_too) {
+  std::vector<std::pair<Registration, const Entry *>> usable;
+  for (const Registration &r : registrations()) {
+    const Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    if (e == nullptr || (!same_host_too && e->capabilities("").same_host)) continue;
+    usable.emplace_back(r, e);
+  }
+  std::stable_sort(usable.begin(), usable.end(),
+                   [](const auto &a, const auto &b) { return a.first.connect_rank < b.first.connect_rank; });
+  return usable;
 }
 
-std::unique_ptr<Transport> open_verbs(const std::string &name, const std::string &device) {
-#ifdef NAA_HAVE_VERBS
-  (void)name;
-  return open_verbs_transport(device);
-#else
-  (void)device;
-  throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without rdma-core "
-                                   "(configure --with-verbs)");
-#endif
+// auto's choice for `dest`: the first row by connect rank that reaches it.
+std::string choose(const Destination &dest, bool same_host_too) {
+  for (const auto &[row, entry] : by_connect_rank(same_host_too)) {
+    std::string name = entry->reaches(dest);
+    if (!name.empty()) return name;
+  }
+  throw Error(NAA_ERR_UNSUPPORTED, "NAA_TRANSPORT=auto: no transport built into libnaa reaches " +
+                                       dest.host + ":" + std::to_string(dest.port));
 }
 
 // Decides per connection, and for a listener by its address, so one process can reach an NAA
@@ -63,7 +55,7 @@ class AutoTransport : public Transport {
                                     const BeforeConnect &before_connect) override {
     std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
-    if (choice == "ofi+shm") {
+    if (capabilities_of(choice).same_host) {
       const auto limit = shm_connect_limit(deadline);
       try {
         return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data,
@@ -82,10 +74,11 @@ class AutoTransport : public Transport {
   }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
-    std::string choice = "ofi+tcp";
-#ifdef NAA_HAVE_VERBS
-    if (verbs_can_listen_on(host)) choice = "verbs";
-#endif
+    std::string choice;
+    for (const auto &[row, entry] : by_connect_rank(false))
+      if (choice.empty()) choice = entry->listens(host);
+    if (choice.empty())
+      throw Error(NAA_ERR_UNSUPPORTED, "no transport built into libnaa can listen on " + host);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
     name_ = "auto: " + choice;
     return open_transport(choice, options_)->listen(host, port);
@@ -131,69 +124,45 @@ bool is_libnaa_server(const std::string &peer_data) {
 std::string transport_from_environment() { return params::Values::read().text("NAA_TRANSPORT"); }
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {
-  if (name != "auto") return {name};
+  if (!parse_name(name).is_auto) return {name};
   std::vector<std::string> names;
-#ifdef NAA_HAVE_LIBFABRIC
-  names.emplace_back("ofi+tcp");
-  // Whatever address it serves, a server serves this host's clients: shm names it by port.
-  if (ofi_provider_available("shm")) names.emplace_back("ofi+shm");
-  else NAA_LOG_INFO("libfabric has no usable shm provider: not listening with ofi+shm");
-#endif
-#ifdef NAA_HAVE_VERBS
-  if (verbs_can_listen_on(host)) names.emplace_back("verbs");
-  else NAA_LOG_INFO("no RDMA device serves %s: not listening with verbs", host.c_str());
-#else
-  (void)host;
-#endif
+  for (const Registration &r : registrations()) {
+    const Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    if (e == nullptr) continue;
+    std::string listening = e->listens(host);
+    if (!listening.empty()) names.push_back(std::move(listening));
+  }
   if (names.empty())
-    throw Error(NAA_ERR_UNSUPPORTED, "no transport can listen on " + host + " (libnaa was "
-                                     "built without libfabric, and no RDMA device serves it)");
+    throw Error(NAA_ERR_UNSUPPORTED, "no transport built into libnaa can listen on " + host);
   return names;
 }
 
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline) {
-#ifdef NAA_HAVE_LIBFABRIC
-  // NAA_LOCAL_IP pins a network path, which shared memory does not take. A server on this host
-  // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
-  // is reached as before.
-  if (local_ip.empty() && is_local_host(host) && ofi_shm_server_at(port)) return "ofi+shm";
-#else
-  (void)port;
-#endif
-  return network_transport_for(host, local_ip, device, deadline);
+  return choose(Destination{host, port, local_ip, device, deadline}, true);
 }
 
 std::string network_transport_for(const std::string &host, const std::string &local_ip,
                                   const std::string &device, Deadline deadline) {
-#ifdef NAA_HAVE_VERBS
-  if (verbs_routes_to(host, local_ip, device, deadline)) return "verbs";
-#else
-  (void)host;
-  (void)local_ip;
-  (void)device;
-  (void)deadline;
-#endif
-  return "ofi+tcp";
+  return choose(Destination{host, 0, local_ip, device, deadline}, false);
 }
 
 Deadline::Clock::duration prepare_transport(const std::string &name) {
-#ifdef NAA_HAVE_LIBFABRIC
-  if (name == "auto" || name.rfind("ofi", 0) == 0) return initialise_libfabric();
-#else
-  (void)name;
-#endif
-  return {};
+  const ParsedName parsed = parse_name(name);
+  Deadline::Clock::duration took{};
+  if (parsed.is_auto) {
+    for (const auto &[row, entry] : by_connect_rank(true)) took += entry->prepare();
+  } else if (parsed.row.entry != nullptr && parsed.row.entry() != nullptr) {
+    took = parsed.row.entry()->prepare();
+  }
+  return took;
 }
 
 std::unique_ptr<Transport> open_transport(const std::string &name,
                                           const TransportOptions &options) {
-  if (name == "auto") return std::make_unique<AutoTransport>(options);
-  if (name == "verbs") return open_verbs(name, options.device);
-  if (name == "ofi") return open_ofi(name, "", options);
-  if (name.rfind("ofi+", 0) == 0 && name.size() > 4) return open_ofi(name, name.substr(4), options);
-  throw Error(NAA_ERR_CONFIG, "NAA_TRANSPORT '" + name +
-                                  "' is not a transport (use auto, verbs, ofi or ofi+PROVIDER)");
+  const ParsedName parsed = parse_name(name);
+  if (parsed.is_auto) return std::make_unique<AutoTransport>(options);
+  return entry_of(parsed, name).open(parsed.variant, options);
 }
 
 }  // namespace naa::transport

@@ -264,15 +264,16 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
 // The name the environment gives: NAA_TRANSPORT, or "auto".
 std::string transport_from_environment();
 
-// What NAA_TRANSPORT=auto uses to reach `host`:`port`: "ofi+shm" when `host` is this host and a
-// server of this user listens with shm for `port` (and no `local_ip` pins a network path),
-// "verbs" when an RDMA device routes there (rdma_cm resolves address and route before
-// `deadline`), else "ofi+tcp".
+// What NAA_TRANSPORT=auto uses to reach `host`:`port`, a policy over the registry's rows
+// (registry.hpp) built here: "ofi+shm" when `host` is this host and a server of this user
+// listens with shm for `port` (and no `local_ip` pins a network path), "verbs" when an RDMA
+// device routes there (rdma_cm resolves address and route before `deadline`), else "ofi+tcp";
+// NAA_ERR_UNSUPPORTED where no transport built reaches it.
 std::string auto_transport_for(const std::string &host, uint16_t port, const std::string &local_ip,
                                const std::string &device, Deadline deadline);
 
 // What auto uses when shared memory is not an option or did not connect in time: "verbs" when
-// an RDMA device routes to `host`, else "ofi+tcp".
+// an RDMA device routes to `host`, else "ofi+tcp" (NAA_ERR_UNSUPPORTED where neither is built).
 std::string network_transport_for(const std::string &host, const std::string &local_ip,
                                   const std::string &device, Deadline deadline);
 

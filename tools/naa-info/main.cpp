@@ -25,13 +25,8 @@
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
 #include "session/session.hpp"
+#include "transport/registry.hpp"
 #include "transport/transport.hpp"
-#ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi/ofi.hpp"
-#endif
-#ifdef NAA_HAVE_VERBS
-#include <infiniband/verbs.h>
-#endif
 
 namespace {
 
@@ -51,26 +46,26 @@ void usage(FILE *out) {
       "  -V, --version        show the version\n");
 }
 
+// One row per transport of the registry: its name, what it is (the loaded library's version
+// where built), the names it answers; below it, why it cannot be used here and its details.
 void show_transports() {
   std::printf("transports:\n");
-#ifdef NAA_HAVE_LIBFABRIC
-  std::printf("  ofi     libfabric %s (ofi, ofi+PROVIDER)\n", naa::transport::ofi_runtime_version().c_str());
-  auto providers = naa::transport::list_ofi_providers();
-  if (providers.empty()) std::printf("          no provider offers msg or rdm endpoints with RMA and remote CQ "
-                  "data\n");
-  for (const auto &p : providers) std::printf("          %s\n", p.c_str());
-#else
-  std::printf("  ofi     not built (configure --with-libfabric)\n");
-#endif
-#ifdef NAA_HAVE_VERBS
-  int n = 0;
-  ibv_device **devices = ibv_get_device_list(&n);
-  std::printf("  verbs   rdma-core (librdmacm + libibverbs); %d RDMA device(s)%s\n", n, n > 0 ? ":" : "");
-  for (int i = 0; i < n; ++i) std::printf("          %s\n", ibv_get_device_name(devices[i]));
-  if (devices != nullptr) ibv_free_device_list(devices);
-#else
-  std::printf("  verbs   not built (configure --with-verbs)\n");
-#endif
+  for (const naa::transport::Registration &r : naa::transport::registrations()) {
+    const naa::transport::Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    if (e == nullptr) {
+      std::printf("  %-7s not built (%s)\n", r.name, r.build_hint);
+      continue;
+    }
+    std::vector<std::string> details = e->details();
+    const std::string what = details.empty() ? r.description : details.front();
+    if (std::string(r.name) == r.grammar)
+      std::printf("  %-7s %s\n", r.name, what.c_str());
+    else
+      std::printf("  %-7s %s (%s)\n", r.name, what.c_str(), r.grammar);
+    const std::string why = e->unusable();
+    if (!why.empty()) std::printf("          unusable here: %s\n", why.c_str());
+    for (size_t i = 1; i < details.size(); ++i) std::printf("          %s\n", details[i].c_str());
+  }
   std::string chosen = naa::transport::transport_from_environment();
   try {
     auto t = naa::transport::open_transport(chosen);
@@ -89,8 +84,12 @@ std::string transport_for(const naa::rm::NaaEntry &e, const naa::params::Values 
   std::string chosen = values.text("NAA_TRANSPORT");
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
-  return naa::transport::auto_transport_for(e.host, e.port, values.text("NAA_LOCAL_IP"),
-                                            values.text("NAA_RDMA_DEVICE"), deadline);
+  try {
+    return naa::transport::auto_transport_for(e.host, e.port, values.text("NAA_LOCAL_IP"),
+                                              values.text("NAA_RDMA_DEVICE"), deadline);
+  } catch (const naa::Error &err) {
+    return std::string("none: ") + err.what();
+  }
 }
 
 // One block per parameter: NAME=value, then its source, type, default and meaning. Exit 1 if

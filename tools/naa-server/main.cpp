@@ -20,9 +20,6 @@
 #include "diag/log.hpp"
 #include "diag/signal_defaults.hpp"
 #include "server.hpp"
-#ifdef NAA_HAVE_LIBFABRIC
-#include "transport/ofi/ofi.hpp"
-#endif
 
 namespace {
 
@@ -214,17 +211,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "naa-server: listening on %s:%u (transport %s; %zu kernels)\n",
                  options.address.c_str(), static_cast<unsigned>(server.port()),
                  server.transport_names().c_str(), kernels.list().size());
-#ifdef NAA_HAVE_LIBFABRIC
-    // Loud and on every start: the one defect of this list no option of ours can contain.
-    if (server.transport_names().find("ofi+tcp") != std::string::npos &&
-        naa::transport::ofi_tcp_crashable_by_peers())
-      std::fprintf(stderr,
-                   "naa-server: WARNING: libfabric %s: its tcp provider crashes on one crafted packet "
-                   "from any peer that can connect, ending this server and every session in it; "
-                   "-A does not prevent it. Serve ofi+tcp only to trusted networks, or rebuild "
-                   "against a fixed libfabric (--with-libfabric=DIR). See naa(7), SECURITY.\n",
-                   naa::transport::ofi_runtime_version().c_str());
-#endif
+    // Loud and on every start: defects of a transport's library no option of ours can contain.
+    for (const std::string &warning : server.warnings())
+      std::fprintf(stderr, "naa-server: WARNING: %s\n", warning.c_str());
     naa::server::kernel_energy::print_source(stderr);
     server.run(stop_requested);
     naa::server::kernel_energy::print(stderr);

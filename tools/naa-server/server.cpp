@@ -14,6 +14,7 @@
 #include "diag/log.hpp"
 #include "config/params.hpp"
 #include "transport/descriptor_gate.hpp"
+#include "transport/registry.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::server {
@@ -68,10 +69,10 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   // Under "auto" the others are extras: one that cannot listen there (another server of this
   // user holding the same shm name, a device that refuses) is left out, not fatal.
   for (const std::string &name : transport::listen_transports(options_.transport, options_.address)) {
-    if (name == "ofi+shm" && options_.shm == ShmPeers::Off) {
+    if (transport::capabilities_of(name).same_host && options_.shm == ShmPeers::Off) {
       if (options_.transport != "auto")
-        throw Error(NAA_ERR_CONFIG, "--transport ofi+shm and --shm off exclude each other");
-      NAA_LOG_INFO("not listening with ofi+shm (--shm off)");
+        throw Error(NAA_ERR_CONFIG, "--transport " + name + " and --shm off exclude each other");
+      NAA_LOG_INFO("not listening with %s (--shm off)", name.c_str());
       continue;
     }
     if (listening_.empty() || options_.transport != "auto") {
@@ -96,11 +97,13 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
   l.transport = transport::open_transport(transport_name, params::Values::read().transport_options());
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
-  if (transport_name == "ofi+tcp")
+  if (transport::capabilities_of(transport_name).tcp_connections)
     l.sweeper = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
   NAA_LOG_INFO("listening on %s:%u with %s", options_.address.c_str(), static_cast<unsigned>(port_),
                l.transport->name());
   listening_.push_back(std::move(l));
+  const std::string warning = transport::listen_warning_of(transport_name);
+  if (!warning.empty()) warnings_.push_back(warning);
 }
 
 std::string Server::transport_names() const {

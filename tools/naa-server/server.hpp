@@ -63,6 +63,8 @@ class Server {
 
   uint16_t port() const { return port_; }
   std::string transport_names() const;  // "ofi+tcp, verbs"
+  // What the transports it listens with warn of at start (a library's known defects).
+  const std::vector<std::string> &warnings() const { return warnings_; }
 
   // Serves until `stop` is raised, then ends every connection and returns.
   void run(const StopSignal &stop);
@@ -71,7 +73,8 @@ class Server {
   struct Listening {
     std::unique_ptr<transport::Transport> transport;
     std::unique_ptr<transport::Listener> listener;
-    std::unique_ptr<HandshakeSweeper> sweeper;  // ofi+tcp only: see handshake_sweeper.hpp
+    // Where its connections are TCP sockets (Capabilities::tcp_connections): handshake_sweeper.hpp
+    std::unique_ptr<HandshakeSweeper> sweeper;
     std::unique_ptr<ListenerWake> wake;  // from run() on
     bool sleeps = false;  // the listener sleeps to the deadline, ending on `wake` (else: slices)
     Deadline::Clock::time_point last_request{};  // when its thread last admitted or refused one
@@ -101,6 +104,7 @@ class Server {
   const KernelRegistry &kernels_;
   MemoryBudget budget_;
   std::vector<Listening> listening_;
+  std::vector<std::string> warnings_;  // of the transports listening (listen_warning_of)
   uint16_t port_ = 0;
   std::unique_ptr<KeyCheck> keys_;  // with -A only
   std::mutex workers_mu_;

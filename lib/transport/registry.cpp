@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "transport/registry.hpp"
+
+#include "config.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "diag/error.hpp"
+
+namespace naa::transport {
+
+// Each transport's folder defines its entry function where configure builds that folder; the
+// rows of a folder not built hold none and say how to build it.
+#ifdef NAA_HAVE_LIBFABRIC
+const Entry *ofi_entry();
+const Entry *shm_entry();
+#define NAA_OFI(entry) entry
+#else
+#define NAA_OFI(entry) nullptr
+#endif
+#ifdef NAA_HAVE_VERBS
+const Entry *verbs_entry();
+#define NAA_VERBS(entry) entry
+#else
+#define NAA_VERBS(entry) nullptr
+#endif
+
+namespace {
+
+std::mutex table_mu;
+
+std::vector<Registration> &table() {
+  // Listening order under auto: ofi+tcp first, so that with port 0 the TCP port, the scarcer
+  // one, is chosen and names the shm listener too. Connecting: shared memory to a server on
+  // this host, verbs where an RDMA device routes there, else ofi+tcp.
+  static std::vector<Registration> rows = {
+      {"ofi", true, "ofi, ofi+PROVIDER", "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
+       "configure --with-libfabric", 2, NAA_OFI(ofi_entry)},
+      {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
+       "configure --with-libfabric", 0, NAA_OFI(shm_entry)},
+      {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
+       "configure --with-verbs", 1, NAA_VERBS(verbs_entry)},
+  };
+  return rows;
+}
+
+std::string grammar() {
+  std::string g = "auto";
+  for (const Registration &r : registrations()) g += std::string(", ") + r.grammar;
+  return g;
+}
+
+}  // namespace
+
+std::vector<Registration> registrations() {
+  std::lock_guard<std::mutex> lock(table_mu);
+  return table();
+}
+
+void add_transport(const Registration &row) {
+  std::lock_guard<std::mutex> lock(table_mu);
+  for (const Registration &r : table())
+    if (std::string(r.name) == row.name)
+      throw Error(NAA_ERR_CONFIG, std::string("transport ") + row.name + " is registered already");
+  table().push_back(row);
+}
+
+ParsedName parse_name(const std::string &name, const std::string &what) {
+  ParsedName parsed;
+  if (name == "auto") {
+    parsed.is_auto = true;
+    return parsed;
+  }
+  const std::vector<Registration> rows = registrations();
+  for (const Registration &r : rows)
+    if (name == r.name) {
+      parsed.row = r;
+      return parsed;
+    }
+  const size_t plus = name.find('+');
+  if (plus != std::string::npos && plus + 1 < name.size())
+    for (const Registration &r : rows)
+      if (r.variants && name.compare(0, plus, r.name) == 0 && std::string(r.name).size() == plus) {
+        parsed.row = r;
+        parsed.variant = name.substr(plus + 1);
+        return parsed;
+      }
+  throw Error(NAA_ERR_CONFIG, what + " '" + name + "' is not a transport (use " + grammar() + ")");
+}
+
+const Entry &entry_of(const ParsedName &parsed, const std::string &name) {
+  const Entry *e = parsed.row.entry != nullptr ? parsed.row.entry() : nullptr;
+  if (e == nullptr)
+    throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without it (" +
+                                         parsed.row.build_hint + ")");
+  return *e;
+}
+
+Capabilities capabilities_of(const std::string &name) {
+  const ParsedName parsed = parse_name(name);
+  if (parsed.is_auto || parsed.row.entry == nullptr) return {};
+  return entry_of(parsed, name).capabilities(parsed.variant);
+}
+
+std::string listen_warning_of(const std::string &name) {
+  const ParsedName parsed = parse_name(name);
+  if (parsed.is_auto || parsed.row.entry == nullptr) return "";
+  return entry_of(parsed, name).listen_warning(parsed.variant);
+}
+
+}  // namespace naa::transport

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The one table of transports, as Mercury's list of network plugins: each transport is one row
+// (registry.cpp) naming what it answers to, and an Entry that its own folder defines with what
+// it does. Everything that chooses, opens or lists a transport asks this table: the transport
+// name grammar is parsed here alone, NAA_TRANSPORT=auto is a policy over the rows
+// (select.cpp), naa-info lists the rows, and naa-server asks a transport's capabilities
+// instead of comparing its name.
+//
+// A new transport is a folder under lib/transport with its Entry and one row in registry.cpp;
+// a program may add rows of its own with add_transport (the unit tests' fake transport does).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "deadline.hpp"
+#include "transport/transport.hpp"
+
+namespace naa::transport {
+
+// Where NAA_TRANSPORT=auto is asked to connect to.
+struct Destination {
+  std::string host;
+  uint16_t port = 0;
+  std::string local_ip;  // NAA_LOCAL_IP: pins a network path ("" none)
+  std::string device;    // NAA_RDMA_DEVICE ("" none)
+  Deadline deadline;
+};
+
+// What a transport is to naa-server, by name rather than by comparing names.
+struct Capabilities {
+  // It serves processes of this host only (shared memory): naa-server's --shm governs it.
+  bool same_host = false;
+  // Each of its connections is a TCP socket of this process, which may be silent: naa-server's
+  // handshake sweep (--handshake-timeout) watches them.
+  bool tcp_connections = false;
+};
+
+// What a transport's folder provides. `variant` is what follows "+" in the name ("tcp" of
+// "ofi+tcp"), "" for the bare name.
+class Entry {
+ public:
+  virtual ~Entry() = default;
+  // Throws naa::Error (NAA_ERR_UNSUPPORTED where the variant cannot be had here).
+  virtual std::unique_ptr<Transport> open(const std::string &variant,
+                                          const TransportOptions &options) const = 0;
+  // For auto: the full name to connect to `dest` with, or "" where this transport does not
+  // reach it (`dest.deadline` bounds the look, e.g. rdma_cm's route resolution).
+  virtual std::string reaches(const Destination &dest) const = 0;
+  // For a server under auto: the full name to listen on `host` with, or "" (with a log line
+  // saying why not).
+  virtual std::string listens(const std::string &host) const = 0;
+  virtual Capabilities capabilities(const std::string &variant) const {
+    (void)variant;
+    return {};
+  }
+  // Why it cannot be used in this process although built ("" when it can): naa-info says so.
+  virtual std::string unusable() const { return ""; }
+  // Lines for naa-info under the row (library version, providers, devices).
+  virtual std::vector<std::string> details() const { return {}; }
+  // What the first connection would otherwise pay before it could try (prepare_transport).
+  virtual Deadline::Clock::duration prepare() const { return {}; }
+  // A warning for a server that listens with `variant` ("" none): naa-server prints it.
+  virtual std::string listen_warning(const std::string &variant) const {
+    (void)variant;
+    return "";
+  }
+};
+
+// One row of the table.
+struct Registration {
+  const char *name;         // the exact name it answers ("verbs", "ofi+shm"), or the family
+  bool variants;            // it answers name+VARIANT too ("ofi+tcp" for "ofi")
+  const char *grammar;      // the names it answers, for messages ("ofi, ofi+PROVIDER")
+  const char *description;  // one line for naa-info
+  const char *build_hint;   // how to get it where it was not built ("configure --with-verbs")
+  // auto's preference when connecting, lower first; rows listen under auto in table order
+  // (the first one chooses the port when asked for port 0).
+  int connect_rank;
+  const Entry *(*entry)();  // nullptr: not built into this library
+};
+
+// Every row, in table order.
+std::vector<Registration> registrations();
+
+// Appends a row (before the first transport is opened; a name already in the table is
+// NAA_ERR_CONFIG).
+void add_transport(const Registration &row);
+
+// A transport name as NAA_TRANSPORT, naa_attr_t.transport and naa-server -t give it.
+struct ParsedName {
+  bool is_auto = false;
+  Registration row{};   // the row that answers it (unset for auto)
+  std::string variant;  // after "+" for a family's row, else ""
+};
+
+// Parses `name` against the table: an exact name first, then a family's name+VARIANT.
+// "auto" is auto. Anything else is NAA_ERR_CONFIG naming `what` ("NAA_TRANSPORT") and every
+// name the table answers.
+ParsedName parse_name(const std::string &name, const std::string &what = "NAA_TRANSPORT");
+
+// The row's Entry, or NAA_ERR_UNSUPPORTED "transport NAME: not built (HINT)".
+const Entry &entry_of(const ParsedName &parsed, const std::string &name);
+
+// The capabilities of the transport named `name` (not auto); none for a name not built.
+Capabilities capabilities_of(const std::string &name);
+
+// The warning a server listening with `name` prints ("" none).
+std::string listen_warning_of(const std::string &name);
+
+}  // namespace naa::transport
