@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "config/auth.hpp"
 
-#include <fstream>
+#include <cstdlib>
 
+#include "config/small_file.h"
 #include "diag/error.hpp"
 
 namespace naa::auth {
 namespace {
 
 const std::string kMagic = "NAA1";
+// The most a key file may hold: its first line is the key, at most kMaxKeyLength bytes.
+constexpr size_t kMaxKeyFileBytes = 64 * 1024;
 
 }  // namespace
 
@@ -21,10 +24,14 @@ std::string checked_key(std::string key, const std::string &source, naa_error_t 
 }
 
 std::string key_from_file(const std::string &path) {
-  std::ifstream in(path);
-  std::string key;
-  if (!in || !std::getline(in, key))
-    throw Error(NAA_ERR_CONFIG, "cannot read the authentication key file '" + path + "'");
+  char why[512];
+  size_t length = 0;
+  char *text = naa_read_small_file(path.c_str(), kMaxKeyFileBytes, &length, why, sizeof why);
+  if (text == nullptr)
+    throw Error(NAA_ERR_CONFIG, std::string("cannot read the authentication key file: ") + why);
+  std::string key(text, length);
+  std::free(text);
+  key = key.substr(0, key.find('\n'));  // the first line
   if (!key.empty() && key.back() == '\r') key.pop_back();
   if (key.empty()) throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
   return checked_key(key, "key file " + path);

@@ -2,6 +2,7 @@
 #include "rm/naa_conf.h"
 
 #include "config/number.h"
+#include "config/small_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -122,29 +123,9 @@ int naa_conf_parse(const char *text, const char *name, naa_conf *conf, char *err
 }
 
 int naa_conf_load(const char *path, naa_conf *conf, char *error, size_t size) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return fail(error, size, "cannot open %s: %s", path, strerror(errno));
-  char *text = NULL;
-  size_t used = 0, capacity = 0;
-  for (;;) {
-    if (capacity - used < 4096) {
-      capacity = capacity ? 2 * capacity : 8192;
-      char *grown = realloc(text, capacity);
-      if (grown == NULL) break;
-      text = grown;
-    }
-    const size_t n = fread(text + used, 1, capacity - used - 1, f);
-    used += n;
-    if (n == 0) break;
-  }
-  const int read_error = ferror(f) || text == NULL;
-  const int saved = errno;
-  fclose(f);
-  if (read_error) {
-    free(text);
-    return fail(error, size, "cannot read %s: %s", path, strerror(saved));
-  }
-  text[used] = '\0';
+  size_t used = 0;
+  char *text = naa_read_small_file(path, NAA_SMALL_FILE_LIMIT, &used, error, size);
+  if (text == NULL) return -1;
   if (strlen(text) != used) {
     free(text);
     return fail(error, size, "%s contains a NUL byte: not a text file", path);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +16,6 @@
 #include <functional>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -24,6 +24,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/number.h"
+#include "config/small_file.h"
 #include "rm/naa_conf.h"
 #include "rm/pmix_share.hpp"
 
@@ -48,9 +49,23 @@ std::string dirname_of(const std::string &path) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// The text of a Slurm configuration file; "" if there is none. Throws Error(NAA_ERR_CONFIG)
+// for one that is not a regular file of at most NAA_SMALL_FILE_LIMIT bytes (/dev/zero, a FIFO).
+std::string slurm_file(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return {};
+  char why[512];
+  size_t length = 0;
+  char *text = naa_read_small_file(path.c_str(), NAA_SMALL_FILE_LIMIT, &length, why, sizeof why);
+  if (text == nullptr) throw Error(NAA_ERR_CONFIG, why);
+  std::string out(text, length);
+  std::free(text);
+  return out;
+}
+
 // "Key=value" lines of slurm.conf; keys are case-insensitive there.
 std::string slurm_conf_value(const std::string &conf, const std::string &key) {
-  std::ifstream in(conf);
+  std::istringstream in(slurm_file(conf));
   for (std::string line; std::getline(in, line);) {
     line = line.substr(0, line.find('#'));
     const size_t eq = line.find('=');
@@ -72,7 +87,7 @@ std::string conf_from_plugstack() {
   const std::string slurm_conf = env_or("SLURM_CONF", "/etc/slurm/slurm.conf");
   std::string plugstack = slurm_conf_value(slurm_conf, "PlugStackConfig");
   if (plugstack.empty()) plugstack = dirname_of(slurm_conf) + "/plugstack.conf";
-  std::ifstream in(plugstack);
+  std::istringstream in(slurm_file(plugstack));
   for (std::string line; std::getline(in, line);) {
     line = line.substr(0, line.find('#'));
     if (line.find("naa_spank") == std::string::npos) continue;

@@ -60,8 +60,10 @@ class AutoTransport : public Transport {
       try {
         return connect_with(choice, host, port, local_ip, Deadline::after(limit), private_data,
                             before_connect);
-      } catch (const Refused &) {
-        throw;
+      } catch (const Refused &e) {
+        if (!e.path_only()) throw;
+        choice = network_transport_for(host, local_ip, options_.device, deadline);
+        NAA_LOG_INFO("NAA_TRANSPORT=auto: %s; connecting with %s instead", e.what(), choice.c_str());
       } catch (const Error &e) {
         choice = network_transport_for(host, local_ip, options_.device, deadline);
         NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "

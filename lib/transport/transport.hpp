@@ -147,11 +147,20 @@ class Endpoint {
 };
 
 // A connection the NAA refused (its reject): an answer, where the other connection failures are
-// not, so NAA_TRANSPORT=auto does not try another path after it.
+// not, so NAA_TRANSPORT=auto does not try another path after it, unless the NAA refused this
+// path only (path_only: naa-server --shm pgid, which serves other processes over the network).
 class Refused : public Error {
  public:
-  using Error::Error;
+  Refused(naa_error_t code, const std::string &what, bool path_only = false)
+      : Error(code, what), path_only_(path_only) {}
+  bool path_only() const { return path_only_; }
+
+ private:
+  bool path_only_;
 };
+
+// The reason naa-server's shm listener gives a process outside its process group (--shm pgid).
+inline constexpr char kShmGroupOnly[] = "naa-server: shm is served to its own process group only";
 
 // The requests a listener returned, and how many of them it found while polling for them
 // (request_pace.hpp), not after a sleep: for tests.

@@ -437,9 +437,11 @@ static PyObject *Handle_cancel(Handle *self, PyObject *unused) {
   naa_handle h;
   int rc;
   if (usable(self, "naa_cancel", &h) < 0) return NULL;
+  use_begin(self);
   Py_BEGIN_ALLOW_THREADS
   rc = naa_cancel(&h);
   Py_END_ALLOW_THREADS
+  use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_cancel", rc, NULL);
   Py_RETURN_NONE;
 }

@@ -58,7 +58,13 @@ std::vector<unsigned> job_codes(const naa::params::Values &values, std::string *
     *from = "--naa=" + asked + " (SLURM_SPANK_NAA_CODES)";
     return codes;
   }
-  const std::string path = naa::rm::naa_conf_path(values.text("NAA_CONF"));
+  std::string path;
+  try {
+    path = naa::rm::naa_conf_path(values.text("NAA_CONF"));
+  } catch (const naa::Error &e) {  // slurm.conf or plugstack.conf not a small regular file
+    *why = e.what();
+    return {};
+  }
   naa_conf conf;
   char error[1024];
   if (naa_conf_load(path.c_str(), &conf, error, sizeof error) != 0) {

@@ -277,7 +277,7 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
       if (pid <= 0 || getpgid(pid) != getpgrp()) {
         NAA_LOG_WARN("refusing %s: process %ld is not in the server's process group (--shm pgid)",
                      ep.peer().c_str(), static_cast<long>(pid));
-        return "naa-server: shm is served to its own process group only";
+        return transport::kShmGroupOnly;  // clients with NAA_TRANSPORT=auto then use the network
       }
     }
     // A second request naming the endpoint of a client being served is not that client's (it

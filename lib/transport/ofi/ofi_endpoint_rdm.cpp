@@ -340,8 +340,9 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
                                      " (is an naa-server listening there with this transport?)");
   if (answer->type == control::Type::Reject) {
     std::string reason = private_data_text(answer->data.data(), answer->data.size());
-    throw Refused(NAA_ERR_CONNECTION, what + ": refused by the NAA" +
-                                        (reason.empty() ? "" : " (\"" + reason + "\")"));
+    throw Refused(NAA_ERR_CONNECTION,
+                  what + ": refused by the NAA" + (reason.empty() ? "" : " (\"" + reason + "\")"),
+                  reason == kShmGroupOnly);
   }
   std::string name = answer->name;
   // A server listening on the wildcard address names its endpoint 0.0.0.0:PORT: the client

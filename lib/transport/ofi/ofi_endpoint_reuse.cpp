@@ -30,6 +30,7 @@
 // user, makes naa-server send to it, after which libfabric 1.17 crashes the client that reads
 // it once that server endpoint is closed (as it would a live one's).
 #include <rdma/fi_cm.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -41,6 +42,8 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::transport {
 namespace {
@@ -201,6 +204,17 @@ bool OfiEndpoint::adopt_idle() {
     std::unique_ptr<IdleRdm> idle = context_->take(client);
     if (!idle) return false;
     take_objects(*idle);  // ours empty: the idle one is left with nothing to close
+    // libfabric's shm removes the process's regions from /dev/shm in its SIGINT and SIGTERM
+    // handler, which then calls the program's: a program that handles the signal and goes on
+    // (Python's KeyboardInterrupt) keeps endpoints no peer can map any more.
+    const std::string object = shm_object(own_name());
+    struct stat st;
+    if (!object.empty() && ::stat(shm_object_path(object).c_str(), &st) != 0) {
+      NAA_LOG_INFO("an idle shm endpoint's region %s is gone (removed by libfabric's signal "
+                   "handler?): closing it", object.c_str() + 1);
+      take_objects(*idle);  // back to it: closed with it
+      continue;
+    }
     if (!client) {
       Completion c[8];
       while (read_cq(c, 8) > 0) {  // what the old client sent last is dropped (no peer yet)

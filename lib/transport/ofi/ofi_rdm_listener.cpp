@@ -102,6 +102,9 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
 
 OfiRdmListener::~OfiRdmListener() {
   ep_.reset();
+  // The endpoints kept for the next client (park_unused) stay open until the process exits,
+  // their bells would stay in /dev/shm after it: a stopped listener has no next client.
+  if (named_) fabric_->drop_idle_bells();
   if (name_fd_ >= 0) ::close(name_fd_);
   release_port();
 }
