@@ -127,7 +127,8 @@ typedef struct naa_attr {
   const char *naa;       /* "host:port" ("[v6addr]:port"): this NAA, no NAA_SPEC/Slurm lookup */
   const char *transport; /* as NAA_TRANSPORT: "auto", "verbs", "ofi", "ofi+tcp", ... */
   int64_t timeout_ms;    /* as NAA_TIMEOUT, in milliseconds (> 0); -1: unset */
-  const char *progress;  /* as NAA_PROGRESS: "spin", "block", "spin-then-block", "thread", "provider" */
+  const char *progress;  /* as NAA_PROGRESS: "spin", "block", "spin-then-block", "adaptive", "thread",
+                            "provider" */
   const char *auth_key;  /* as NAA_AUTH_KEY ("" sends none) */
   const char *local_ip;  /* as NAA_LOCAL_IP ("" lets routing choose) */
   const char *device;    /* as NAA_RDMA_DEVICE ("" none) */

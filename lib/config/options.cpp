@@ -56,16 +56,17 @@ const struct {
 } kProgressModes[] = {{"spin", Progress::Mode::Spin},
                       {"block", Progress::Mode::Block},
                       {"spin-then-block", Progress::Mode::SpinThenBlock},
+                      {"adaptive", Progress::Mode::Adaptive},
                       {"thread", Progress::Mode::Thread},
                       {"provider", Progress::Mode::Provider}};
 }  // namespace
 
 Progress::Mode parse_progress_mode(const std::string &m, const std::string &source) {
-  if (m.empty()) return Progress::Mode::SpinThenBlock;
+  if (m.empty()) return Progress::Mode::Adaptive;
   for (const auto &p : kProgressModes)
     if (m == p.name) return p.mode;
   throw Error(NAA_ERR_CONFIG, source + " '" + m + "' is not spin, block, "
-                              "spin-then-block, thread or provider");
+                              "spin-then-block, adaptive, thread or provider");
 }
 
 const char *progress_name(Progress::Mode mode) {

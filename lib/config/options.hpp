@@ -19,14 +19,17 @@ inline constexpr long kMaxTimeoutSeconds = 31536000;
 
 // NAA_PROGRESS: who moves the data and how naa_wait waits. spin: poll until done (lowest
 // latency, burns the core); block: sleep in the transport until a completion arrives (frees the
-// core, adds a wake-up); spin-then-block (default): poll for NAA_SPIN_US microseconds (default
-// 100), then block. In these three the calling thread drives the transfers (posting in
-// naa_invoke, completions in naa_test/naa_wait). thread: a library thread drives every such
-// handle (naa_invoke only enqueues, naa_test only reads a flag), pinned to NAA_PROGRESS_CPU when
-// set. provider: libfabric's own progress (FI_PROGRESS_AUTO) where the provider offers it,
-// spin-then-block otherwise as the default.
+// core, adds a wake-up); spin-then-block: poll for NAA_SPIN_US microseconds (default 100),
+// longer while a reply is due, then block; adaptive (default): as spin-then-block, but it
+// sleeps at once while the node is oversubscribed (progress/busy_node.hpp) and while the
+// handle's recent polls did not pay (progress/spin_budget.hpp), and yields the core while it
+// polls beside another runnable thread. In these the calling thread drives the transfers
+// (posting in naa_invoke, completions in naa_test/naa_wait). thread: a library thread drives
+// every such handle (naa_invoke only enqueues, naa_test only reads a flag), pinned to
+// NAA_PROGRESS_CPU when set. provider: libfabric's own progress (FI_PROGRESS_AUTO) where the
+// provider offers it, spin-then-block otherwise.
 struct Progress {
-  enum class Mode { Spin, Block, SpinThenBlock, Thread, Provider } mode = Mode::SpinThenBlock;
+  enum class Mode { Spin, Block, SpinThenBlock, Thread, Provider, Adaptive } mode = Mode::Adaptive;
   std::chrono::microseconds spin{100};
   int cpu = -1;  // NAA_PROGRESS_CPU for the thread: -1 leaves it to the scheduler
 };

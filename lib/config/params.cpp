@@ -49,11 +49,13 @@ const std::vector<Param> &registry() {
        "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
       {"NAA_RECONNECT", "attempts 0..100", "3",
        "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
-      {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
-       "who moves the data and how naa_wait waits", check_progress},
+      {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
+       "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
+       "once while the node has more runnable threads or ranks than CPUs or the handle's "
+       "recent polls did not pay", check_progress},
       {"NAA_SPIN_US", "microseconds", "100",
-       "the least spin-then-block polls before it sleeps (longer while a reply is due); the "
-       "least the progress thread of thread polls with work in flight",
+       "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
+       "due); the least the progress thread of thread polls with work in flight",
        check_microseconds},
       {"NAA_PROGRESS_CPU", "CPU number", "",
        "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},

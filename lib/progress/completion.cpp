@@ -136,7 +136,7 @@ class Waiter final : private progress::Work {
     const void **owners = owners_.data();
     size_t left = 0;
     auto first = std::chrono::milliseconds::max();
-    bool any_spin = false, all_block = true;
+    bool any_spin = false, all_block = true, any_adaptive = false;
     std::chrono::microseconds spin{0};
     std::chrono::nanoseconds expected{0};
     for (size_t i = 0; i < n; ++i) {
@@ -148,6 +148,7 @@ class Waiter final : private progress::Work {
       const progress::Policy &p = policy[i];
       any_spin = any_spin || p.mode == Progress::Mode::Spin;
       all_block = all_block && p.mode == Progress::Mode::Block;
+      any_adaptive = any_adaptive || p.mode == Progress::Mode::Adaptive;
       spin = std::max(spin, p.spin);
       expected = std::max(expected, p.expected);
     }
@@ -155,6 +156,7 @@ class Waiter final : private progress::Work {
     first_ = first;
     if (any_spin) policy_.mode = Progress::Mode::Spin;
     else if (all_block) policy_.mode = Progress::Mode::Block;
+    else if (any_adaptive) policy_.mode = Progress::Mode::Adaptive;
     policy_.spin = spin;
     policy_.expected = expected;
   }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "progress/busy_node.hpp"
+
 namespace naa::progress {
 namespace {
 
@@ -23,6 +25,22 @@ void sleep(std::vector<pollfd> &fds, Clock::time_point now, Clock::time_point un
   ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
 }
 
+// What an adaptive wait did with its spell without news, for its SpinBudget.
+enum class Spell {
+  None,     // nothing yet
+  Polled,   // it polled
+  GaveUp,   // it polled for the whole plan, then slept
+  Skipped,  // the budget let it not poll
+  Crowded,  // the node was oversubscribed: it did not poll, or stopped
+};
+
+void learn(Spell spell, SpinBudget *budget) {
+  if (budget == nullptr) return;
+  if (spell == Spell::Polled) budget->paid();
+  else if (spell == Spell::GaveUp) budget->missed();
+  else if (spell == Spell::Skipped) budget->skipped();
+}
+
 }  // namespace
 
 bool drive(Work &work, const Policy &policy, Deadline deadline) {
@@ -31,8 +49,14 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
   Clock::time_point last_news = Clock::now();
   bool news = false, polling = false;
   unsigned quiet = 0;
+  const bool adaptive = policy.mode == Progress::Mode::Adaptive;
+  const bool budget_open = policy.budget == nullptr || policy.budget->may_poll();
+  Spell spell = Spell::None;
   for (;;) {
-    if (work.done()) return true;
+    if (work.done()) {
+      if (adaptive) learn(spell, policy.budget);
+      return true;
+    }
     const Turn turn = work.turn();
     if (turn == Turn::Moved) {
       news = true;
@@ -43,16 +67,28 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     if (news) last_news = now;
     const bool was_polling = polling && !news;
     news = polling = false;
-    if (deadline.expired()) return false;
+    if (deadline.expired()) {
+      if (adaptive) learn(spell, policy.budget);
+      return false;
+    }
     const nanoseconds idle = now - last_news;
     const WaitPlan plan = wait_plan(policy.expected, policy.spin, work.woken());
+    // Adaptive: a poll on an oversubscribed node holds the core the peer needs to answer.
+    const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed();
     if (turn == Turn::Waiting && policy.mode != Progress::Mode::Block &&
-        (policy.mode == Progress::Mode::Spin || idle < plan.poll)) {
+        (policy.mode == Progress::Mode::Spin || (idle < plan.poll && !crowded && budget_open))) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
-      if (was_polling && (work.background() || policy.yields)) sched_yield();
+      if (was_polling && (work.background() || policy.yields || (adaptive && node_at_capacity())))
+        sched_yield();
       polling = true;
+      if (spell == Spell::None) spell = Spell::Polled;
       continue;
     }
+    if (adaptive && turn == Turn::Waiting && spell != Spell::GaveUp && spell != Spell::Crowded)
+      spell = crowded                   ? Spell::Crowded
+              : spell == Spell::Polled  ? Spell::GaveUp
+              : !budget_open            ? Spell::Skipped
+                                        : spell;
     const Clock::time_point end = now + deadline.remaining();
     if (work.background() && policy.mode != Progress::Mode::Block && idle < plan.length) {
       sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze

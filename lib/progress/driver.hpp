@@ -16,6 +16,7 @@
 
 #include "config/options.hpp"
 #include "deadline.hpp"
+#include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 
 namespace naa::progress {
@@ -58,7 +59,8 @@ class Work {
 };
 
 // How a caller waits: NAA_PROGRESS's mode (spin: poll until the deadline; block: sleep at once;
-// the others: the wait plan), its NAA_SPIN_US, and how long the awaited thing took last time.
+// the others: the wait plan; adaptive: the wait plan's polls only while they pay), its
+// NAA_SPIN_US, and how long the awaited thing took last time.
 struct Policy {
   Progress::Mode mode = Progress::Mode::SpinThenBlock;
   microseconds spin{0};
@@ -67,6 +69,8 @@ struct Policy {
   // needs a peer that may have to share this core first (a connection's setup on a loaded
   // host, where a poll that never yields held the server off for a whole time slice: 3-4 ms).
   bool yields = false;
+  // Adaptive only: whether polling paid in this caller's recent waits (null: not learned).
+  SpinBudget *budget = nullptr;
 };
 
 // Turns `work` until done() or the deadline; returns whether done() held. Transport errors

@@ -706,7 +706,7 @@ void Session::unwatch() {
 }
 
 progress::Policy Session::policy_locked() const {
-  return {progress_.mode, progress_.spin, round_trip_.value()};
+  return {progress_.mode, progress_.spin, round_trip_.value(), false, &spin_budget_};
 }
 
 int Session::expire(naa_status *status) {

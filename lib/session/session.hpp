@@ -159,6 +159,8 @@ class Session : private ProgressEngine::Client {
   uint64_t watch_drops_ = 0;
   // How long round trips take, for the wait plan (progress/wait_plan.hpp).
   progress::Expected round_trip_;
+  // Whether polling paid in its recent waits (NAA_PROGRESS=adaptive); the waits update it.
+  mutable progress::SpinBudget spin_budget_;
 
   const Settings settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.

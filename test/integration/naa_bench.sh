@@ -27,9 +27,27 @@ done
 # Per table one row per size (3 tests and 2 overlap tables, x 2 sizes), each starting with the
 # size and its count.
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/table")" -eq 10 ] || { echo "wrong row count" >&2; exit 1; }
-# The latency rows carry the mean, the raw columns and both ratios: 11 numbers, none missing.
-[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 11 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
+# The latency rows carry the mean, the CPU time per round trip, the raw columns (with theirs)
+# and both ratios: 13 numbers, none missing.
+[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 13 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 2 ] ||
   { echo "latency rows lack the raw measurements" >&2; exit 1; }
+# The raw pattern runs over the transport libnaa's handles use (auto: the one it picked), and
+# the header names both.
+line=$(grep '^# --raw: libnaa over ' "$naa_test_dir/table") || { echo "no --raw transport header" >&2; exit 1; }
+lib_transport=$(echo "$line" | sed -e 's/^# --raw: libnaa over \(.*\), raw client and raw peer over .*$/\1/' -e 's/^auto: //')
+raw_transport=$(echo "$line" | sed -e 's/^.*, raw client and raw peer over //')
+[ -n "$raw_transport" ] && [ "$lib_transport" = "$raw_transport" ] ||
+  { echo "--raw compares two transports: $line" >&2; exit 1; }
+grep -q -F "raw peer over $raw_transport" "$naa_test_dir/table"
+
+# --load and --load-clients: the header says the load, the latency rows add the load clients'
+# round trips per second and everybody's (9 numbers), all measured (over 8 round trips the
+# load clients may have been descheduled throughout: theirs may be 0).
+"$bench" $args --tests latency --load 1 --load-clients 2 > "$naa_test_dir/load"
+cat "$naa_test_dir/load"
+grep -q -E '^# load: 1 busy threads, 2 load clients; [0-9]+ CPUs online' "$naa_test_dir/load"
+[ "$(awk '/^# latency:/ {on = 1; next} /^$/ {on = 0} on && /^[0-9]/ && NF == 9 && $0 !~ / - / && $9 > 0 && $9 >= $8 {n++} END {print n + 0}' "$naa_test_dir/load")" -eq 2 ] ||
+  { echo "latency rows under --load-clients lack the clients' round trips" >&2; exit 1; }
 grep -q "Dbuf/serial" "$naa_test_dir/table"
 
 "$bench" $args --tests latency --csv > "$naa_test_dir/csv"

@@ -87,7 +87,7 @@ std::thread reply_after(naa::fake::Endpoint *ep, std::chrono::milliseconds delay
 }
 
 void wait_completes_invocations(void **) {
-  for (Progress::Mode mode : {Progress::Mode::SpinThenBlock, Progress::Mode::Spin,
+  for (Progress::Mode mode : {Progress::Mode::Adaptive, Progress::Mode::SpinThenBlock, Progress::Mode::Spin,
                               Progress::Mode::Block, Progress::Mode::Thread}) {
     Handle h;
     h.open(mode);

@@ -21,6 +21,8 @@
 #include "diag/error.hpp"
 #include "fi_pingpong_run.hpp"
 #include "handle.hpp"
+#include "load.hpp"
+#include "progress/busy_node.hpp"
 #include "raw.hpp"
 #include "report.hpp"
 #include "config/params.hpp"
@@ -66,7 +68,9 @@ void usage(FILE *out) {
       "  -I, --in-place         one in-place region instead of an input and an output\n"
       "  -r, --raw              also drive the same writes on the transport interface against\n"
       "                         a raw peer (spawned on HOST unless --raw-peer-at) and print\n"
-      "                         libnaa/raw ratios\n"
+      "                         libnaa/raw ratios; over the transport libnaa's handles use\n"
+      "                         (with NAA_TRANSPORT=auto: the one it picked, shm for a\n"
+      "                         same-host server), named in the header\n"
       "      --raw-peer-at HOST:PORT  use a raw peer started elsewhere with --raw-peer\n"
       "      --raw-via-server   let the naa-server answer the raw writes too (MRSP once, then\n"
       "                         the same writes), so both sides meet the same responder\n"
@@ -85,6 +89,12 @@ void usage(FILE *out) {
       "                         usec/xfer: fi_pingpong's usec/xfer is half a round trip) and the\n"
       "                         medians of libnaa's median and mean over each run; latency test\n"
       "                         only, a naa-server on this host, not over verbs\n"
+      "      --load N           run every test beside N busy threads of this process\n"
+      "                         (started before the first test, stopped after the last)\n"
+      "      --load-clients N   run the latency and compare tests beside N other clients:\n"
+      "                         threads with handles of their own (the environment's\n"
+      "                         settings) doing round trips of the same size back to back;\n"
+      "                         adds their round trips per second\n"
       "      --memcpy           measure single-core memcpy bandwidth for the sizes instead\n"
       "  -c, --csv              print test,variant,size,metric,value lines instead of tables\n"
       "      --status-every SEC when standard output is not a terminal, say on standard error\n"
@@ -115,7 +125,8 @@ std::vector<std::string> split(const char *text) {
 // The spawned raw peer: this same program with --raw-peer, reporting its port on a pipe.
 class SpawnedPeer {
  public:
-  SpawnedPeer(const std::string &host) {
+  // `transport`: its NAA_TRANSPORT, the one the raw client uses.
+  SpawnedPeer(const std::string &host, const std::string &transport) {
     int fds[2];
     if (pipe(fds) != 0) throw naa::Error(NAA_ERR_NO_RESOURCES, "pipe for the raw peer failed");
     pid_ = fork();
@@ -126,6 +137,7 @@ class SpawnedPeer {
       close(fds[0]);
       close(fds[1]);
       std::string idle = std::to_string(kPeerIdleSeconds);
+      setenv("NAA_TRANSPORT", transport.c_str(), 1);
       execl("/proc/self/exe", "naa-bench", "--raw-peer", "--host", host.c_str(), "--port", "0",
             "--idle", idle.c_str(), static_cast<char *>(nullptr));
       std::fprintf(stderr, "naa-bench: cannot start the raw peer: %s\n", std::strerror(errno));
@@ -169,7 +181,7 @@ int main(int argc, char **argv) {
   uint64_t v = 0;
   unsigned idle = 0;
   enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
-         kHandles, kSlowCode, kProgress, kFiPingpong, kStatusEvery };
+         kHandles, kSlowCode, kProgress, kFiPingpong, kStatusEvery, kLoad, kLoadClients };
   static const option long_options[] = {
       {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
       {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
@@ -182,6 +194,8 @@ int main(int argc, char **argv) {
       {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
       {"memcpy", no_argument, nullptr, kMemcpy},
       {"fi-pingpong", no_argument, nullptr, kFiPingpong},
+      {"load", required_argument, nullptr, kLoad},
+      {"load-clients", required_argument, nullptr, kLoadClients},
       {"handles", required_argument, nullptr, kHandles},
       {"slow-code", required_argument, nullptr, kSlowCode},
       {"compare", required_argument, nullptr, kCompare},
@@ -265,6 +279,14 @@ int main(int argc, char **argv) {
         break;
       case kMemcpy: memcpy_mode = true; break;
       case kFiPingpong: s.fi_pingpong = true; break;
+      case kLoad:
+        if (!naa::parse_count(optarg, 1024, &v)) bad_option("--load", optarg);
+        s.load = static_cast<unsigned>(v);
+        break;
+      case kLoadClients:
+        if (!naa::parse_count(optarg, 1024, &v)) bad_option("--load-clients", optarg);
+        s.load_clients = static_cast<unsigned>(v);
+        break;
       case kHandles:
         if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--handles", optarg);
         s.waitany_handles = v;
@@ -364,13 +386,28 @@ int main(int argc, char **argv) {
                       ? "(default)" : values.text("NAA_PROGRESS").c_str(),
                   s.in_place ? "in-place" : "separate input and output");
 
+    if (!s.csv && (s.load != 0 || s.load_clients != 0))
+      std::printf("# load: %u busy threads, %u load clients; %s\n", s.load, s.load_clients,
+                  naa::progress::read_node_load().describe().c_str());
+
     std::unique_ptr<naa::transport::Transport> transport;
     std::unique_ptr<SpawnedPeer> peer;
     naa::bench::RawTarget raw;
     if (s.raw) {
       if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
-      transport = naa::transport::open_transport(values.text("NAA_TRANSPORT"),
-                                                 values.transport_options());
+      // The transport libnaa's handles use, so that the ratios compare the code above it and
+      // not two transports (auto picks shm for a same-host server, a raw client would not).
+      std::string lib_transport;
+      {
+        naa::bench::Handle probe(s, 1);
+        lib_transport = probe.info().transport;
+      }
+      const std::string raw_transport =
+          lib_transport.rfind("auto: ", 0) == 0 ? lib_transport.substr(6) : lib_transport;
+      if (!s.csv)
+        std::printf("# --raw: libnaa over %s, raw client%s over %s\n", lib_transport.c_str(),
+                    s.raw_via_server ? " (naa-server answering)" : " and raw peer", raw_transport.c_str());
+      transport = naa::transport::open_transport(raw_transport, values.transport_options());
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;
@@ -383,11 +420,12 @@ int main(int argc, char **argv) {
         raw.port = s.raw_port;
       } else {
         std::string peer_host = host_given ? host : server.substr(0, server.rfind(':'));
-        peer = std::make_unique<SpawnedPeer>(peer_host);
+        peer = std::make_unique<SpawnedPeer>(peer_host, raw_transport);
         raw.host = peer_host;
         raw.port = peer->port();
       }
     }
+    const naa::bench::BusyThreads hogs(s.load);
     if (!s.compare_variable.empty()) {
       naa::bench::run_compare(s, stdout);
       return 0;

@@ -17,6 +17,7 @@
 #include "buffer.hpp"
 #include "protocol/mrsp.hpp"
 #include "config/options.hpp"  // libnaa's Progress (NAA_PROGRESS)
+#include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
 
@@ -46,6 +47,7 @@ class RawClient {
   const Progress progress_;
   const std::chrono::milliseconds timeout_;
   progress::Expected round_trip_;  // as a Session learns its round trips, for the wait plan
+  progress::SpinBudget spin_budget_;  // as a Session learns whether polling pays
   Buffer input_, output_;
   std::unique_ptr<transport::Endpoint> ep_;  // before everything registered with it
   const uint32_t request_imm_;

@@ -32,6 +32,8 @@ struct Settings {
   uint16_t raw_port = 0;       // 0: spawn our own raw peer
   bool raw_via_server = false; // drive the raw writes against the naa-server instead
   bool fi_pingpong = false;    // fi_pingpong beside each latency size
+  unsigned load = 0;           // --load: busy threads beside every test
+  unsigned load_clients = 0;   // --load-clients: clients of their own beside latency and compare
   bool csv = false;
   std::string plot_path;
 

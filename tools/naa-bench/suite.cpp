@@ -14,6 +14,7 @@
 #include "fi_pingpong_run.hpp"
 #include "clock.hpp"
 #include "handle.hpp"
+#include "load.hpp"
 #include "config/params.hpp"
 #include "energy/energy.hpp"
 #include "transport/transport.hpp"
@@ -55,13 +56,34 @@ double median_of(std::vector<double> v) {
 // Times one call of op. With --raw, libnaa and raw round trips alternate one by one through
 // this, so that a noisy neighbour on a shared machine slows both alike instead of whichever
 // ran at the time.
+// `cpu_ns`, when given, adds this thread's CPU time during the call.
 template <class Op>
-void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns) {
+void time_round_trip(Op &&op, Samples &samples, int64_t *total_ns, int64_t *cpu_ns = nullptr) {
+  const int64_t c0 = cpu_ns != nullptr ? thread_cpu_ns() : 0;
   int64_t t0 = now_ns();
   op();
   int64_t dt = now_ns() - t0;
+  if (cpu_ns != nullptr) *cpu_ns += thread_cpu_ns() - c0;
   samples.add(dt);
   *total_ns += dt;
+}
+
+// --load-clients: the clients' round trips per second while `op` ran, and those of everybody
+// (the clients' and the `own` ones of op).
+template <class Op>
+std::pair<double, double> with_load_clients(const Settings &s, size_t size, size_t own, Op &&op) {
+  if (s.load_clients == 0) {
+    op();
+    return {kNone, kNone};
+  }
+  LoadClients clients(s, s.load_clients, size);
+  const uint64_t before = clients.round_trips();
+  const int64_t t0 = now_ns();
+  op();
+  const double seconds = (now_ns() - t0) / 1e9;
+  const uint64_t theirs = clients.round_trips() - before;
+  clients.stop();
+  return {theirs / seconds, (theirs + own) / seconds};
 }
 
 // fi_pingpong's arguments for the provider the handle connected over (with auto: what it chose).
@@ -83,7 +105,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                               {"Median(us)", "median_us", "libnaa", 2},
                               {"P99(us)", "p99_us", "libnaa", 2},
                               {"Mean(us)", "mean_us", "libnaa", 2},
-                              {"MB/s", "mb_per_s", "libnaa", 2}};
+                              {"MB/s", "mb_per_s", "libnaa", 2},
+                              {"CPU(us)", "cpu_us", "libnaa", 2}};
   energy::Meter *meter = host_meter(s, out);
   if (meter != nullptr) {
     cols.push_back({"Host J/RT", "host_j_per_round_trip", "libnaa", 6});
@@ -93,6 +116,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     cols.push_back({"Raw med(us)", "median_us", "raw", 2});
     cols.push_back({"Raw p99(us)", "p99_us", "raw", 2});
     cols.push_back({"Raw MB/s", "mb_per_s", "raw", 2});
+    cols.push_back({"Raw CPU(us)", "cpu_us", "raw", 2});
     cols.push_back({"Lat ratio", "latency_ratio", "libnaa/raw", 3});
     cols.push_back({"BW ratio", "bandwidth_ratio", "libnaa/raw", 3});
   }
@@ -101,9 +125,16 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     cols.push_back({"Med/fi_pp", "median_ratio", "libnaa/fi_pingpong", 3});
     cols.push_back({"Mean/fi_pp", "mean_ratio", "libnaa/fi_pingpong", 3});
   }
+  if (s.load_clients != 0) {
+    cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
+    cols.push_back({"All RT/s", "round_trips_per_s", "all_clients", 0});
+  }
   Table table(out, s.csv, "latency",
               std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
-                          "MB/s = Size / mean round trip, each way (fi_pingpong's usec/xfer is half that round trip)") +
+                          "MB/s = Size / mean round trip, each way (fi_pingpong's usec/xfer is half that round trip); "
+                          "CPU = the measuring thread's CPU time per round trip") +
+                  (s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile, "
+                                         "All RT/s: theirs and the measured ones together" : "") +
                   (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : "") +
                   (s.fi_pingpong ? "; fi_pp RT: fi_pingpong's round trip on loopback over the handle's provider "
                                    "(2 x its usec/xfer, which is half a round trip), median of 5 runs (fewer below 5 "
@@ -125,7 +156,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                                       raw.host, raw.port, size, static_cast<uint8_t>(s.function_code),
                                       progress, timeout, values.text("NAA_LOCAL_IP"));
     Samples lib(n), rs(n);
-    int64_t lib_total = 0, raw_total = 0;
+    int64_t lib_total = 0, raw_total = 0, lib_cpu = 0, raw_cpu = 0;
     // With --fi-pingpong the iterations come in rounds, each followed by an fi_pingpong run of
     // as many: each ratio compares two measurements of the same few seconds. Every round warms
     // up as the whole would: after the half second of an fi_pingpong run, the first 1 MiB round
@@ -134,34 +165,36 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     std::vector<double> fi_rt, median_ratio, mean_ratio;
     uint64_t host_uj = 0;
     bool host_read = meter != nullptr;
-    for (size_t round = 0, done = 0; round < rounds; ++round) {
-      const size_t chunk = (n - done) / (rounds - round);
-      for (size_t i = 0; i < s.warmup_for(n); ++i) {
-        h.round_trip();
-        if (r) r->round_trip();
+    const auto load_rates = with_load_clients(s, size, n, [&] {
+      for (size_t round = 0, done = 0; round < rounds; ++round) {
+        const size_t chunk = (n - done) / (rounds - round);
+        for (size_t i = 0; i < s.warmup_for(n); ++i) {
+          h.round_trip();
+          if (r) r->round_trip();
+        }
+        Samples part(chunk);
+        int64_t part_total = 0;
+        uint64_t uj0 = 0, uj1 = 0;
+        host_read = host_read && meter->read(&uj0);
+        for (size_t i = 0; i < chunk; ++i) {
+          time_round_trip([&] { h.round_trip(); }, part, &part_total, &lib_cpu);
+          lib.add(part.last());
+          if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total, &raw_cpu);
+        }
+        host_read = host_read && meter->read(&uj1);
+        host_uj += uj1 - uj0;
+        lib_total += part_total;
+        done += chunk;
+        if (!s.fi_pingpong) continue;
+        fi_rt.push_back(run_fi_pingpong(provider_of(h), size, chunk));
+        median_ratio.push_back(part.median_us() / fi_rt.back());
+        mean_ratio.push_back(part_total / 1e3 / chunk / fi_rt.back());
       }
-      Samples part(chunk);
-      int64_t part_total = 0;
-      uint64_t uj0 = 0, uj1 = 0;
-      host_read = host_read && meter->read(&uj0);
-      for (size_t i = 0; i < chunk; ++i) {
-        time_round_trip([&] { h.round_trip(); }, part, &part_total);
-        lib.add(part.last());
-        if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total);
-      }
-      host_read = host_read && meter->read(&uj1);
-      host_uj += uj1 - uj0;
-      lib_total += part_total;
-      done += chunk;
-      if (!s.fi_pingpong) continue;
-      fi_rt.push_back(run_fi_pingpong(provider_of(h), size, chunk));
-      median_ratio.push_back(part.median_us() / fi_rt.back());
-      mean_ratio.push_back(part_total / 1e3 / chunk / fi_rt.back());
-    }
+    });
     const double lib_mean_us = lib_total / 1e3 / n;
     PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_mean_us), kNone, kNone};
     std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), lib_mean_us,
-                               p.libnaa_mbps};
+                               p.libnaa_mbps, lib_cpu / 1e3 / n};
     if (meter != nullptr) {  // a failed read: unknown, not zero
       const double j = host_read ? static_cast<double>(host_uj) / 1e6 : kNone;
       row.insert(row.end(), {j / n, j / (2.0 * size * n) * 1e9});
@@ -169,10 +202,11 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     if (r) {
       p.raw_us = rs.median_us();
       p.raw_mbps = mb_per_s(size, raw_total / 1e3 / n);
-      row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, p.libnaa_us / p.raw_us,
-                             p.libnaa_mbps / p.raw_mbps});
+      row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, raw_cpu / 1e3 / n,
+                             p.libnaa_us / p.raw_us, p.libnaa_mbps / p.raw_mbps});
     }
     if (s.fi_pingpong) row.insert(row.end(), {median_of(fi_rt), median_of(median_ratio), median_of(mean_ratio)});
+    if (s.load_clients != 0) row.insert(row.end(), {load_rates.first, load_rates.second});
     table.row(row);
     points.push_back(p);
   }
@@ -394,9 +428,12 @@ void run_compare(const Settings &s, FILE *out) {
     cols.push_back({v + " MB/s", "mb_per_s", variant, 2});
     cols.push_back({v + " cpu(us)", "cpu_us", variant, 2});
   }
+  if (s.load_clients != 0) cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
   Table table(out, s.csv, "compare",
               "compare: " + var + " per handle, round trips alternating between the handles; "
-              "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip",
+              "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip" +
+                  std::string(s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile"
+                                                  : ""),
               cols);
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
@@ -406,15 +443,15 @@ void run_compare(const Settings &s, FILE *out) {
     std::vector<Samples> samples(hs.size(), Samples(n));
     for (size_t i = 0; i < s.warmup_for(n); ++i)
       for (auto &h : hs) h->round_trip();
-    for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < hs.size(); ++k) {
-        int64_t c0 = thread_cpu_ns();
-        time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k]);
-        cpu[k] += thread_cpu_ns() - c0;
-      }
+    const auto load_rates = with_load_clients(s, size, n * hs.size(), [&] {
+      for (size_t i = 0; i < n; ++i)
+        for (size_t k = 0; k < hs.size(); ++k)
+          time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k], &cpu[k]);
+    });
     std::vector<double> row = {double(size), double(n)};
     for (size_t k = 0; k < hs.size(); ++k)
       row.insert(row.end(), {samples[k].median_us(), mb_per_s(size * n, total[k] / 1e3), cpu[k] / 1e3 / n});
+    if (s.load_clients != 0) row.push_back(load_rates.first);
     table.row(row);
   }
 }

@@ -18,6 +18,7 @@
 #include "key_check.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "diag/log.hpp"
+#include "progress/busy_node.hpp"
 
 namespace naa::server {
 namespace {
@@ -62,11 +63,12 @@ const std::string &server_identity() {
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
                        std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-                       std::chrono::microseconds spin, const StopSignal &stop,
+                       std::chrono::microseconds spin, bool adaptive, const StopSignal &stop,
                        RegionPool *regions)
     : mrsp_timeout_(mrsp_timeout),
       idle_timeout_(idle_timeout),
       spin_(spin),
+      adaptive_(adaptive),
       stop_(stop),
       handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
       accept_data_(server_identity()),
@@ -170,6 +172,7 @@ void Connection::run() {
           idle = Deadline::after(idle_timeout_);
           if (invocations_ > 0) next_invocation_.observe(last_news_ - replied_);
           else first_message().observe(last_news_ - replied_);
+          invocation_came();
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
@@ -205,7 +208,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
     const progress::nanoseconds poll_for =
         invocations_ == 0 ? first_message().due(spin_)
                           : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
-    if (idle < poll_for) {
+    if (may_poll(idle, poll_for)) {
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
@@ -220,6 +223,32 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   }
   if (n > 0) last_news_ = progress::Clock::now();
   return n;
+}
+
+// Whether to poll on, `idle` into the wait for the next invocation, where the wait plan polls
+// for `poll_for`. Adaptive (--wait): never while the node is oversubscribed, where this thread
+// would hold the core that the client, another connection or the kernel needs
+// (progress/busy_node.hpp), nor while this connection's polls did not pay lately
+// (progress/spin_budget.hpp), which it learns from the polls that end in the next invocation
+// or in a sleep.
+bool Connection::may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for) {
+  if (!adaptive_) return idle < poll_for;
+  if (idle >= poll_for || progress::node_oversubscribed()) {
+    if (spell_ == Spell::Polled && idle >= poll_for) spin_budget_.missed();
+    if (spell_ != Spell::Skipped) spell_ = Spell::Settled;
+    return false;
+  }
+  if (spell_ == Spell::None && !spin_budget_.may_poll()) spell_ = Spell::Skipped;
+  if (spell_ == Spell::Skipped || spell_ == Spell::Settled) return false;
+  spell_ = Spell::Polled;
+  return true;
+}
+
+// The end of a wait for an invocation, for the spin budget.
+void Connection::invocation_came() {
+  if (spell_ == Spell::Polled) spin_budget_.paid();
+  else if (spell_ == Spell::Skipped) spin_budget_.skipped();
+  spell_ = Spell::None;
 }
 
 // How long a wait for the client may sleep, at most `until`: as long as that where the endpoint

@@ -15,6 +15,7 @@
 #include "kernels.hpp"
 #include "memory_budget.hpp"
 #include "protocol/mrsp.hpp"
+#include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 #include "stop_signal.hpp"
 #include "transport/transport.hpp"
@@ -27,7 +28,7 @@ class Connection {
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
              std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-             std::chrono::microseconds spin, const StopSignal &stop,
+             std::chrono::microseconds spin, bool adaptive, const StopSignal &stop,
              RegionPool *regions = nullptr);
   ~Connection();
 
@@ -49,11 +50,18 @@ class Connection {
   void invoke(uint32_t imm);
   size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
   Deadline sleep_until(Deadline until, progress::Clock::duration idle) const;
+  bool may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for);
+  void invocation_came();
   void post_invocation_recv();
 
   const std::chrono::milliseconds mrsp_timeout_;
   const std::chrono::milliseconds idle_timeout_;
   const std::chrono::microseconds spin_;  // the least it polls after each invocation (--spin-us)
+  const bool adaptive_;                    // --wait adaptive
+  // Whether polling for the next invocation paid lately (adaptive), and what this wait for it
+  // did so far.
+  progress::SpinBudget spin_budget_;
+  enum class Spell { None, Polled, Skipped, Settled } spell_ = Spell::None;
   progress::Expected next_invocation_;     // how long after a reply the next invocation comes
   progress::Clock::time_point replied_{};  // when the last reply was posted
   progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion

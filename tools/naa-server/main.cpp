@@ -63,6 +63,10 @@ void usage(FILE *out) {
       "  -s, --spin-us N          after answering an invocation, poll at least N microseconds\n"
       "                           for the next before sleeping, longer while the client's\n"
       "                           invocations are due (default 100)\n"
+      "  -w, --wait POLICY        adaptive (default): poll for a client's next invocation\n"
+      "                           only while the node has no more runnable threads than\n"
+      "                           CPUs and the connection's recent polls paid; or\n"
+      "                           spin-then-block: as --spin-us says, whatever the load\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
       "  -A, --auth-key-file PATH accept only clients that present the key in PATH\n"
       "                           (default: $NAA_AUTH_KEY or $NAA_AUTH_KEY_FILE, else anyone)\n"
@@ -107,13 +111,14 @@ int main(int argc, char **argv) {
       {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
       {"auth-key-file", required_argument, nullptr, 'A'},
       {"spin-us", required_argument, nullptr, 's'},
+      {"wait", required_argument, nullptr, 'w'},
       {"shm", required_argument, nullptr, 'S'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:S:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:w:S:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -168,6 +173,11 @@ int main(int argc, char **argv) {
       case 's':
         if (!naa::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
         options.spin = std::chrono::microseconds(n);
+        break;
+      case 'w':
+        if (std::strcmp(optarg, "adaptive") == 0) options.adaptive = true;
+        else if (std::strcmp(optarg, "spin-then-block") == 0) options.adaptive = false;
+        else bad_option("--wait", optarg);
         break;
       case 'l': list_only = true; break;
       case 'v': naa::log::set_default_threshold(naa::log::Level::Info); break;

@@ -50,6 +50,9 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
   std::chrono::microseconds spin{100};  // the least it polls after each invocation (wait plan)
+  // --wait adaptive (default): a connection polls for the next invocation only while the node
+  // is not oversubscribed and its recent polls paid; spin-then-block: by the wait plan alone.
+  bool adaptive = true;
   KernelPolicy kernel_policy;
   ShmPeers shm = ShmPeers::OwnUser;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "progress/busy_node.hpp"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "progress/wait_plan.hpp"  // Clock
+
+namespace naa::progress {
+namespace {
+
+// The running count of /proc/loadavg ("0.50 0.40 0.30 3/250 12345": 3), 0 when unreadable.
+unsigned running_now() {
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[128];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  unsigned running = 0, total = 0;
+  double a, b, c;
+  if (std::sscanf(text, "%lf %lf %lf %u/%u", &a, &b, &c, &running, &total) != 5) return 0;
+  return running;
+}
+
+// The first of the variables set to a plain number ("4"; Slurm's "4(x2)" counts as 4).
+unsigned ranks_from_environment() {
+  for (const char *name : {"SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v < '1' || *v > '9') continue;
+    const unsigned long n = std::strtoul(v, nullptr, 10);
+    if (n > 0 && n < 1000000) return static_cast<unsigned>(n);
+  }
+  return 0;
+}
+
+struct Reading {
+  std::atomic<int64_t> taken{0};          // Clock ticks of the last reading
+  std::atomic<int64_t> oversubscribed{0};  // of the last oversubscribed reading (0: never)
+  std::atomic<bool> at_capacity{false};
+};
+Reading reading;
+
+int64_t ticks(Clock::time_point t) { return t.time_since_epoch().count(); }
+
+void refresh() {
+  const auto now = Clock::now();
+  int64_t last = reading.taken.load(std::memory_order_relaxed);
+  if (last != 0 && now - Clock::time_point(Clock::duration(last)) < kRefresh) return;
+  // One reader at a time; the others go on with the last reading.
+  if (!reading.taken.compare_exchange_strong(last, ticks(now))) return;
+  static const unsigned ranks = ranks_from_environment();
+  static const unsigned online = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  const unsigned running = running_now();
+  NodeLoad load;
+  load.online = online;
+  load.runnable = running;
+  load.ranks = ranks;
+  if (load.oversubscribed()) reading.oversubscribed.store(ticks(now), std::memory_order_relaxed);
+  reading.at_capacity.store(running >= online, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::string NodeLoad::describe() const {
+  std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";
+  s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
+  s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node" : std::string(", ranks unknown");
+  return s + (oversubscribed() ? ": oversubscribed" : ": not oversubscribed");
+}
+
+NodeLoad read_node_load() {
+  NodeLoad load;
+  load.online = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) load.usable = static_cast<unsigned>(CPU_COUNT(&set));
+  load.runnable = running_now();
+  load.ranks = ranks_from_environment();
+  return load;
+}
+
+bool node_oversubscribed() {
+  refresh();
+  const int64_t at = reading.oversubscribed.load(std::memory_order_relaxed);
+  return at != 0 && Clock::now() - Clock::time_point(Clock::duration(at)) < kHold;
+}
+
+bool node_at_capacity() {
+  refresh();
+  return reading.at_capacity.load(std::memory_order_relaxed);
+}
+
+}  // namespace naa::progress

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Whether this node's CPUs are oversubscribed, for the adaptive wait (NAA_PROGRESS=adaptive,
+// naa-server's connection threads): a thread that polls for a peer on a node with more runnable
+// threads than CPUs takes the core the peer (a same-host naa-server, another client, the
+// application's own ranks) needs to answer, and the answer then waits for the scheduler's next
+// tick (about 4 ms). There, the waiter must sleep at once instead.
+//
+// Oversubscribed: more runnable threads on the node than its online CPUs (the running count of
+// /proc/loadavg, which counts the reader too), or more ranks on this node than its online CPUs
+// (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). A process pinned to a
+// subset of the CPUs is judged by the node's total: the running count says nothing of which CPUs
+// the runnable threads may use. The running count is an instant; a reading of more runnable
+// threads than CPUs is held for kHold, as a spin that guessed wrong costs a tick while a sleep
+// that guessed wrong costs a wake-up (some 30 us).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace naa::progress {
+
+struct NodeLoad {
+  unsigned online = 1;    // online CPUs of the node
+  unsigned usable = 1;    // CPUs in this thread's affinity mask
+  unsigned runnable = 0;  // runnable threads now (0: unknown)
+  unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
+  bool oversubscribed() const { return runnable > online || ranks > online; }
+  // "2 CPUs online, 2 usable, 5 runnable, ranks unknown: oversubscribed"
+  std::string describe() const;
+};
+
+// A fresh reading (a few system calls).
+NodeLoad read_node_load();
+
+// Whether a waiter should not poll: the node was oversubscribed at a reading within the last
+// kHold. Readings are taken at most every kRefresh by whichever thread asks, so that a poll
+// loop may ask on every spell.
+bool node_oversubscribed();
+// Whether another thread is runnable beside the caller's CPUs' worth: a poll should yield.
+bool node_at_capacity();
+
+inline constexpr std::chrono::milliseconds kRefresh{2};
+inline constexpr std::chrono::milliseconds kHold{50};
+
+}  // namespace naa::progress

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// NAA_PROGRESS=adaptive (lib/progress/driver.cpp, busy_node, spin_budget): on an oversubscribed
+// node a wait sleeps at its first empty turn instead of polling; a handle whose polls did not
+// pay sleeps at once for ever more waits, and polls again once one of its polls paid. The
+// node is made oversubscribed by the environment (more ranks on it than CPUs), never by load.
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <setjmp.h>
+
+#include <chrono>
+#include <vector>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include "progress/busy_node.hpp"
+#include "progress/driver.hpp"
+#include "progress/spin_budget.hpp"
+
+using naa::Deadline;
+using naa::Progress;
+using namespace naa::progress;
+
+namespace {
+
+// Nothing comes until the waiter arms its descriptors to sleep; arming says "something may be
+// there" (no real sleep), and the next turn finds the completion.
+class SleepOnly final : public Work {
+ public:
+  bool done() override { return arms_ > 0 && turns_after_arm_ > 0; }
+  Turn turn() override {
+    if (arms_ == 0) ++turns_before_arm_;
+    else ++turns_after_arm_;
+    return arms_ > 0 ? Turn::Moved : Turn::Waiting;
+  }
+  bool woken() override { return true; }
+  Armed arm(std::vector<pollfd> &) override {
+    ++arms_;
+    Armed a;
+    a.ready = true;
+    return a;
+  }
+  unsigned turns_before_arm_ = 0, turns_after_arm_ = 0, arms_ = 0;
+};
+
+unsigned turns_before_sleeping(Progress::Mode mode) {
+  SleepOnly work;
+  Policy policy;
+  policy.mode = mode;
+  policy.spin = std::chrono::milliseconds(20);  // long enough for thousands of polls
+  assert_true(drive(work, policy, Deadline::after(std::chrono::seconds(10))));
+  return work.turns_before_arm_;
+}
+
+}  // namespace
+
+// More ranks on the node than CPUs: the adaptive wait does not poll at all, where
+// spin-then-block polls for its 20 ms.
+static void oversubscribed_node_sleeps_at_once(void **) {
+  const NodeLoad load = read_node_load();
+  assert_int_equal(load.ranks, 100000);
+  assert_true(load.oversubscribed());
+  assert_true(node_oversubscribed());
+  assert_true(turns_before_sleeping(Progress::Mode::SpinThenBlock) > 10);
+  assert_int_equal(turns_before_sleeping(Progress::Mode::Adaptive), 1);
+}
+
+// Misses in a row make ever longer runs of waits that do not poll (2, 4, ...); one poll that
+// paid makes the next wait poll again.
+static void budget_backs_off_and_recovers(void **) {
+  SpinBudget b;
+  assert_true(b.may_poll());
+  b.missed();
+  for (int i = 0; i < 2; ++i) {
+    assert_false(b.may_poll());
+    b.skipped();
+  }
+  assert_true(b.may_poll());
+  b.missed();
+  for (int i = 0; i < 4; ++i) {
+    assert_false(b.may_poll());
+    b.skipped();
+  }
+  assert_true(b.may_poll());
+  for (int i = 0; i < 20; ++i) b.missed();  // capped
+  for (unsigned i = 0; i < SpinBudget::kMaxBackoff; ++i) {
+    assert_false(b.may_poll());
+    b.skipped();
+  }
+  assert_true(b.may_poll());
+  b.paid();
+  assert_true(b.may_poll());
+  b.missed();  // back to the first step
+  b.skipped();
+  b.skipped();
+  assert_true(b.may_poll());
+}
+
+int main() {
+  // Read once per process, first the variable Slurm sets.
+  unsetenv("SLURM_NTASKS_PER_NODE");
+  setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "100000", 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(oversubscribed_node_sleeps_at_once),
+      cmocka_unit_test(budget_backs_off_and_recovers),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
