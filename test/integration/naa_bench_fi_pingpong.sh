@@ -37,8 +37,8 @@ for transport in ofi+tcp ofi+shm; do
   ! grep -q -- '-I 20' "$naa_test_dir/commands" || { echo "$transport: one run of all iterations" >&2; exit 1; }
   grep -q 'fi_pp RT(us) *Med/fi_pp *Mean/fi_pp$' "$naa_test_dir/table" ||
     { echo "$transport: no fi_pingpong columns" >&2; exit 1; }
-  # Size, Iters, median, p99, mean, MB/s, then fi_pingpong's round trip and both ratios.
-  [ "$(awk '/^# latency:/ {on = 1; next} on && /^64 / && NF == 9 && $7 > 0 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 1 ] ||
+  # Size, Iters, median, p99, mean, MB/s, CPU per round trip, then fi_pingpong's round trip and both ratios.
+  [ "$(awk '/^# latency:/ {on = 1; next} on && /^64 / && NF == 10 && $8 > 0 && $0 !~ / - / {n++} END {print n + 0}' "$naa_test_dir/table")" -eq 1 ] ||
     { echo "$transport: the latency row lacks a positive fi_pingpong round trip or a ratio" >&2; exit 1; }
 
   # The ratios are medians of each run's: positive where the round trip is (to their 3
