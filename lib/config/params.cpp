@@ -46,8 +46,9 @@ const std::vector<Param> &registry() {
        "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
       {"NAA_CONNECT_TIMEOUT", "seconds", "30",
        "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
-      {"NAA_RECONNECT", "attempts 0..100", "3",
-       "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
+      {"NAA_RECONNECT", "0..100", "3",
+       "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
+       "NAA_CONNECT_TIMEOUT", check_reconnect},
       {"NAA_PROGRESS", "spin|block|spin-then-block|thread|provider", "spin-then-block",
        "who moves the data and how naa_wait waits", check_progress},
       {"NAA_SPIN_US", "microseconds", "100",

@@ -549,9 +549,8 @@ void thread_mode_reconnects_after_the_engine_lost_the_connection(void **) {
 }
 
 // A reply polled while our final write-with-immediate still waits for its pacing guard
-// answers nothing we asked: it is ignored, and the invocation ends with the reply to the
-// final write.
-void reply_before_the_final_write_is_ignored(void **) {
+// answers nothing we asked: a protocol error that ends the connection, never a completion.
+void reply_before_the_final_write_is_a_protocol_error(void **) {
   Handle h;
   h.peer->libnaa_server = false;
   const auto guard = scaled(20ms);
@@ -561,8 +560,22 @@ void reply_before_the_final_write_is_ignored(void **) {
   h.ep->reply(9);
   assert_true(Clock::now() - opened < guard);  // else the final write may have gone already
   naa_status st{};
-  assert_int_equal(h.session->wait(&st), NAA_SUCCESS);
-  assert_int_equal(st.naa_return_code, 0);
+  assert_int_equal(h.session->wait(&st), NAA_ERR_PROTOCOL);
+  assert_int_equal(h.peer->invocations.load(), 0);  // the final write never went
+}
+
+// An NAA that sends one reply too many, between two invocations: the next naa_invoke finds
+// it and fails with NAA_ERR_PROTOCOL, instead of the extra reply completing that invocation
+// early with the previous output.
+void extra_reply_is_a_protocol_error(void **) {
+  Handle h;
+  h.open(Progress::Mode::Block);
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  h.peer->auto_reply = false;
+  h.ep->reply(0);  // the extra one
+  assert_int_equal(h.session->invoke(), NAA_ERR_PROTOCOL);
+  assert_int_equal(h.session->wait(nullptr), NAA_ERR_PROTOCOL);  // failed, not completed
   assert_int_equal(h.peer->invocations.load(), 1);
 }
 
@@ -583,7 +596,8 @@ int main() {
       cmocka_unit_test(thread_mode_wait_after_a_timeout_collects_the_engines_settlement),
       cmocka_unit_test(cancel_takes_an_unanswered_invocation_from_the_engine),
       cmocka_unit_test(thread_mode_reconnects_after_the_engine_lost_the_connection),
-      cmocka_unit_test(reply_before_the_final_write_is_ignored),
+      cmocka_unit_test(reply_before_the_final_write_is_a_protocol_error),
+      cmocka_unit_test(extra_reply_is_a_protocol_error),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
