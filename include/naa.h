@@ -139,7 +139,7 @@ typedef struct naa_attr {
                                "NAME=" restores the default; `naa-info --params` lists them */
   /* version 2 */
   int64_t connect_timeout_ms; /* as NAA_CONNECT_TIMEOUT, in milliseconds (> 0); -1: unset */
-  int64_t reconnect;          /* as NAA_RECONNECT, attempts (0 disables) 0 .. 100; -1: unset */
+  int64_t reconnect;          /* as NAA_RECONNECT: 0 disables, 1 .. 100 enables; -1: unset */
 } naa_attr_t;
 
 #define NAA_ATTR_VERSION 2

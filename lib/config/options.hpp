@@ -54,8 +54,9 @@ bool parse_switch(const std::string &text, const std::string &source);
 // A whole number of microseconds in 0..kMaxMicroseconds.
 std::chrono::microseconds parse_microseconds(const std::string &text, const std::string &source);
 
-// NAA_RECONNECT: how many times a handle whose connection is gone tries to connect again
-// (0: never), within NAA_CONNECT_TIMEOUT in all.
+// NAA_RECONNECT: whether a handle whose connection is gone connects again: 0 never, 1..100
+// yes, with attempts until NAA_CONNECT_TIMEOUT runs out (the number no longer counts them;
+// the range is kept for the settings written when it did).
 inline constexpr uint64_t kMaxReconnect = 100;
 unsigned parse_reconnect(const std::string &text, const std::string &source);
 

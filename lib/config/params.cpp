@@ -47,8 +47,9 @@ const std::vector<Param> &registry() {
        "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
       {"NAA_CONNECT_TIMEOUT", "seconds", "30",
        "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
-      {"NAA_RECONNECT", "attempts 0..100", "3",
-       "how often a handle whose connection is gone connects again (0: never)", check_reconnect},
+      {"NAA_RECONNECT", "0..100", "3",
+       "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
+       "NAA_CONNECT_TIMEOUT", check_reconnect},
       {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
        "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
        "once while the node has more runnable threads or ranks than CPUs or the handle's "
@@ -63,7 +64,8 @@ const std::vector<Param> &registry() {
        "guard before each invocation's final write to an NAA that is not a libnaa server "
        "(0: off)", check_microseconds},
       {"NAA_PACING_ADAPTIVE", "0|1", "1",
-       "1: the guard also grows with the NAA's round trip and after requests it never answered",
+       "1: the guard also follows the NAA's MRSP round trip and grows after requests it never "
+       "answered",
        check_switch},
       {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
       {"NAA_RDMA_DEVICE", "device name", "",

@@ -23,7 +23,7 @@ struct Settings {
   std::string transport;  // NAA_TRANSPORT
   std::chrono::milliseconds timeout{0};          // NAA_TIMEOUT: each wait
   std::chrono::milliseconds connect_timeout{0};  // NAA_CONNECT_TIMEOUT: connect + MRSP
-  unsigned reconnect = 0;                        // NAA_RECONNECT: attempts
+  unsigned reconnect = 0;                        // NAA_RECONNECT: 0 never, else on
   Progress progress;
   std::chrono::microseconds pacing{0};
   bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE

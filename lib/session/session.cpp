@@ -11,8 +11,11 @@
 #include "diag/stats.hpp"
 #include "progress/progress_until.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <thread>
 
 namespace naa {
@@ -20,6 +23,23 @@ namespace {
 
 // Completion contexts: which of our posts a completion belongs to.
 enum Context : uint64_t { kMrspRecv = 1, kMrspSend = 2, kWrites = 3, kReplyRecv = 4 };
+
+// Of a single-send input as first sent (check_single_send): words multiplied in with a shift
+// folding the high bits down, so that a change anywhere moves every later bit; not a defence
+// against an attacker, who owns the host buffer anyway.
+uint64_t checksum(const void *data, size_t n) {
+  const auto *p = static_cast<const uint8_t *>(data);
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
 
 std::string hex(uint32_t v) {
   char buf[16];
@@ -75,25 +95,28 @@ void Session::connect(Deadline deadline) {
       request_sent && libnaa_server
           ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity, &advert_len)
           : nullptr;
+  exchange_took_ = {};
   if (advert != nullptr) take_reply(advert, advert_len);
   else exchange_memory_regions(request_len, deadline);
   naa_message_polled_ = Deadline::Clock::now();
+  completed_at_ = naa_message_polled_;
   build_chains();
   first_invoked_ = false;  // single-send inputs go again: a new connection may be a new NAA
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
   if (libnaa_server) {
-    pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
+    pacing_.reset(std::chrono::microseconds(0), false,
+                  target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
   } else {
     pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
-                  target_->host() + ":" + std::to_string(target_->port()));
+                  target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
                  "%ld us (NAA_PACING_US%s) after its last reply",
                  peer_.c_str(), static_cast<long>(pacing_.guard().count()),
-                 settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
+                 settings_.pacing_adaptive ? ", or half the memory-region exchange's round trip" : "");
   }
 }
 
@@ -150,40 +173,59 @@ void Session::disconnect() {
   naa_regions_.clear();
 }
 
-// Bounded attempts with doubling pauses, all within one NAA_CONNECT_TIMEOUT; at least one
-// attempt even with NAA_RECONNECT=0, which only a naa_cancel leads here with.
+// Attempts until NAA_CONNECT_TIMEOUT runs out, whatever NAA_RECONNECT says (it only turns
+// reconnecting on or off): an NAA that restarts within the deadline costs the caller a pause,
+// not an error. Each failed attempt moves on to the next NAA serving the code (failover); after
+// each round of them a pause, jittered so that the ranks of a job do not knock at a restarted
+// NAA in step, doubling from kFirstPause to kLongestPause. Runs at least once, also with
+// NAA_RECONNECT=0, which only a naa_cancel leads here with. An NAA that answers and refuses
+// (MRSP, authentication) ends it: its refusal is the answer.
 int Session::reconnect() {
-  const unsigned attempts = std::max(1u, settings_.reconnect);
+  constexpr auto kFirstPause = std::chrono::milliseconds(10);
+  constexpr auto kLongestPause = std::chrono::milliseconds(500);
+  static thread_local std::minstd_rand jitter(
+      static_cast<unsigned>(std::random_device{}()) ^ static_cast<unsigned>(getpid()));
+  const auto began = Deadline::Clock::now();
   const Deadline deadline = Deadline::after(settings_.connect_timeout);
-  auto pause = std::chrono::milliseconds(10);
+  const size_t naas = target_->alternatives() + 1;
+  auto pause = std::chrono::duration_cast<Deadline::Clock::duration>(kFirstPause);
   for (unsigned attempt = 1;; ++attempt) {
     try {
       connect(deadline);
-      NAA_LOG_WARN("function code %u: reconnected to %s (attempt %u of %u)",
-                   static_cast<unsigned>(function_code_), peer_.c_str(), attempt, attempts);
+      NAA_LOG_WARN("function code %u: reconnected to %s (attempt %u, after %ld ms)",
+                   static_cast<unsigned>(function_code_), peer_.c_str(), attempt,
+                   static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                         Deadline::Clock::now() - began).count()));
       state_ = State::Ready;
       return NAA_SUCCESS;
     } catch (const Error &e) {
       disconnect();
-      const bool last = attempt >= attempts || deadline.expired() ||
-                        (e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT &&
-                         e.code() != NAA_ERR_TIMEOUT);
-      // The last attempt's failure is naa_invoke's: the caller's code, with its cause.
-      if (last) {
-        const std::string cause =
-            "function code " + std::to_string(function_code_) + ": cannot reconnect to " + peer_ +
-            " (attempt " + std::to_string(attempt) + " of " + std::to_string(attempts) +
-            ", NAA_RECONNECT, NAA_CONNECT_TIMEOUT): " + e.what() + "; the next naa_invoke tries again";
-        fail_over();
-        return last_error::returned(e.code(), cause);
-      }
-      NAA_LOG_WARN("function code %u: reconnect attempt %u of %u to %s failed (%s); next in %ld ms",
-                   static_cast<unsigned>(function_code_), attempt, attempts, peer_.c_str(), e.what(),
-                   static_cast<long>(pause.count()));
+      const bool unreachable = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT ||
+                               e.code() == NAA_ERR_TIMEOUT;
+      const std::string tried = peer_;
       const bool moved = fail_over();
-      if (moved) continue;  // another NAA: no reason to wait before trying it
-      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(pause, deadline.remaining()));
-      pause *= 2;
+      // The last attempt's failure is naa_invoke's: the caller's code, with its cause.
+      if (!unreachable || deadline.expired()) {
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+            Deadline::Clock::now() - began);
+        return last_error::returned(
+            e.code(), "function code " + std::to_string(function_code_) + ": cannot reconnect to " +
+                          tried + " (attempt " + std::to_string(attempt) + ", " +
+                          std::to_string(took.count()) + " ms, NAA_CONNECT_TIMEOUT): " + e.what() +
+                          "; the next naa_invoke tries again");
+      }
+      if (attempt == 1)
+        NAA_LOG_WARN("function code %u: reconnecting to %s failed (%s); trying again until "
+                     "NAA_CONNECT_TIMEOUT", static_cast<unsigned>(function_code_), tried.c_str(), e.what());
+      else
+        NAA_LOG_DEBUG("function code %u: reconnect attempt %u to %s failed (%s)",
+                      static_cast<unsigned>(function_code_), attempt, tried.c_str(), e.what());
+      if (moved && attempt % naas != 0) continue;  // another NAA of this round: no reason to wait
+      const auto half = pause / 2;
+      const auto jittered = half + Deadline::Clock::duration(std::uniform_int_distribution<int64_t>(
+                                       0, static_cast<int64_t>(half.count()))(jitter));
+      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(jittered, deadline.remaining()));
+      pause = std::min<Deadline::Clock::duration>(2 * pause, kLongestPause);
     }
   }
 }
@@ -251,7 +293,8 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   if (!progress_until(*ep_, policy, deadline, [&] { return sent && got_reply; }, absorb))
     throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
                                  "exchange in time (NAA_CONNECT_TIMEOUT)");
-  answer_took.observe(progress::Clock::now() - asked);
+  exchange_took_ = progress::Clock::now() - asked;
+  answer_took.observe(exchange_took_);
   take_reply(recv_buf, received);
 }
 
@@ -380,11 +423,22 @@ int Session::invoke() {
     return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
                                                "(naa_wait it first)");
   }
+  if (state_ == State::Ready) {
+    const int rc = look_before_invoking();
+    if (rc != NAA_SUCCESS) return rc;
+  }
   if (state_ == State::Disconnected) {
     const int rc = reconnect();
     if (rc != NAA_SUCCESS) return rc;
   }
   invoked_at_ = Deadline::Clock::now();
+  if (!first_invoked_) {
+    try {
+      check_single_send();
+    } catch (const Error &e) {
+      return fail(e);
+    }
+  }
   if (engine_) {
     if (engine_->orphaned())
       return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
@@ -400,6 +454,55 @@ int Session::invoke() {
     return fail(e);
   }
   state_ = State::Running;
+  return NAA_SUCCESS;
+}
+
+// Before the first invocation on a connection, which sends the single-send inputs. Those that
+// only go out (not in place) are what the NAA keeps from their first send on, and the
+// documentation promises that later changes to their host buffers do not reach it: the first
+// send takes a checksum of each, and a later connection (a reconnect, a failover) sends them
+// again only if the host buffer still holds what was first sent; else the call fails
+// (NAA_ERR_STATE, sticky until naa_cancel): no result may be computed from contents the
+// application wrote since. In-place ones hold the last result read back, what the NAA held:
+// they go as they are.
+void Session::check_single_send() {
+  size_t s = 0;
+  for (size_t k = 0; k < regions_.size(); ++k) {
+    const Region &r = regions_[k];
+    if (!(r.flags & mrsp::kSingleSend) || !(r.flags & mrsp::kInput) || (r.flags & mrsp::kOutput))
+      continue;
+    const uint64_t sum = checksum(r.addr, r.size);
+    if (!single_send_summed_) single_send_sums_.push_back(sum);
+    else if (sum != single_send_sums_[s++])
+      throw Error(NAA_ERR_STATE,
+                  "single-send input (region " + std::to_string(k) + ") changed since it was "
+                  "first sent; the new connection to " + peer_ + " would compute from the new "
+                  "contents: restore the buffer and naa_cancel the handle, or create it again");
+  }
+  single_send_summed_ = true;
+}
+
+// Ready, before anything is posted: what the NAA sent since the last invocation ended is
+// polled (a reply to nothing is a protocol error, replied()), and after a pause of
+// kLookAfterIdle or more the connection itself is looked at. A peer found gone here had no
+// request of ours: the handle reconnects (Disconnected) and the invocation goes to the new
+// connection, instead of being posted to a dead one and reported lost. Back-to-back
+// invocations skip the look (a system call on some transports): an NAA that dies between two
+// of them costs the one in flight, as a death during an invocation does.
+int Session::look_before_invoking() {
+  constexpr auto kLookAfterIdle = std::chrono::milliseconds(1);
+  try {
+    poll_once();  // first: reading the CQ is what moves some providers' progress (tcp)
+    if (Deadline::Clock::now() - completed_at_ >= kLookAfterIdle) ep_->check_connection();
+  } catch (const Error &e) {
+    if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) || settings_.reconnect == 0)
+      return fail(e);
+    NAA_LOG_WARN("function code %u at %s: %s; nothing was in flight: reconnecting before the "
+                 "invocation (NAA_RECONNECT)", static_cast<unsigned>(function_code_),
+                 peer_.c_str(), e.what());
+    disconnect();
+    state_ = State::Disconnected;
+  }
   return NAA_SUCCESS;
 }
 
@@ -471,7 +574,9 @@ void Session::writes_through() {
 
 // Posted -> Answered, Written or Overdue -> Done: the NAA's reply. In any other phase it
 // answers nothing we asked (nothing in flight, a second reply, or one before our final
-// write-with-immediate was even posted) and is ignored.
+// write-with-immediate was even posted): replies carry no sequence number, so one extra reply
+// would complete every later invocation early with the output of the one before. A protocol
+// error instead (NAA_ERR_PROTOCOL), which ends the connection.
 void Session::replied(const transport::Completion &c) {
   switch (phase_) {
     case Phase::Posted:
@@ -482,13 +587,12 @@ void Session::replied(const transport::Completion &c) {
       phase_ = Phase::Done;
       break;
     default:
-      NAA_LOG_WARN("NAA at %s wrote an unexpected reply (immediate %s); ignored",
-                   ep_->peer().c_str(), hex(c.imm).c_str());
-      return;
+      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " wrote a reply (immediate " +
+                                        hex(c.imm) + ") to no request in flight; the connection "
+                                        "is closed, its replies can no longer be matched");
   }
   reply_ = c;
   naa_message_polled_ = seen_at_;  // also the NAA's service time's end
-  if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
 }
 
 size_t Session::poll_once() {
@@ -504,7 +608,8 @@ size_t Session::poll_once() {
 int Session::complete(naa_status *status) {
   phase_ = Phase::Idle;
   state_ = State::Ready;
-  round_trip_.observe(Deadline::Clock::now() - invoked_at_);
+  completed_at_ = Deadline::Clock::now();
+  round_trip_.observe(completed_at_ - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
   if (imm::reply_low_byte(reply_.imm) != 0)
     NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One handle's life: connected -> (MRSP) -> ready -> running -> ready ... A wait that times
 // out leaves the invocation running. A lost connection (or naa_cancel) leaves it disconnected:
-// the lost invocation reports NAA_ERR_CONNECTION once, the next invoke connects again
-// (NAA_RECONNECT attempts within NAA_CONNECT_TIMEOUT). Other errors, and a lost connection
-// with NAA_RECONNECT=0, leave it failed (sticky: later calls report it until naa_finalize or
-// naa_cancel).
+// the lost invocation reports NAA_ERR_CONNECTION once and is never sent again (at most once),
+// the next invoke connects again (attempts until NAA_CONNECT_TIMEOUT runs out). Other errors,
+// and a lost connection with NAA_RECONNECT=0, leave it failed (sticky: later calls report it
+// until naa_finalize or naa_cancel).
 // Everything an invocation needs (registered memory, both write chains, the immediate) is built
 // here once, so that invoke() only posts. With NAA_PROGRESS=thread, invoke() only hands the
 // session to the progress engine, whose thread posts and completes it through step(): the
@@ -111,6 +111,8 @@ class Session : private ProgressEngine::Client {
   void connect_first(Deadline deadline);
   void disconnect();
   int reconnect();
+  int look_before_invoking();
+  void check_single_send();
   bool fail_over();
   int reported(int rc);
   Deadline::Clock::time_point final_write_not_before() const;
@@ -182,6 +184,9 @@ class Session : private ProgressEngine::Client {
   std::unique_ptr<transport::WriteChain> first_chain_;   // every input
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
   bool first_invoked_ = false;
+  // Checksums of the single-send inputs that are not in place, as first sent.
+  bool single_send_summed_ = false;
+  std::vector<uint64_t> single_send_sums_;
   uint32_t request_imm_;
 
   bool watched_by(const progress::WaitSet *set);
@@ -190,6 +195,7 @@ class Session : private ProgressEngine::Client {
   void disarm();
 
   Deadline::Clock::time_point invoked_at_{};
+  Deadline::Clock::time_point completed_at_{};  // the last invocation's end, or the connection's
   Deadline::Clock::time_point writes_completed_{};  // for Stages
   Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
 
@@ -201,7 +207,8 @@ class Session : private ProgressEngine::Client {
   // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
   Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
-  Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  Deadline::Clock::time_point final_write_posted_{};  // for Stages
+  Deadline::Clock::duration exchange_took_{};  // the memory-region exchange's round trip, for pacing_
   // When that post returned: over shm the post itself copies the data (NAA_STATS' transfer).
   Deadline::Clock::time_point final_write_returned_{};
 

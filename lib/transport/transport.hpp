@@ -108,6 +108,10 @@ class Endpoint {
   virtual size_t poll(Completion *out, size_t max) = 0;
   // Blocks until at least one completion or the deadline (then returns 0).
   virtual size_t wait(Completion *out, size_t max, Deadline deadline) = 0;
+  // Looks at the connection now (poll() does so only every so many empty polls): throws
+  // NAA_ERR_CONNECTION when the peer is gone. For a caller about to post after a pause, so
+  // that a request goes to no peer that is known to be dead.
+  virtual void check_connection() {}
 
   // For a thread that sleeps on many endpoints at once (NAA_PROGRESS=thread): a descriptor
   // that becomes readable when poll() may find a completion, or -1 when there is none.

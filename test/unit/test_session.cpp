@@ -549,9 +549,8 @@ void thread_mode_reconnects_after_the_engine_lost_the_connection(void **) {
 }
 
 // A reply polled while our final write-with-immediate still waits for its pacing guard
-// answers nothing we asked: it is ignored, and the invocation ends with the reply to the
-// final write.
-void reply_before_the_final_write_is_ignored(void **) {
+// answers nothing we asked: a protocol error that ends the connection, never a completion.
+void reply_before_the_final_write_is_a_protocol_error(void **) {
   Handle h;
   h.peer->libnaa_server = false;
   const auto guard = scaled(20ms);
@@ -561,9 +560,48 @@ void reply_before_the_final_write_is_ignored(void **) {
   h.ep->reply(9);
   assert_true(Clock::now() - opened < guard);  // else the final write may have gone already
   naa_status st{};
-  assert_int_equal(h.session->wait(&st), NAA_SUCCESS);
-  assert_int_equal(st.naa_return_code, 0);
+  assert_int_equal(h.session->wait(&st), NAA_ERR_PROTOCOL);
+  assert_int_equal(h.peer->invocations.load(), 0);  // the final write never went
+}
+
+// An NAA that sends one reply too many, between two invocations: the next naa_invoke finds
+// it and fails with NAA_ERR_PROTOCOL, instead of the extra reply completing that invocation
+// early with the previous output.
+void extra_reply_is_a_protocol_error(void **) {
+  Handle h;
+  h.open(Progress::Mode::Block);
+  assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+  assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  h.peer->auto_reply = false;
+  h.ep->reply(0);  // the extra one
+  assert_int_equal(h.session->invoke(), NAA_ERR_PROTOCOL);
+  assert_int_equal(h.session->wait(nullptr), NAA_ERR_PROTOCOL);  // failed, not completed
   assert_int_equal(h.peer->invocations.load(), 1);
+}
+
+// Back-to-back invocations of a long kernel on an NAA that is not naa-server, adaptive pacing
+// on: the final write of each goes within 5 % of the kernel's time after naa_invoke. The guard
+// follows the memory-region exchange at connect, not the invocations' round trips, which hold
+// the kernel's time (a guard of half of those made a 2 s kernel cost 3 s). The final write's
+// post is what pacing delays; when the reply is polled after it is the wait plan's business.
+void pacing_guard_leaves_out_the_kernel(void **) {
+  Handle h;
+  h.peer->libnaa_server = false;
+  const auto kernel = scaled(200ms);
+  h.peer->kernel = kernel;
+  h.peer->descriptor = false;  // the waits poll, which delivers the reply when due
+  h.pacing_adaptive = true;
+  h.open(Progress::Mode::Block, 100us);
+  for (int i = 0; i < 4; ++i) {
+    const auto t0 = Clock::now();
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    const auto paced = Clock::duration(h.peer->final_posted_at.load()) - t0.time_since_epoch();
+    printf("invocation %d of a %lld ms kernel: final write %lld us after naa_invoke\n", i,
+           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(kernel).count()),
+           static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(paced).count()));
+    assert_true(paced < kernel / 20);
+  }
 }
 
 }  // namespace
@@ -583,7 +621,9 @@ int main() {
       cmocka_unit_test(thread_mode_wait_after_a_timeout_collects_the_engines_settlement),
       cmocka_unit_test(cancel_takes_an_unanswered_invocation_from_the_engine),
       cmocka_unit_test(thread_mode_reconnects_after_the_engine_lost_the_connection),
-      cmocka_unit_test(reply_before_the_final_write_is_ignored),
+      cmocka_unit_test(reply_before_the_final_write_is_a_protocol_error),
+      cmocka_unit_test(extra_reply_is_a_protocol_error),
+      cmocka_unit_test(pacing_guard_leaves_out_the_kernel),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

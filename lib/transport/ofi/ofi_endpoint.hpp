@@ -99,6 +99,7 @@ class OfiEndpoint : public Endpoint {
   // naa_waitany and the progress thread sleep on it as they do on tcp's CQ.
   int wait_fd() const override { return rings_bell() ? bell_->fd() : wait_fd_; }
   bool arm_wait() override;
+  void check_connection() override { check_events(); }
   bool polls_memory() const override { return !cq_wakes_; }
 
   const std::string &peer() const override { return peer_; }

@@ -47,6 +47,7 @@ class VerbsEndpoint : public Endpoint {
   bool wait_sleeps_through() const override { return true; }
   int wait_fd() const override { return cq_->wait_fd(); }
   bool arm_wait() override;
+  void check_connection() override { check_cm_events(); }
 
   const std::string &peer() const override { return peer_; }
   const std::string &peer_data() const override { return peer_data_; }
