@@ -489,8 +489,8 @@ void Session::check_single_send() {
 int Session::look_before_invoking() {
   constexpr auto kLookAfterIdle = std::chrono::milliseconds(1);
   try {
+    poll_once();  // first: reading the CQ is what moves some providers' progress (tcp)
     if (Deadline::Clock::now() - completed_at_ >= kLookAfterIdle) ep_->check_connection();
-    poll_once();
   } catch (const Error &e) {
     if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) || settings_.reconnect == 0)
       return fail(e);
