@@ -61,7 +61,8 @@ const std::vector<Param> &registry() {
        "guard before each invocation's final write to an NAA that is not a libnaa server "
        "(0: off)", check_microseconds},
       {"NAA_PACING_ADAPTIVE", "0|1", "1",
-       "1: the guard also grows with the NAA's round trip and after requests it never answered",
+       "1: the guard also follows the NAA's MRSP round trip and grows after requests it never "
+       "answered",
        check_switch},
       {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
       {"NAA_RDMA_DEVICE", "device name", "",

@@ -19,27 +19,25 @@ unsigned doublings_of(const std::string &naa) {
   return it == doublings.end() ? 0 : it->second;
 }
 
-// Half the fastest round trip: the window an event-driven NAA leaves after its reply is a part
-// of the time it takes to handle one event, and a round trip holds at least one such event
-// (the request) besides the transfers (measurements in doc/protocol.md §4.4).
+// Half the memory-region exchange's round trip: the window an event-driven NAA leaves after its
+// reply is a part of the time it takes to handle one event, and the exchange holds one such
+// event (the request) besides the transfers (measurements in doc/protocol.md §4.4).
 constexpr int kRoundTripDivisor = 2;
 
 }  // namespace
 
-void Pacing::reset(std::chrono::microseconds floor, bool adaptive, std::string naa) {
+void Pacing::reset(std::chrono::microseconds floor, bool adaptive, std::string naa,
+                   Deadline::Clock::duration exchange) {
   floor_ = floor;
   adaptive_ = adaptive;
-  fastest_ = Deadline::Clock::duration::max();
+  exchange_ = exchange;
   naa_ = std::move(naa);
 }
 
-void Pacing::round_trip(Deadline::Clock::duration rtt) { fastest_ = std::min(fastest_, rtt); }
-
 std::chrono::microseconds Pacing::guard() const {
   if (!adaptive()) return floor_;
-  std::chrono::microseconds g = floor_;
-  if (fastest_ != Deadline::Clock::duration::max())
-    g = std::max(g, std::chrono::duration_cast<std::chrono::microseconds>(fastest_ / kRoundTripDivisor));
+  const std::chrono::microseconds g = std::max(
+      floor_, std::chrono::duration_cast<std::chrono::microseconds>(exchange_ / kRoundTripDivisor));
   const unsigned n = std::min(doublings_of(naa_), 20u);
   const auto cap = std::chrono::microseconds(kMaxMicroseconds);
   return std::min(cap, g * (1L << n));

@@ -95,6 +95,7 @@ void Session::connect(Deadline deadline) {
       request_sent && libnaa_server
           ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity, &advert_len)
           : nullptr;
+  exchange_took_ = {};
   if (advert != nullptr) take_reply(advert, advert_len);
   else exchange_memory_regions(request_len, deadline);
   naa_message_polled_ = Deadline::Clock::now();
@@ -105,16 +106,17 @@ void Session::connect(Deadline deadline) {
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
   if (libnaa_server) {
-    pacing_.reset(std::chrono::microseconds(0), false, target_->host() + ":" + std::to_string(target_->port()));
+    pacing_.reset(std::chrono::microseconds(0), false,
+                  target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
   } else {
     pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
-                  target_->host() + ":" + std::to_string(target_->port()));
+                  target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
     NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
                  "%ld us (NAA_PACING_US%s) after its last reply",
                  peer_.c_str(), static_cast<long>(pacing_.guard().count()),
-                 settings_.pacing_adaptive ? ", or more as the NAA's round trips tell" : "");
+                 settings_.pacing_adaptive ? ", or half the memory-region exchange's round trip" : "");
   }
 }
 
@@ -291,7 +293,8 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   if (!progress_until(*ep_, policy, deadline, [&] { return sent && got_reply; }, absorb))
     throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
                                  "exchange in time (NAA_CONNECT_TIMEOUT)");
-  answer_took.observe(progress::Clock::now() - asked);
+  exchange_took_ = progress::Clock::now() - asked;
+  answer_took.observe(exchange_took_);
   take_reply(recv_buf, received);
 }
 
@@ -590,7 +593,6 @@ void Session::replied(const transport::Completion &c) {
   }
   reply_ = c;
   naa_message_polled_ = seen_at_;  // also the NAA's service time's end
-  if (pacing_.enabled()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
 }
 
 size_t Session::poll_once() {

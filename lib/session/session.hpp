@@ -205,7 +205,8 @@ class Session : private ProgressEngine::Client {
   // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
   Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
-  Deadline::Clock::time_point final_write_posted_{};  // for the round trip pacing_ learns from
+  Deadline::Clock::time_point final_write_posted_{};  // for Stages
+  Deadline::Clock::duration exchange_took_{};  // the memory-region exchange's round trip, for pacing_
   // When that post returned: over shm the post itself copies the data (NAA_STATS' transfer).
   Deadline::Clock::time_point final_write_returned_{};
 

@@ -33,6 +33,9 @@ struct Peer {
   bool libnaa_server = true;  // names itself in its accept: no pacing
   bool descriptor = true;     // a wait descriptor (false: as ofi+shm, polling only)
   std::atomic<bool> auto_reply{true};
+  // With auto_reply: the kernel's time, from the final write to the reply (delivered by the
+  // first poll after it; a waiter that sleeps on the descriptor is not woken).
+  Clock::duration kernel{0};
   // Counted by the endpoint; caller_polls: those not on the progress thread (also in polls).
   std::atomic<unsigned> polls{0}, arms{0}, invocations{0}, early_finals{0}, caller_polls{0};
   std::atomic<Clock::rep> data_posted_at{0}, final_posted_at{0};
@@ -98,12 +101,18 @@ class Endpoint final : public transport::Endpoint {
     peer_->final_posted_at = Clock::now().time_since_epoch().count();
     peer_->invocations++;
     push({transport::CompletionKind::Writes, static_cast<Chain &>(chain).context, 0, 0});
-    if (peer_->auto_reply) reply();
+    if (!peer_->auto_reply) return;
+    if (peer_->kernel.count() == 0) reply();
+    else reply_due_ = Clock::now() + peer_->kernel;
   }
   size_t poll(transport::Completion *out, size_t max) override {
     peer_->polls++;
     if (!on_progress_thread()) peer_->caller_polls++;
     if (lost_) throw Error(NAA_ERR_CONNECTION, "fake NAA: connection lost");
+    if (reply_due_ != Clock::time_point{} && Clock::now() >= reply_due_) {
+      reply_due_ = {};
+      reply();
+    }
     std::lock_guard<std::mutex> lock(mu_);
     size_t n = 0;
     for (; n < max && !queue_.empty(); ++n) {
@@ -158,6 +167,7 @@ class Endpoint final : public transport::Endpoint {
   const int fd_;
   std::atomic<bool> lost_{false};
   std::mutex mu_;
+  Clock::time_point reply_due_{};  // Peer::kernel's reply, on the polling thread
   std::deque<transport::Completion> queue_;
   uint8_t *recv_buf_ = nullptr;
   uint64_t recv_context_ = 0;

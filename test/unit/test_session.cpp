@@ -579,6 +579,31 @@ void extra_reply_is_a_protocol_error(void **) {
   assert_int_equal(h.peer->invocations.load(), 1);
 }
 
+// Back-to-back invocations of a long kernel on an NAA that is not naa-server, adaptive pacing
+// on: the final write of each goes within 5 % of the kernel's time after naa_invoke. The guard
+// follows the memory-region exchange at connect, not the invocations' round trips, which hold
+// the kernel's time (a guard of half of those made a 2 s kernel cost 3 s). The final write's
+// post is what pacing delays; when the reply is polled after it is the wait plan's business.
+void pacing_guard_leaves_out_the_kernel(void **) {
+  Handle h;
+  h.peer->libnaa_server = false;
+  const auto kernel = scaled(200ms);
+  h.peer->kernel = kernel;
+  h.peer->descriptor = false;  // the waits poll, which delivers the reply when due
+  h.pacing_adaptive = true;
+  h.open(Progress::Mode::Block, 100us);
+  for (int i = 0; i < 4; ++i) {
+    const auto t0 = Clock::now();
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    const auto paced = Clock::duration(h.peer->final_posted_at.load()) - t0.time_since_epoch();
+    printf("invocation %d of a %lld ms kernel: final write %lld us after naa_invoke\n", i,
+           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(kernel).count()),
+           static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(paced).count()));
+    assert_true(paced < kernel / 20);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -598,6 +623,7 @@ int main() {
       cmocka_unit_test(thread_mode_reconnects_after_the_engine_lost_the_connection),
       cmocka_unit_test(reply_before_the_final_write_is_a_protocol_error),
       cmocka_unit_test(extra_reply_is_a_protocol_error),
+      cmocka_unit_test(pacing_guard_leaves_out_the_kernel),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
