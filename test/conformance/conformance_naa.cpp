@@ -175,6 +175,7 @@ class Client {
 
   bool exchange() {
     Completion c = next(naa::Deadline::after(std::chrono::seconds(10)));
+    if (o_.slow.count() > 0) std::this_thread::sleep_for(o_.slow);  // an event as any other
     naa::mrsp::Message m;
     std::string why;
     uint64_t total = 0;
