@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4d628508e0dbc51108ae3e911093b434948c70852dfcbda0476b1fc59c0e1fe1")
+    version("0.1.0", sha256="e9a7aea3d32a97a5d6878beedd68c0c2885bbb400341a5fa45a9b3ed8bacbd1b")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
