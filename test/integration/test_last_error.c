@@ -151,12 +151,14 @@ static void test_failed_reconnect_explained(void **state) {
   assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
   test_server_kill(&s); /* its port is free again: nobody answers the reconnect */
   char cause[512];
-  /* The loss shows in the invocation it costs. */
+  /* The loss shows in the invocation it costs: at naa_wait ("the handle will reconnect"), or,
+   * where naa_invoke finds the idle connection gone first, in that call's own reconnect until
+   * NAA_CONNECT_TIMEOUT (naa(7), Reconnecting). */
   int rc = naa_invoke(&h);
   if (rc == NAA_SUCCESS) rc = naa_wait(&h, NULL);
   assert_int_equal(rc, NAA_ERR_CONNECTION);
   assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_CONNECTION);
-  assert_contains(cause, "the handle will reconnect");
+  if (strstr(cause, "the handle will reconnect") == NULL) assert_contains(cause, "cannot reconnect to ");
   /* The next naa_invoke tries to reconnect and cannot: its own cause, not the stale one. */
   rc = naa_invoke(&h);
   assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
