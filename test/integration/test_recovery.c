@@ -242,7 +242,9 @@ static void test_restart_never(void **state) {
   naa_handle h = vecadd_handle();
   unsetenv("NAA_CONNECT_TIMEOUT");
   assert_int_equal(checked_vecadd(&h, 0), NAA_SUCCESS);
-  test_server_kill(&s);
+  test_server_kill(&s); /* waits for the process: its connections are closed */
+  sleep_ms(10);         /* idle: naa_invoke looks at the connection after 1 ms (else the
+                           invocation may go out first and be lost in flight, at naa_wait) */
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   const int rc = checked_vecadd(&h, 1);
