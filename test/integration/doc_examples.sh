@@ -12,6 +12,8 @@ set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "doc_examples: SKIP: python3 is not installed"; exit 77; }
 cc=${CC:-cc}
+# A sanitizer build's libnaa links only into programs built with the same -fsanitize flags.
+san=${NAA_SANITIZE_FLAGS:-}
 dir=$naa_test_dir/examples
 mkdir -p "$dir"
 python3 - "$NAA_SRCDIR" "$dir" <<'PY'
@@ -65,7 +67,7 @@ while read -r name kind where; do
   case $kind in
     program)
       programs=$((programs + 1))
-      if ! $cc -std=c11 -Wall -Werror -I"$NAA_SRCDIR/include" -o "$dir/${name%.c}" "$dir/$name" \
+      if ! $cc $san -std=c11 -Wall -Werror -I"$NAA_SRCDIR/include" -o "$dir/${name%.c}" "$dir/$name" \
         -L"$NAA_BUILDDIR/lib/.libs" -lnaa >"$dir/$name.log" 2>&1; then
         echo "doc_examples: FAIL: the program of $where does not build:"; cat "$dir/$name.log"; failed=1; continue
       fi
@@ -82,7 +84,7 @@ while read -r name kind where; do
       fi
       { echo "program example"; echo "use, intrinsic :: iso_c_binding"; echo "use naa"
         grep -v '^ *use naa *$' "$dir/$name"; echo "end program example"; } >"$dir/prog_$name"
-      if ! gfortran -I"$(dirname "$fmod")" -o "$dir/${name%.f90}" "$dir/prog_$name" \
+      if ! gfortran $san -I"$(dirname "$fmod")" -o "$dir/${name%.f90}" "$dir/prog_$name" \
         -L"$NAA_BUILDDIR/lib/.libs" -lnaaf -lnaa >"$dir/$name.log" 2>&1; then
         echo "doc_examples: FAIL: the Fortran of $where does not compile:"; cat "$dir/$name.log"; failed=1; continue
       fi
