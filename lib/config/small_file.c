@@ -49,7 +49,7 @@ char *naa_read_small_file(const char *path, size_t limit, size_t *length, char *
     return fail(error, size, "%s holds more than %zu bytes (%lld)", path, limit, (long long)st.st_size);
   }
   /* Read up to limit + 1 bytes: a file that grows meanwhile is caught all the same. */
-  char *text = malloc(limit + 2);
+  char *text = (char *)malloc(limit + 2); /* the cast: the fuzz targets build it as C++ */
   if (text == NULL) {
     close(fd);
     return fail(error, size, "cannot read %s: out of memory", path);
