@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="e9a7aea3d32a97a5d6878beedd68c0c2885bbb400341a5fa45a9b3ed8bacbd1b")
+    version("0.1.0", sha256="676c70bf8f558d41d16ae6b612ecfb571f148c66d956055c8259930d4c905894")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
