@@ -67,14 +67,22 @@ std::string reject_text(const rdma_cm_event &e) {
   return text;
 }
 
+// The timeout for one resolution step. The kernel refuses a timeout of 0 ms with EINVAL, which
+// read as "unsupported"; a deadline that has run out is a timeout, said as one.
+int resolve_ms(Deadline deadline, const std::string &what) {
+  const int ms = deadline.remaining_ms(kResolveCapMs);
+  if (ms == 0) throw Error(NAA_ERR_TIMEOUT, what + " timed out");
+  return ms;
+}
+
 void resolve(rdma_cm_id *id, CmChannel &ch, const sockaddr_in *src, const sockaddr_in &dst,
              Deadline deadline, const std::string &what) {
   auto *s = reinterpret_cast<sockaddr *>(const_cast<sockaddr_in *>(src));
   auto *d = reinterpret_cast<sockaddr *>(const_cast<sockaddr_in *>(&dst));
-  if (rdma_resolve_addr(id, s, d, deadline.remaining_ms(kResolveCapMs)) != 0)
+  if (rdma_resolve_addr(id, s, d, resolve_ms(deadline, what + ": address resolution")) != 0)
     fail_errno(NAA_ERR_UNSUPPORTED, what + ": rdma_resolve_addr");
   expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, what + ": address resolution");
-  if (rdma_resolve_route(id, deadline.remaining_ms(kResolveCapMs)) != 0)
+  if (rdma_resolve_route(id, resolve_ms(deadline, what + ": route resolution")) != 0)
     fail_errno(NAA_ERR_UNSUPPORTED, what + ": rdma_resolve_route");
   expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, what + ": route resolution");
 }
