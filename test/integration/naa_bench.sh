@@ -68,10 +68,11 @@ fi
 grep -q "no naa-server given" "$naa_test_dir/none"
 
 # --compare gives each handle its own value through naa_attr_t.params, the environment
-# untouched: one median column per value; a name that is no runtime parameter is refused.
+# untouched: a median and a mean column per value; a name that is no runtime parameter is refused.
 "$bench" $args --compare NAA_SPIN_US=0,20,- > "$naa_test_dir/compare"
 cat "$naa_test_dir/compare"
 grep -q '^# compare: NAA_SPIN_US per handle' "$naa_test_dir/compare"
+grep -q -E '^#Size +Iters +0 med\(us\) +0 mean\(us\) +0 MB/s +0 cpu\(us\) +20 med' "$naa_test_dir/compare"
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/compare")" -eq 2 ] || { echo "wrong --compare rows" >&2; exit 1; }
 if "$bench" $args --compare NAA_NO_SUCH_THING=1,2 > "$naa_test_dir/badcompare" 2>&1; then
   echo "naa-bench --compare accepted a name that is no parameter" >&2; exit 1

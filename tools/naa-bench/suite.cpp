@@ -425,13 +425,14 @@ void run_compare(const Settings &s, FILE *out) {
   for (const std::string &v : s.compare_values) {
     std::string variant = var + "=" + v;
     cols.push_back({v + " med(us)", "median_us", variant, 2});
+    cols.push_back({v + " mean(us)", "mean_us", variant, 2});
     cols.push_back({v + " MB/s", "mb_per_s", variant, 2});
     cols.push_back({v + " cpu(us)", "cpu_us", variant, 2});
   }
   if (s.load_clients != 0) cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
   Table table(out, s.csv, "compare",
               "compare: " + var + " per handle, round trips alternating between the handles; "
-              "med = median round trip, MB/s each way, cpu = this thread's CPU time per round trip" +
+              "med = median round trip, mean = mean round trip, MB/s each way, cpu = this thread's CPU time per round trip" +
                   std::string(s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile"
                                                   : ""),
               cols);
@@ -450,7 +451,8 @@ void run_compare(const Settings &s, FILE *out) {
     });
     std::vector<double> row = {double(size), double(n)};
     for (size_t k = 0; k < hs.size(); ++k)
-      row.insert(row.end(), {samples[k].median_us(), mb_per_s(size * n, total[k] / 1e3), cpu[k] / 1e3 / n});
+      row.insert(row.end(), {samples[k].median_us(), total[k] / 1e3 / n, mb_per_s(size * n, total[k] / 1e3),
+                             cpu[k] / 1e3 / n});
     if (s.load_clients != 0) row.push_back(load_rates.first);
     table.row(row);
   }
