@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "diag/log.hpp"
 #include "progress/wait_plan.hpp"  // Clock
 
 namespace naa::progress {
@@ -43,13 +44,14 @@ unsigned ranks_from_environment() {
 }
 
 struct Reading {
-  std::atomic<int64_t> taken{0};          // Clock ticks of the last reading
-  std::atomic<int64_t> oversubscribed{0};  // of the last oversubscribed reading (0: never)
+  std::atomic<int64_t> taken{0};  // Clock ticks of the last reading
+  Oversubscription verdict;
   std::atomic<bool> at_capacity{false};
 };
 Reading reading;
 
 int64_t ticks(Clock::time_point t) { return t.time_since_epoch().count(); }
+int64_t ticks(Clock::duration d) { return d.count(); }
 
 void refresh() {
   const auto now = Clock::now();
@@ -59,13 +61,14 @@ void refresh() {
   if (!reading.taken.compare_exchange_strong(last, ticks(now))) return;
   static const unsigned ranks = ranks_from_environment();
   static const unsigned online = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  const unsigned running = running_now();
   NodeLoad load;
   load.online = online;
-  load.runnable = running;
+  load.runnable = running_now();
   load.ranks = ranks;
-  if (load.oversubscribed()) reading.oversubscribed.store(ticks(now), std::memory_order_relaxed);
-  reading.at_capacity.store(running >= online, std::memory_order_relaxed);
+  if (reading.verdict.observe(ticks(now), load))
+    NAA_LOG_DEBUG("adaptive waits sleep at once for %lld ms: %s",
+                  static_cast<long long>(kHold.count()), load.describe().c_str());
+  reading.at_capacity.store(load.runnable >= online, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -87,10 +90,24 @@ NodeLoad read_node_load() {
   return load;
 }
 
+bool Oversubscription::observe(int64_t now, const NodeLoad &load) {
+  const bool above = load.runnable > load.online;
+  const unsigned in_a_row = above ? above_in_a_row_.load(std::memory_order_relaxed) + 1 : 0;
+  above_in_a_row_.store(in_a_row, std::memory_order_relaxed);
+  if (!(in_a_row >= 2 || load.ranks > load.online)) return false;
+  const bool began = !at(now);
+  since_.store(now, std::memory_order_relaxed);
+  return began;
+}
+
+bool Oversubscription::at(int64_t now) const {
+  const int64_t since = since_.load(std::memory_order_relaxed);
+  return since != 0 && now - since < ticks(Clock::duration(kHold));
+}
+
 bool node_oversubscribed() {
   refresh();
-  const int64_t at = reading.oversubscribed.load(std::memory_order_relaxed);
-  return at != 0 && Clock::now() - Clock::time_point(Clock::duration(at)) < kHold;
+  return reading.verdict.at(ticks(Clock::now()));
 }
 
 bool node_at_capacity() {

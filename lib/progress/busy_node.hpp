@@ -9,12 +9,15 @@
 // /proc/loadavg, which counts the reader too), or more ranks on this node than its online CPUs
 // (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). A process pinned to a
 // subset of the CPUs is judged by the node's total: the running count says nothing of which CPUs
-// the runnable threads may use. The running count is an instant; a reading of more runnable
-// threads than CPUs is held for kHold, as a spin that guessed wrong costs a tick while a sleep
-// that guessed wrong costs a wake-up (some 30 us).
+// the runnable threads may use. The running count is an instant: one reading above the CPUs (a
+// kernel worker, a process starting or exiting) is no oversubscription, two in a row at least
+// kRefresh apart are. From then it is held for kHold, as a spin that guessed wrong costs a tick
+// while a sleep that guessed wrong costs a wake-up (some 30 us).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace naa::progress {
@@ -31,6 +34,21 @@ struct NodeLoad {
 
 // A fresh reading (a few system calls).
 NodeLoad read_node_load();
+
+// The readings' verdict over time, fed by one thread at a time (the one that took the reading)
+// and asked by any: oversubscribed from the second reading in a row above the CPUs, or from the
+// first where the environment alone says so (ranks), until kHold after the last such reading.
+// Times are ticks of Clock (progress/wait_plan.hpp).
+class Oversubscription {
+ public:
+  // Returns whether this reading began an oversubscribed spell (for a log line).
+  bool observe(int64_t now, const NodeLoad &load);
+  bool at(int64_t now) const;
+
+ private:
+  std::atomic<unsigned> above_in_a_row_{0};
+  std::atomic<int64_t> since_{0};  // the last reading that counted (0: none)
+};
 
 // Whether a waiter should not poll: the node was oversubscribed at a reading within the last
 // kHold. Readings are taken at most every kRefresh by whichever thread asks, so that a poll

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // NAA_PROGRESS=adaptive (lib/progress/driver.cpp, busy_node, spin_budget): on an oversubscribed
-// node a wait sleeps at its first empty turn instead of polling; a handle whose polls did not
+// node a wait sleeps at its first empty turn instead of polling, where one reading above the CPUs
+// is not yet oversubscription; a handle whose polls did not
 // pay sleeps at once for ever more waits, and polls again once one of its polls paid. The
 // node is made oversubscribed by the environment (more ranks on it than CPUs), never by load.
 #include <cstdarg>
@@ -68,6 +69,34 @@ static void oversubscribed_node_sleeps_at_once(void **) {
   assert_int_equal(turns_before_sleeping(Progress::Mode::Adaptive), 1);
 }
 
+// One reading above the CPUs is an instant (a kernel worker, a process starting): no verdict.
+// Two in a row are; the verdict holds for kHold after the last reading that counted. More
+// ranks than CPUs count from the first reading.
+static void oversubscription_needs_two_readings(void **) {
+  using std::chrono::milliseconds;
+  auto t = [](milliseconds m) { return std::chrono::duration_cast<Clock::duration>(m).count(); };
+  NodeLoad quiet, above, ranks;
+  quiet.online = above.online = ranks.online = 2;
+  quiet.runnable = 2;
+  above.runnable = 3;
+  ranks.runnable = 1;
+  ranks.ranks = 4;
+  Oversubscription o;
+  assert_false(o.observe(t(milliseconds(10)), above));
+  assert_false(o.at(t(milliseconds(10))));
+  assert_false(o.observe(t(milliseconds(12)), quiet));  // the spike is gone: counting starts anew
+  assert_false(o.observe(t(milliseconds(14)), above));
+  assert_false(o.at(t(milliseconds(14))));
+  assert_true(o.observe(t(milliseconds(16)), above));   // the second in a row: a verdict
+  assert_true(o.at(t(milliseconds(16))));
+  assert_false(o.observe(t(milliseconds(18)), above));  // still the same spell
+  assert_true(o.at(t(milliseconds(18)) + t(kHold) - 1));
+  assert_false(o.at(t(milliseconds(18)) + t(kHold)));
+  Oversubscription by_ranks;
+  assert_true(by_ranks.observe(t(milliseconds(10)), ranks));
+  assert_true(by_ranks.at(t(milliseconds(10))));
+}
+
 // Misses in a row make ever longer runs of waits that do not poll (2, 4, ...); one poll that
 // paid makes the next wait poll again.
 static void budget_backs_off_and_recovers(void **) {
@@ -105,6 +134,7 @@ int main() {
   setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "100000", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(oversubscribed_node_sleeps_at_once),
+      cmocka_unit_test(oversubscription_needs_two_readings),
       cmocka_unit_test(budget_backs_off_and_recovers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
