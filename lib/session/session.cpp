@@ -189,6 +189,8 @@ int Session::reconnect() {
   const Deadline deadline = Deadline::after(settings_.connect_timeout);
   const size_t naas = target_->alternatives() + 1;
   auto pause = std::chrono::duration_cast<Deadline::Clock::duration>(kFirstPause);
+  // The transport the handle had: a reconnect over another one says so and why.
+  const std::string before = transport_name_;
   for (unsigned attempt = 1;; ++attempt) {
     try {
       connect(deadline);
@@ -196,6 +198,13 @@ int Session::reconnect() {
                    static_cast<unsigned>(function_code_), peer_.c_str(), attempt,
                    static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                          Deadline::Clock::now() - began).count()));
+      if (transport_name_ != before) {
+        const std::string why = transport_->detour();
+        NAA_LOG_WARN("function code %u: the handle's connection to %s is now over %s, not %s as "
+                     "before (%s); a later reconnect tries %s first again",
+                     static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
+                     before.c_str(), why.empty() ? "another NAA" : why.c_str(), before.c_str());
+      }
       state_ = State::Ready;
       return NAA_SUCCESS;
     } catch (const Error &e) {
@@ -203,6 +212,8 @@ int Session::reconnect() {
       const bool unreachable = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT ||
                                e.code() == NAA_ERR_TIMEOUT;
       const std::string tried = peer_;
+      // Why this attempt was not over the transport the handle had, where it was not.
+      const std::string detour = transport_->name() != before ? transport_->detour() : std::string();
       const bool moved = fail_over();
       // The last attempt's failure is naa_invoke's: the caller's code, with its cause.
       if (!unreachable || deadline.expired()) {
@@ -212,11 +223,14 @@ int Session::reconnect() {
             e.code(), "function code " + std::to_string(function_code_) + ": cannot reconnect to " +
                           tried + " (attempt " + std::to_string(attempt) + ", " +
                           std::to_string(took.count()) + " ms, NAA_CONNECT_TIMEOUT): " + e.what() +
+                          (detour.empty() ? "" : " (not over " + before + ": " + detour + ")") +
                           "; the next naa_invoke tries again");
       }
       if (attempt == 1)
-        NAA_LOG_WARN("function code %u: reconnecting to %s failed (%s); trying again until "
-                     "NAA_CONNECT_TIMEOUT", static_cast<unsigned>(function_code_), tried.c_str(), e.what());
+        NAA_LOG_WARN("function code %u: reconnecting to %s failed (%s%s%s%s%s); trying again until "
+                     "NAA_CONNECT_TIMEOUT", static_cast<unsigned>(function_code_), tried.c_str(), e.what(),
+                     detour.empty() ? "" : "; not over ", detour.empty() ? "" : before.c_str(),
+                     detour.empty() ? "" : ": ", detour.c_str());
       else
         NAA_LOG_DEBUG("function code %u: reconnect attempt %u to %s failed (%s)",
                       static_cast<unsigned>(function_code_), attempt, tried.c_str(), e.what());

@@ -53,8 +53,11 @@ class AutoTransport : public Transport {
                                     const std::string &local_ip, Deadline deadline,
                                     const std::string &private_data,
                                     const BeforeConnect &before_connect) override {
+    detour_.clear();
     std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
+    if (!capabilities_of(choice).same_host)
+      detour_ = "no same-host transport (shared memory) serves " + host + ":" + std::to_string(port) + " now";
     if (capabilities_of(choice).same_host) {
       const auto limit = shm_connect_limit(deadline);
       try {
@@ -62,9 +65,13 @@ class AutoTransport : public Transport {
                             before_connect);
       } catch (const Refused &e) {
         if (!e.path_only()) throw;
+        detour_ = e.what();
         choice = network_transport_for(host, local_ip, options_.device, deadline);
         NAA_LOG_INFO("NAA_TRANSPORT=auto: %s; connecting with %s instead", e.what(), choice.c_str());
       } catch (const Error &e) {
+        detour_ = "no shared-memory connection within " +
+                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(limit).count()) +
+                  " ms: " + e.what();
         choice = network_transport_for(host, local_ip, options_.device, deadline);
         NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "
                      "connecting with %s instead",
@@ -74,6 +81,8 @@ class AutoTransport : public Transport {
     }
     return connect_with(choice, host, port, local_ip, deadline, private_data, before_connect);
   }
+
+  std::string detour() const override { return detour_; }
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     std::string choice;
@@ -106,6 +115,7 @@ class AutoTransport : public Transport {
 
   const TransportOptions options_;
   std::string name_ = "auto";
+  std::string detour_;
 };
 
 }  // namespace

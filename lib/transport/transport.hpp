@@ -218,6 +218,9 @@ class Transport {
                                             const std::string &private_data = {},
                                             const BeforeConnect &before_connect = {}) = 0;
   virtual std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) = 0;
+  // Why the last connect() did not go over a same-host transport (auto: none serves the NAA,
+  // or shared memory gave way to the network), or "" when it did or the transport has no choice.
+  virtual std::string detour() const { return {}; }
 };
 
 // The NUL-terminated ASCII text at the start of a peer's private data (a reject reason such as

@@ -44,7 +44,9 @@ int main(int argc, char **argv) {
     if (rc == NAA_SUCCESS) rc = naa_wait(&h[i], &st);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc != NAA_SUCCESS) {
-      fprintf(stderr, "handle %d after the pause: %s\n", i, naa_strerror(rc));
+      char why[512];
+      naa_last_error(&h[i], why, sizeof why);
+      fprintf(stderr, "handle %d after the pause: %s (%s)\n", i, naa_strerror(rc), why);
       return 1;
     }
     const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# A handle whose ofi+shm connection (NAA_TRANSPORT=auto) is lost, and whose NAA comes back
+# serving TCP alone, reconnects over ofi+tcp and says so in a warning with the reason; when it
+# cannot reconnect at all, naa_last_error's cause names shared memory's failure too.
+set -eu
+. "$NAA_SRCDIR/test/integration/lib.sh"
+require_shm
+scaled() { awk -v s="${NAA_TEST_TIME_SCALE:-1}" -v n="$1" 'BEGIN { print int(n * (s > 1 ? s : 1)) }'; }
+start_server
+server=$!
+port=$NAA_TEST_PORT
+export NAA_SPEC="127.0.0.1:$port:3:1"
+export NAA_LOG_LEVEL=info
+start_idle_clients 1 auto
+grep -q "connected to 127.0.0.1:$port via auto: ofi+shm" "$naa_test_dir/client.log" ||
+  { cat "$naa_test_dir/client.log"; echo "FAIL: the handle did not connect over ofi+shm" >&2; exit 1; }
+kill "$server"
+wait "$server" 2>/dev/null || :
+# The NAA comes back on the same port, with TCP only: shared memory finds no listener there.
+rm -f "$naa_test_dir/port"
+"$NAA_SERVER" --address 127.0.0.1 --port "$port" --transport ofi+tcp --ready-file "$naa_test_dir/port" 3>&- &
+naa_test_pids="$naa_test_pids $!"
+i=0
+until [ -s "$naa_test_dir/port" ]; do
+  i=$((i + 1)); [ $i -le $(scaled 6000) ] || { echo "FAIL: naa-server did not start again" >&2; exit 1; }
+  sleep 0.01
+done
+exec 3>&-  # the handle invokes again
+rc=0
+wait "$idle_client" || rc=$?
+cat "$naa_test_dir/client.log"
+[ $rc = 0 ] || { echo "FAIL: the invocation after the restart failed ($rc)" >&2; exit 1; }
+grep -q "warning: function code 3: the handle's connection to 127.0.0.1:$port is now over auto: ofi+tcp, not auto: ofi+shm as before (.*); a later reconnect tries auto: ofi+shm first again" \
+  "$naa_test_dir/client.log" || { echo "FAIL: no warning of the transport's change" >&2; exit 1; }
+echo "reconnect: over ofi+tcp after ofi+shm, with a warning"
+
+# The NAA does not come back: the failed reconnect's cause tells that shared memory was not it.
+start_server
+server=$!
+port=$NAA_TEST_PORT
+export NAA_SPEC="127.0.0.1:$port:3:1" NAA_CONNECT_TIMEOUT=$(scaled 2)
+start_idle_clients 1 auto
+kill "$server"
+wait "$server" 2>/dev/null || :
+exec 3>&-
+if wait "$idle_client"; then cat "$naa_test_dir/client.log"; echo "FAIL: an invocation without an NAA succeeded" >&2; exit 1; fi
+cat "$naa_test_dir/client.log"
+grep -q "handle 0 after the pause: .*(naa_invoke: function code 3: cannot reconnect to 127.0.0.1:$port (.*NAA_CONNECT_TIMEOUT): .* (not over auto: ofi+shm: no same-host transport (shared memory) serves 127.0.0.1:$port now); the next naa_invoke tries again)" \
+  "$naa_test_dir/client.log" || { echo "FAIL: naa_last_error does not say that shared memory was lost" >&2; exit 1; }
+echo "reconnect: fails over ofi+tcp; naa_last_error names shared memory's loss"
