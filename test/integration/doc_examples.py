@@ -12,7 +12,9 @@ blocks without one (`<!-- examples: SPEC -->`). SPEC is a kind, then options aft
                       output; `$ echo $?` followed by N is the status the command before ends with
   shell               shell commands, run
   text                no code: output, a syntax, a diagram, a file's lines
-  not run: WHY        code that cannot run here (another host, Slurm, an installation, minutes)
+  not run: WHY        code that cannot run here (another host, Slurm, an installation, minutes);
+                      the options its naa-server, naa-bench, naa-info and naa-trace command lines
+                      give must be listed by that tool's --help (unless the page set the marker)
 Options: `not run: WHY` (a fragment is built, not run), `shows a failure` (the example's point
 is a failed call: NAA_STATS must count one), VAR=VALUE (set for the run).
 Without a marker: C/C++ with main is a program, Fortran is built inside a program (and run when
@@ -103,6 +105,7 @@ def roff(text):
     return text
 
 blocks = []  # (where, language, text, marker)
+by_page_default = set()  # the blocks whose marker is their page's
 for page in sorted(glob.glob(os.path.join(src, "man", "*.[1-9]"))):
     if os.path.islink(page):  # another name of a page read already
         continue
@@ -128,6 +131,8 @@ for md in [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, 
             mm = re.match(r"<!-- example: (.*) -->$", prev.strip())
             block, start, lang = [], n, m.group(1)
             marker = mm.group(1).strip() if mm else page_default
+            if not mm and page_default:
+                by_page_default.add("%s:%d" % (os.path.relpath(md, src), n))
         elif block is not None and line.startswith("```"):
             blocks.append(("%s:%d" % (os.path.relpath(md, src), start), lang, "\n".join(block) + "\n", marker))
             block = None
@@ -204,6 +209,31 @@ def build_c(lang, path, exe, log, shared=False):
     return run(compiler + san + flags + extra + ["-I" + os.path.join(src, "include"), "-o", exe, path,
                                                  "-L" + libs, "-lnaa"], log)
 
+TOOLS = ("naa-server", "naa-info", "naa-bench", "naa-trace")
+
+def tool_path(tool):
+    """naa-trace is a script of the sources, the others programs of the build."""
+    return os.path.join(src if tool == "naa-trace" else build, "tools", tool, tool)
+
+help_texts = {}
+
+def unknown_options(text):
+    """The options that the tools' command lines in text give and their --help does not list:
+    an example that cannot run here still names only options that exist."""
+    bad = []
+    for line in re.sub(r"\\\n", " ", text).split("\n"):
+        line = re.sub(r"^\S*\$ ", "", line)  # a session's prompt
+        for m in re.finditer(r"(?:^|[;&|(]\s*)(?:\w+=\S*\s+)*(%s)(?=\s|$)([^|;&#]*)" % "|".join(TOOLS), line):
+            tool = m.group(1)
+            if tool not in help_texts:
+                help_texts[tool] = subprocess.run([tool_path(tool), "--help"], capture_output=True,
+                                                  text=True, env=run_env).stdout
+            for o in re.findall(r"(?:^|\s)(--?[A-Za-z][\w-]*)", m.group(2)):
+                counts["options of commands not run, checked"] = counts.get("options of commands not run, checked", 0) + 1
+                if not re.search(r"(^|[\s,\[])%s([\s,=\]]|$)" % re.escape(o), help_texts[tool], re.M):
+                    bad.append("%s %s" % (tool, o))
+    return bad
+
 fmod = next(iter(glob.glob(os.path.join(build, "**", "naa.mod"), recursive=True)), None)
 sessions = {}  # page -> [(where, script text)]
 seen = {}
@@ -224,6 +254,10 @@ for i, (where, lang, text, marker) in enumerate(blocks):
     if kind == "skip":
         counts["not run"] = counts.get("not run", 0) + 1
         print("doc_examples: %s: not run: %s" % (where, why))
+        # The page's own examples (not a development log's of the time) name existing options.
+        bad = unknown_options(text) if where not in by_page_default else []
+        if bad:
+            failed.append("%s: options that --help does not list: %s" % (where, ", ".join(bad)))
         continue
     if kind == "text":
         counts["text"] = counts.get("text", 0) + 1
@@ -289,9 +323,9 @@ for i, (where, lang, text, marker) in enumerate(blocks):
 # The shell blocks of each page, in order, in one bash in a directory of its own.
 tools = os.path.join(out, "bin")
 os.makedirs(tools, exist_ok=True)
-for tool in ("naa-server", "naa-info", "naa-bench", "naa-trace"):
+for tool in TOOLS:
     with open(os.path.join(tools, tool), "w") as f:
-        f.write('#!/bin/sh\nexec "%s" "$@"\n' % os.path.join(build, "tools", tool, tool))
+        f.write('#!/bin/sh\nexec "%s" "$@"\n' % tool_path(tool))
     os.chmod(os.path.join(tools, tool), 0o755)
 
 def command(line):
