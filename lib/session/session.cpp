@@ -198,13 +198,17 @@ int Session::reconnect() {
                    static_cast<unsigned>(function_code_), peer_.c_str(), attempt,
                    static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                          Deadline::Clock::now() - began).count()));
-      if (transport_name_ != before) {
-        const std::string why = transport_->detour();
+      const std::string why = transport_->detour();
+      if (transport_name_ != before && !why.empty())
         NAA_LOG_WARN("function code %u: the handle's connection to %s is now over %s, not %s as "
                      "before (%s); a later reconnect tries %s first again",
                      static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
-                     before.c_str(), why.empty() ? "another NAA" : why.c_str(), before.c_str());
-      }
+                     before.c_str(), why.c_str(), before.c_str());
+      else if (transport_name_ != before)
+        NAA_LOG_WARN("function code %u: the handle's connection to %s is now over %s, not %s as "
+                     "before (NAA_TRANSPORT=auto's choice for it now)",
+                     static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
+                     before.c_str());
       state_ = State::Ready;
       return NAA_SUCCESS;
     } catch (const Error &e) {

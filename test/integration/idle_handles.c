@@ -3,7 +3,8 @@
  * run one invocation, idle until stdin closes: the clients of idle_server.sh, which measures
  * what an idle naa-server costs. Writes "ready" to READY_FILE once every handle is idle. After
  * the pause each handle invokes once more, and the slowest of those round trips is printed
- * ("slowest after the pause: MS ms"): a server that napped through the pause answers late. */
+ * ("slowest after the pause: MS ms"): a server that napped through the pause answers late.
+ * Each line on stdin before it closes runs one invocation per handle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,7 +34,20 @@ int main(int argc, char **argv) {
   }
   FILE *f = fopen(argv[2], "w");
   if (f == NULL || fputs("ready\n", f) < 0 || fclose(f) != 0) return 1;
-  while (getchar() != EOF) {
+  /* Each line read before the end runs one invocation per handle, then says so: a test that
+   * changes the NAA between two of them. */
+  for (int c; (c = getchar()) != EOF;) {
+    if (c != '\n') continue;
+    for (int i = 0; i < n; ++i) {
+      naa_status st;
+      int rc = naa_invoke(&h[i]);
+      if (rc == NAA_SUCCESS) rc = naa_wait(&h[i], &st);
+      if (rc != NAA_SUCCESS) {
+        fprintf(stderr, "handle %d on request: %s\n", i, naa_strerror(rc));
+        return 1;
+      }
+    }
+    fprintf(stderr, "invoked on request\n");
   }
   double slowest = 0;
   for (int i = 0; i < n; ++i) {
