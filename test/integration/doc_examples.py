@@ -26,7 +26,7 @@ number of inputs, the examples' ports 12345 and 12346 replaced by its port, and 
 a call that failed (a kernel called with the wrong inputs) fails the example. The shell blocks
 of a page run in order in one bash in a directory of their own (a server one block starts
 serves the next), with naa-server, naa-info, naa-bench and naa-trace of the build first in PATH
-and ./vecadd the build's example: a naa-server started on 12345 or 12346 takes a free port
+./vecadd the build's example and ./libmykernels.so the test suite's kernel library: a naa-server started on 12345 or 12346 takes a free port
 (--port 0 and a ready file the script waits for) that the page's later commands get instead;
 a naa-server in the foreground serves for 2 s (times NAA_TEST_TIME_SCALE; timeout's status 124
 is its success), on a free port where the example names none."""
@@ -356,6 +356,9 @@ for page, items in sessions.items():
     with open(os.path.join(d, "vecadd"), "w") as f:
         f.write('#!/bin/sh\nexec "%s" "$@"\n' % os.path.join(examples, "vecadd"))
     os.chmod(os.path.join(d, "vecadd"), 0o755)
+    # The reader's own kernel library of the examples: the test suite's.
+    if env.get("NAA_TEST_KERNEL_PLUGIN") and os.path.exists(env["NAA_TEST_KERNEL_PLUGIN"]):
+        os.symlink(env["NAA_TEST_KERNEL_PLUGIN"], os.path.join(d, "libmykernels.so"))
     script = ["set -e",
               '__where=; __fail() { echo "doc_examples: FAIL: $__where: exit status $1, the page shows $2"; exit 1; }',
               "__ready() { i=0; until [ -s \"$1\" ]; do"
