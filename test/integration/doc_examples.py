@@ -283,7 +283,7 @@ for i, (where, lang, text, marker) in enumerate(blocks):
     if kind == "program" and lang == "python" or wrapper == "py-buf":
         counts["Python"] = counts.get("Python", 0) + 1
         if env.get("NAA_HAVE_PYTHON") != "yes":
-            print("doc_examples: %s: the Python package is not built, not run" % where)
+            print("doc_examples: %s: the Python package or NumPy is missing, not run" % where)
             continue
         head = WRAPPERS[wrapper][1] if wrapper else ""
         open(base + ".py", "w").write(head + ports(text, port))
