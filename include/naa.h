@@ -273,6 +273,12 @@ typedef struct naa_stats_energy_function {
   double window_s;     /* seconds those windows lasted */
   double host_j;       /* joules the host's counters advanced over them */
   uint64_t bytes;      /* bytes they moved, out and back (joules per GB: host_j / bytes * 1e9) */
+  /* Appended (function_size tells whether a library fills them): the NAA's own energy, where
+   * the NAA reports it with each reply (naa-server with NAA_ENERGY; reference NAAs do not). */
+  uint64_t naa_runs;     /* invocations whose reply carried the NAA's joules for its kernel run */
+  double naa_j;          /* joules the NAA's counters advanced over those kernel runs */
+  uint64_t naa_bytes;    /* bytes those invocations moved, out and back */
+  char naa_source[64];   /* what naa_j counts, as the NAA names it; "": no NAA figure */
 } naa_stats_energy_function_t;
 /* ...and what was counted. The caller sets size and function_size (NAA_STATS_ENERGY_INIT):
  * a library with longer structs fills only what the caller knows, so both may grow. */

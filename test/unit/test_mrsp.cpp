@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8.
+// MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8 (and §3.5's).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +16,7 @@ extern "C" {
 #include <vector>
 
 #include "protocol/connect_data.hpp"
+#include "protocol/energy_report.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 
@@ -399,6 +400,45 @@ void connect_data_limits(void **) {
   assert_int_equal(len, 1);
 }
 
+// doc/protocol.md §3.5: 2.5 J for the connection's third reply; the ask and the answer after
+// an MRSP message, where the decoder reads nothing.
+void energy_report_examples(void **) {
+  const uint8_t record[16] = {0, 0, 0, 0, 0, 0x26, 0x25, 0xa0, 0, 0, 0, 3, 1, 0, 0, 0};
+  uint8_t out[16];
+  energy_report::encode_record({2500000, 3, true}, out);
+  assert_memory_equal(out, record, 16);
+  const energy_report::Record r = energy_report::decode_record(record);
+  assert_int_equal(r.uj, 2500000);
+  assert_int_equal(r.reply, 3);
+  assert_true(r.measured);
+  assert_false(energy_report::decode_record(std::vector<uint8_t>(16, 0).data()).measured);
+
+  std::vector<uint8_t> aar(4 + 24 + energy_report::kAskSize);
+  mrsp::encode_request(&kExampleEntry, 1, aar.data(), 28);
+  energy_report::encode_ask({0x00007F0011223344, 0xAABBCCDD}, aar.data() + 28);
+  const uint8_t ask[16] = {'N', 'R', 'G', 'Y', 0, 0, 0x7f, 0, 0x11, 0x22, 0x33, 0x44, 0xaa, 0xbb, 0xcc, 0xdd};
+  assert_memory_equal(aar.data() + 28, ask, 16);
+  mrsp::Message m;
+  assert_true(decode_exact(aar.data(), aar.size(), m));  // the decoder ignores it
+  assert_int_equal(m.request.size(), 1);
+  energy_report::Ask found{};
+  assert_true(energy_report::find_ask(aar.data() + 28, 16, &found));
+  assert_int_equal(found.address, 0x00007F0011223344);
+  assert_int_equal(found.rkey, 0xAABBCCDD);
+  assert_false(energy_report::find_ask(aar.data() + 28, 15, &found));  // cut short
+  assert_false(energy_report::find_ask(aar.data(), 16, &found));       // no tag
+
+  const std::string answer = energy_report::encode_answer("powercap (package-0)");
+  assert_int_equal(answer.size(), 4 + 1 + 20);
+  std::string source;
+  const auto *a = reinterpret_cast<const uint8_t *>(answer.data());
+  assert_true(energy_report::find_answer(a, answer.size(), &source));
+  assert_string_equal(source.c_str(), "powercap (package-0)");
+  assert_false(energy_report::find_answer(a, answer.size() - 1, &source));  // name cut short
+  assert_int_equal(energy_report::encode_answer(std::string(100, 'x')).size(),
+                   4 + 1 + energy_report::kMaxSourceName);
+}
+
 }  // namespace
 
 int main() {
@@ -421,6 +461,7 @@ int main() {
       cmocka_unit_test(placeholder_overflow),
       cmocka_unit_test(connect_data_round_trip),
       cmocka_unit_test(connect_data_limits),
+      cmocka_unit_test(energy_report_examples),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -3,6 +3,7 @@
 // server stops, or the client misbehaves. Runs on its own thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -14,6 +15,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
+#include "protocol/energy_report.hpp"
 #include "protocol/mrsp.hpp"
 #include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
@@ -44,6 +46,8 @@ class Connection {
   static bool descriptors_spare_for(size_t regions);
   bool exchange_memory_regions();
   size_t advertise(uint8_t *out);
+  void take_energy_ask(const uint8_t *request, size_t len);
+  void drop_energy();
   void advertised(const char *how);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
@@ -83,6 +87,13 @@ class Connection {
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> buffer_mrs_;
   std::unique_ptr<transport::WriteChain> reply_chain_;
+  // The client's ask for the kernels' energy (doc/protocol.md §3.5), where this server
+  // measures them: where each reply's record goes, our answer after the advertisement, and
+  // the record, written before each reply's final write.
+  energy_report::Ask energy_ask_{};
+  std::string energy_answer_;
+  std::array<uint8_t, energy_report::kRecordSize> energy_record_{};
+  std::unique_ptr<transport::MemoryRegion> energy_mr_;  // set: the replies carry records
 };
 
 }  // namespace naa::server
