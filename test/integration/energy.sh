@@ -84,11 +84,17 @@ NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$bench" $args >"$naa_test_dir/ben
   { cat "$naa_test_dir/bench"; fail "naa-bench"; }
 cat "$naa_test_dir/bench"
 grep -q '^# host energy: powercap (package-0, dram of package-0), ' "$naa_test_dir/bench" || fail "naa-bench names no source"
-[ "$(awk '/^#Size/ {on = $(NF-2) == "J/RT" && $NF == "J/GB"; next} on && /^[0-9]/ && $(NF-1) ~ /^[0-9.]+$/ && $NF ~ /^[0-9.]+$/ {n++} END {print n + 0}' "$naa_test_dir/bench")" -eq 2 ] ||
-  fail "naa-bench latency rows without host joules"
+# host_naa_rows HOST NAA: the latency rows whose host and NAA joules columns match the patterns.
+host_naa_rows() {
+  awk -v host="$1" -v naa="$2" '/^#Size/ {on = $(NF-7) == "Host" && $(NF-6) == "J/RT" && $(NF-3) == "NAA" && $NF == "J/GB"; next}
+    on && /^[0-9]/ && $(NF-3) ~ host && $(NF-2) ~ host && $(NF-1) ~ naa && $NF ~ naa {n++} END {print n + 0}' "$naa_test_dir/bench"
+}
+# This naa-server measures nothing: the host's joules, "-" for the NAA's.
+[ "$(host_naa_rows '^[0-9.]+$' '^-$')" -eq 2 ] || fail "naa-bench latency rows without host joules"
+grep -q '^# NAA energy: ' "$naa_test_dir/bench" || fail "naa-bench without the NAA energy note"
 NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$naa_test_dir/absent" "$bench" $args >"$naa_test_dir/bench" 2>&1
 grep -q '^# host energy: not measured: powercap: ' "$naa_test_dir/bench" || fail "naa-bench does not say why"
-if grep -q 'J/RT' "$naa_test_dir/bench"; then fail "naa-bench columns without a source"; fi
+if grep -q 'Host J/RT' "$naa_test_dir/bench"; then fail "naa-bench host columns without a source"; fi
 "$bench" $args >"$naa_test_dir/bench" 2>&1
 grep -q '^# host energy: off' "$naa_test_dir/bench" || fail "naa-bench without the note"
 # naa-server measures its node over each kernel run and says so when it stops.
@@ -103,6 +109,10 @@ mkdir "$naa_test_dir/trace2"
 run NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" NAA_TRACE="$naa_test_dir/trace2" \
   NAA_SPEC="$NAA_TEST_HOST:$port2:10:2"
 cat "$naa_test_dir/err"
+NAA_ENERGY=powercap NAA_POWERCAP_ROOT="$tree" "$bench" $args --port "$port2" >"$naa_test_dir/bench" 2>&1 ||
+  { cat "$naa_test_dir/bench"; fail "naa-bench against the measuring naa-server"; }
+cat "$naa_test_dir/bench"
+[ "$(host_naa_rows '^[0-9.]+$' '^[0-9.]+$')" -eq 2 ] || fail "naa-bench latency rows without the NAA's joules"
 kill -TERM $server2
 wait $server2 || :
 cat "$naa_test_dir/server2"
