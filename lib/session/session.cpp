@@ -259,8 +259,14 @@ void Session::register_buffers(transport::Endpoint &ep) {
   for (const Region &r : regions_)
     region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
   energy_mr_.reset();
-  if (energy::Meter::on())
+  if (!energy::Meter::on()) return;
+  // Without it the handle works as ever and counts the host's energy alone.
+  try {
     energy_mr_ = ep.register_memory(energy_record_.data(), energy_record_.size(), true);
+  } catch (const Error &e) {
+    NAA_LOG_WARN("function code %u: the NAA's energy is not asked for (NAA_ENERGY): %s",
+                 static_cast<unsigned>(function_code_), e.what());
+  }
 }
 
 // The advertise-request for our registered regions, in the send half of mrsp_buf_: its length.
