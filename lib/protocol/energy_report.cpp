@@ -4,13 +4,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "protocol/big_endian.hpp"
-
 namespace naa::energy_report {
 namespace {
 
-using wire::get_be;
-using wire::put_be;
+constexpr uint32_t kMantissaBits = 19, kMaxMantissa = (1u << kMantissaBits) - 1, kMaxExponent = 31;
+constexpr uint32_t kUnknown = 0xffffff;
 
 bool tagged(const uint8_t *after, size_t len, size_t need) {
   return after != nullptr && len >= need && std::memcmp(after, kTag, kTagSize) == 0;
@@ -18,18 +16,7 @@ bool tagged(const uint8_t *after, size_t len, size_t need) {
 
 }  // namespace
 
-void encode_ask(const Ask &ask, uint8_t *out) {
-  std::memcpy(out, kTag, kTagSize);
-  put_be(out + kTagSize, ask.address, 8);
-  put_be(out + kTagSize + 8, ask.rkey, 4);
-}
-
-bool find_ask(const uint8_t *after, size_t len, Ask *ask) {
-  if (!tagged(after, len, kAskSize)) return false;
-  ask->address = get_be(after + kTagSize, 8);
-  ask->rkey = static_cast<uint32_t>(get_be(after + kTagSize + 8, 4));
-  return true;
-}
+bool find_ask(const uint8_t *after, size_t len) { return tagged(after, len, kAskSize); }
 
 std::string encode_answer(const std::string &source) {
   const size_t n = std::min(source.size(), kMaxSourceName);
@@ -50,15 +37,23 @@ bool find_answer(const uint8_t *after, size_t len, std::string *source) {
   return true;
 }
 
-void encode_record(const Record &r, uint8_t *out) {
-  put_be(out, r.uj, 8);
-  put_be(out + 8, r.reply, 4);
-  out[12] = r.measured ? kMeasured : 0;
-  out[13] = out[14] = out[15] = 0;
+uint32_t in_immediate(std::optional<uint64_t> uj) {
+  uint32_t e = kUnknown;
+  if (uj) {
+    uint32_t exponent = 0;
+    uint64_t mantissa = *uj;
+    while (mantissa > kMaxMantissa && exponent < kMaxExponent) mantissa >>= 1, ++exponent;
+    // Above the range, and at the code that says unknown: the largest figure there is.
+    mantissa = std::min<uint64_t>(mantissa, exponent == kMaxExponent ? kMaxMantissa - 1 : kMaxMantissa);
+    e = exponent << kMantissaBits | static_cast<uint32_t>(mantissa);
+  }
+  return (e >> 8) << 16 | (e & 0xff);
 }
 
-Record decode_record(const uint8_t *in) {
-  return Record{get_be(in, 8), static_cast<uint32_t>(get_be(in + 8, 4)), (in[12] & kMeasured) != 0};
+std::optional<uint64_t> from_immediate(uint32_t r) {
+  const uint32_t e = (r >> 16) << 8 | (r & 0xff);
+  if (e == kUnknown) return std::nullopt;
+  return uint64_t{e & kMaxMantissa} << (e >> kMantissaBits);
 }
 
 }  // namespace naa::energy_report

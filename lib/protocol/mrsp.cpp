@@ -4,15 +4,20 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "protocol/big_endian.hpp"
-
 namespace naa::mrsp {
 namespace {
 
 constexpr uint8_t kKnownFlags = kInternal | kSingleSend | kInput | kOutput;
 
-using wire::get_be;
-using wire::put_be;
+void put_be(uint8_t *p, uint64_t value, size_t bytes) {
+  for (size_t i = bytes; i-- > 0; value >>= 8) p[i] = static_cast<uint8_t>(value);
+}
+
+uint64_t get_be(const uint8_t *p, size_t bytes) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < bytes; ++i) value = value << 8 | p[i];
+  return value;
+}
 
 void put_header(uint8_t *out, Type type, uint8_t count_or_code) {
   out[0] = static_cast<uint8_t>(type);

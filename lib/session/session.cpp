@@ -78,7 +78,7 @@ void Session::connect(Deadline deadline) {
   // The ask for the NAA's energy follows the request (doc/protocol.md §3.5): in the connection
   // request to whatever peer (over libfabric both ends are libnaa's; a reference-like one reads
   // no private data), by message only to a libnaa server.
-  const auto asked = [&] { return request_len + (energy_mr_ ? energy_report::kAskSize : 0); };
+  const auto asked = [&] { return request_len + (energy::Meter::on() ? energy_report::kAskSize : 0); };
   auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
     register_buffers(ep);
     request_len = encode_request();
@@ -110,12 +110,11 @@ void Session::connect(Deadline deadline) {
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
-  naa_replies_ = 0;
   naa_uj_.reset();
   if (naa_energy_)
     NAA_LOG_INFO("NAA at %s reports the energy of each kernel run: %s", peer_.c_str(),
                  naa_energy_source_.c_str());
-  else if (energy_mr_)
+  else if (energy::Meter::on())
     NAA_LOG_INFO("NAA at %s reports no energy (a reference NAA, or a naa-server without "
                  "NAA_ENERGY or a readable source): only the host's is counted", peer_.c_str());
   if (libnaa_server) {
@@ -181,7 +180,6 @@ void Session::disconnect() {
   first_chain_.reset();
   steady_chain_.reset();
   region_mrs_.clear();
-  energy_mr_.reset();
   mrsp_mr_.reset();
   ep_.reset();
   naa_regions_.clear();
@@ -258,15 +256,6 @@ void Session::register_buffers(transport::Endpoint &ep) {
   mrsp_mr_ = ep.register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   for (const Region &r : regions_)
     region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
-  energy_mr_.reset();
-  if (!energy::Meter::on()) return;
-  // Without it the handle works as ever and counts the host's energy alone.
-  try {
-    energy_mr_ = ep.register_memory(energy_record_.data(), energy_record_.size(), true);
-  } catch (const Error &e) {
-    NAA_LOG_WARN("function code %u: the NAA's energy is not asked for (NAA_ENERGY): %s",
-                 static_cast<unsigned>(function_code_), e.what());
-  }
 }
 
 // The advertise-request for our registered regions, in the send half of mrsp_buf_: its length.
@@ -285,7 +274,7 @@ size_t Session::encode_request() {
   size_t len = mrsp::encode_request(request.data(), request.size(), out, mrsp::kBufferSize);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
   // At most 4 + 24 * 31 bytes: the ask fits behind them.
-  if (energy_mr_) energy_report::encode_ask({energy_mr_->remote_addr, energy_mr_->rkey}, out + len);
+  if (energy::Meter::on()) std::memcpy(out + len, energy_report::kTag, energy_report::kAskSize);
   return len;
 }
 
@@ -360,20 +349,8 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
 // Whether the NAA answered our ask for its energy in the bytes after its advertisement (the
 // first advert_len of msg's len), and what it counts.
 void Session::take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len) {
-  naa_energy_ = energy_mr_ && advert_len <= len &&
+  naa_energy_ = energy::Meter::on() && advert_len <= len &&
                 energy_report::find_answer(msg + advert_len, len - advert_len, &naa_energy_source_);
-}
-
-// The record the NAA wrote before its reply: kept for Stages if it is this reply's (a record
-// that names another reply, or says unmeasured, counts as unknown).
-void Session::take_energy_record() {
-  naa_uj_.reset();
-  if (!naa_energy_) return;
-  const energy_report::Record r = energy_report::decode_record(energy_record_.data());
-  if (r.reply == ++naa_replies_ && r.measured) naa_uj_ = r.uj;
-  else if (r.reply != naa_replies_)
-    NAA_LOG_DEBUG("NAA at %s: the energy record names reply %u, this is its reply %u; not counted",
-                  peer_.c_str(), r.reply, naa_replies_);
 }
 
 void Session::build_chains() {
@@ -654,7 +631,13 @@ size_t Session::poll_once() {
 int Session::complete(naa_status *status) {
   phase_ = Phase::Idle;
   state_ = State::Ready;
-  take_energy_record();
+  // The NAA's joules ride beside the return code (doc/protocol.md §3.5): taken out, the
+  // immediate reads as one from an NAA that sends none.
+  naa_uj_.reset();
+  if (naa_energy_) {
+    naa_uj_ = energy_report::from_immediate(reply_.imm);
+    reply_.imm &= ~energy_report::kEnergyBits;
+  }
   completed_at_ = Deadline::Clock::now();
   round_trip_.observe(completed_at_ - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);

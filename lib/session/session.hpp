@@ -129,7 +129,6 @@ class Session : private ProgressEngine::Client {
   void register_buffers(transport::Endpoint &ep);
   size_t encode_request();
   void take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len);
-  void take_energy_record();
   void exchange_memory_regions(size_t request_len, Deadline deadline);
   void take_reply(const uint8_t *msg, size_t len);
   void build_chains();
@@ -190,14 +189,10 @@ class Session : private ProgressEngine::Client {
   std::array<uint8_t, 2 * mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> region_mrs_;
-  // NAA energy (doc/protocol.md §3.5), asked for with NAA_ENERGY: the buffer the NAA writes
-  // each reply's record into; whether this connection's NAA agreed, and what it counts; its
-  // replies so far, to match each record to its reply; the last completed invocation's figure.
-  alignas(8) std::array<uint8_t, energy_report::kRecordSize> energy_record_{};
-  std::unique_ptr<transport::MemoryRegion> energy_mr_;
+  // NAA energy (doc/protocol.md §3.5), asked for with NAA_ENERGY: whether this connection's
+  // NAA agreed, and what it counts; the last completed invocation's figure.
   bool naa_energy_ = false;
   std::string naa_energy_source_;
-  uint32_t naa_replies_ = 0;
   std::optional<uint64_t> naa_uj_;
   std::vector<mrsp::AdvertEntry> naa_regions_;
   std::unique_ptr<transport::WriteChain> first_chain_;   // every input

@@ -4,7 +4,8 @@
  * (between naa_invoke and naa_wait) by 2 J on the package and 0.5 J on its DRAM, and between
  * the windows by 10 J, which no invocation is charged with.
  * The NAA's joules (doc/protocol.md §3.5): a second naa-server, measuring a tree of its own that
- * its plugin kernel "joule" advances by exactly 1 J per run, reports them with each reply; the
+ * its plugin kernel "joule" advances by exactly 1 J per run, reports them in each reply's
+ * immediate, which the application then sees without them; the
  * conformance NAA, reference-like, reports none, and the handle to it works as before. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -133,8 +134,10 @@ static size_t invoke_n(unsigned fn, const test_server *naa, size_t regions,
   attr.params = params;
   assert_int_equal(naa_create_attr(fn, p, regions, p, regions, &attr, &h), NAA_SUCCESS);
   for (int i = 0; i < N; i++) {
+    naa_status st;
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
-    assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+    assert_int_equal(naa_wait(&h, &st), NAA_SUCCESS);
+    assert_int_equal(st.immediate, 0); /* the energy bits taken out: as from any NAA */
   }
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   naa_stats_energy_t t = NAA_STATS_ENERGY_INIT;

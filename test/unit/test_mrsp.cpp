@@ -11,7 +11,9 @@ extern "C" {
 
 #include <arpa/inet.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -400,33 +402,32 @@ void connect_data_limits(void **) {
   assert_int_equal(len, 1);
 }
 
-// doc/protocol.md §3.5: 2.5 J for the connection's third reply; the ask and the answer after
-// an MRSP message, where the decoder reads nothing.
+// doc/protocol.md §3.5: 2.5 J beside return code 0x10 is 1c c4 10 b4 on the wire; the ask and
+// the answer after an MRSP message, where the decoder reads nothing.
 void energy_report_examples(void **) {
-  const uint8_t record[16] = {0, 0, 0, 0, 0, 0x26, 0x25, 0xa0, 0, 0, 0, 3, 1, 0, 0, 0};
-  uint8_t out[16];
-  energy_report::encode_record({2500000, 3, true}, out);
-  assert_memory_equal(out, record, 16);
-  const energy_report::Record r = energy_report::decode_record(record);
-  assert_int_equal(r.uj, 2500000);
-  assert_int_equal(r.reply, 3);
-  assert_true(r.measured);
-  assert_false(energy_report::decode_record(std::vector<uint8_t>(16, 0).data()).measured);
+  const uint32_t r = imm::naa_reply(0x10) | energy_report::in_immediate(2500000);
+  assert_int_equal(r, 0x1cc410b4);
+  assert_int_equal(imm::return_code(r), 0x10);
+  assert_int_equal(*energy_report::from_immediate(r), 2500000);
+  assert_int_equal(r & ~energy_report::kEnergyBits, imm::naa_reply(0x10));
+  for (uint64_t uj : {uint64_t{0}, uint64_t{1}, uint64_t{524287}, uint64_t{1000000}})
+    assert_int_equal(*energy_report::from_immediate(energy_report::in_immediate(uj)), uj);
+  const uint64_t big = 123456789012;  // 123 kJ: within 4 ppm, never above
+  const uint64_t back = *energy_report::from_immediate(energy_report::in_immediate(big));
+  assert_true(back <= big && big - back <= big / 250000);
+  assert_false(energy_report::from_immediate(energy_report::in_immediate(std::nullopt)).has_value());
+  assert_int_equal(energy_report::in_immediate(std::nullopt), energy_report::kEnergyBits);
+  assert_true(energy_report::from_immediate(energy_report::in_immediate(UINT64_MAX)).has_value());
 
   std::vector<uint8_t> aar(4 + 24 + energy_report::kAskSize);
   mrsp::encode_request(&kExampleEntry, 1, aar.data(), 28);
-  energy_report::encode_ask({0x00007F0011223344, 0xAABBCCDD}, aar.data() + 28);
-  const uint8_t ask[16] = {'N', 'R', 'G', 'Y', 0, 0, 0x7f, 0, 0x11, 0x22, 0x33, 0x44, 0xaa, 0xbb, 0xcc, 0xdd};
-  assert_memory_equal(aar.data() + 28, ask, 16);
+  std::memcpy(aar.data() + 28, energy_report::kTag, energy_report::kAskSize);
   mrsp::Message m;
-  assert_true(decode_exact(aar.data(), aar.size(), m));  // the decoder ignores it
+  assert_true(decode_exact(aar.data(), aar.size(), m));  // the decoder ignores the ask
   assert_int_equal(m.request.size(), 1);
-  energy_report::Ask found{};
-  assert_true(energy_report::find_ask(aar.data() + 28, 16, &found));
-  assert_int_equal(found.address, 0x00007F0011223344);
-  assert_int_equal(found.rkey, 0xAABBCCDD);
-  assert_false(energy_report::find_ask(aar.data() + 28, 15, &found));  // cut short
-  assert_false(energy_report::find_ask(aar.data(), 16, &found));       // no tag
+  assert_true(energy_report::find_ask(aar.data() + 28, 4));
+  assert_false(energy_report::find_ask(aar.data() + 28, 3));  // cut short
+  assert_false(energy_report::find_ask(aar.data(), 4));       // no tag
 
   const std::string answer = energy_report::encode_answer("powercap (package-0)");
   assert_int_equal(answer.size(), 4 + 1 + 20);

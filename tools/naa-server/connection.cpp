@@ -361,11 +361,6 @@ size_t Connection::advertise(uint8_t *out) {
   if (outputs.empty())
     outputs.push_back({buffer_mrs_[first_index].get(), 0, 0, first_parameter->host_address,
                        first_parameter->host_rkey});
-  // The energy record goes first: the final write-with-immediate, which tells the client that
-  // the reply is there, lands after it.
-  if (energy_mr_)
-    outputs.insert(outputs.begin(), {energy_mr_.get(), 0, energy_report::kRecordSize,
-                                     energy_ask_.address, energy_ask_.rkey});
   reply_chain_ = ep_->prepare_writes(outputs, kReplyWrites);
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
@@ -376,22 +371,16 @@ size_t Connection::advertise(uint8_t *out) {
 }
 
 // The client's ask for the energy of each kernel run (doc/protocol.md §3.5), in the bytes after
-// its memory-region request: taken where the kernel runs are measured (NAA_ENERGY and a source)
-// and the record's buffer registers. Otherwise the replies carry no record and the
-// advertisement no answer, so that the client reports none.
+// its memory-region request: taken where the kernel runs are measured (NAA_ENERGY and a source).
+// Otherwise the advertisement carries no answer and the replies no energy, so that the client
+// reports none.
 void Connection::take_energy_ask(const uint8_t *request, size_t len) {
   const size_t used = mrsp::kHeaderSize + mrsp::kRequestEntrySize * handler_.request().size();
   std::string source;
-  if (used > len || !energy_report::find_ask(request + used, len - used, &energy_ask_)) return;
+  if (used > len || !energy_report::find_ask(request + used, len - used)) return;
   if (!kernel_energy::measuring(&source)) {
     NAA_LOG_INFO("client %s asks for the energy of its kernel runs; none is measured here "
                  "(NAA_ENERGY, naa-server(1))", ep_->peer().c_str());
-    return;
-  }
-  try {
-    energy_mr_ = ep_->register_memory(energy_record_.data(), energy_record_.size(), false);
-  } catch (const Error &e) {
-    NAA_LOG_WARN("client %s: no energy records for it: %s", ep_->peer().c_str(), e.what());
     return;
   }
   energy_answer_ = energy_report::encode_answer(source);
@@ -400,10 +389,7 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
 }
 
 // The exchange goes by messages after all: the ask comes again there.
-void Connection::drop_energy() {
-  energy_mr_.reset();
-  energy_answer_.clear();
-}
+void Connection::drop_energy() { energy_answer_.clear(); }
 
 bool Connection::register_regions(std::string *why) {
   const std::vector<SharedRegion> &regions = handler_.regions();
@@ -440,12 +426,9 @@ void Connection::invoke(uint32_t v) {
     post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
   if (!rc) return;
   ++invocations_;
-  if (energy_mr_) {
-    const std::optional<uint64_t> &uj = handler_.last_kernel_uj();
-    energy_report::encode_record({uj.value_or(0), static_cast<uint32_t>(invocations_), uj.has_value()},
-                                 energy_record_.data());
-  }
-  ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));
+  uint32_t reply = imm::naa_reply(*rc);
+  if (!energy_answer_.empty()) reply |= energy_report::in_immediate(handler_.last_kernel_uj());
+  ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
 }
 

@@ -3,7 +3,6 @@
 // server stops, or the client misbehaves. Runs on its own thread.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -87,13 +86,9 @@ class Connection {
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> buffer_mrs_;
   std::unique_ptr<transport::WriteChain> reply_chain_;
-  // The client's ask for the kernels' energy (doc/protocol.md §3.5), where this server
-  // measures them: where each reply's record goes, our answer after the advertisement, and
-  // the record, written before each reply's final write.
-  energy_report::Ask energy_ask_{};
+  // Our answer to the client's ask for the kernels' energy (doc/protocol.md §3.5), where this
+  // server measures them: set, each reply's immediate carries its kernel run's microjoules.
   std::string energy_answer_;
-  std::array<uint8_t, energy_report::kRecordSize> energy_record_{};
-  std::unique_ptr<transport::MemoryRegion> energy_mr_;  // set: the replies carry records
 };
 
 }  // namespace naa::server
