@@ -100,7 +100,8 @@ typedef struct naa_status {
   uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
   uint8_t error;           /* naa_waitall & co.: this handle's naa_error_t code, like MPI_ERROR; it
                              lies in what was padding before, so the struct keeps its size */
-  uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
+  uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order), less the
+                             NAA's energy bits where libnaa asked for them (naa(7) ENERGY) */
   size_t bytes_received;   /* payload bytes of the NAA's final write as the transport reports
                              it (the wire tells no more); 0 where it does not (libfabric tcp) */
   uint32_t function_code;  /* function code the invocation ran */
