@@ -75,6 +75,9 @@ class Connection {
   // Our identity, and the advertisement where it rides along: accept() sends it again where
   // begin_accept() could not (over shm, a client that did not take our name at once).
   std::string accept_data_;
+  // Our answer to the client's ask for the kernels' energy (doc/protocol.md §3.5), where this
+  // server measures them: set, each reply's immediate carries its kernel run's microjoules.
+  std::string energy_answer_;
   std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
@@ -86,9 +89,6 @@ class Connection {
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> buffer_mrs_;
   std::unique_ptr<transport::WriteChain> reply_chain_;
-  // Our answer to the client's ask for the kernels' energy (doc/protocol.md §3.5), where this
-  // server measures them: set, each reply's immediate carries its kernel run's microjoules.
-  std::string energy_answer_;
 };
 
 }  // namespace naa::server
