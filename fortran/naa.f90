@@ -160,7 +160,7 @@ module naa
   end type naa_stats_t
 
   ! struct naa_stats_energy_function (naa_stats_energy_get): the host's joules over the
-  ! measured invocation windows of a function code and NAA
+  ! measured invocation windows of a function code and NAA, and the NAA's over its kernel runs
   type, bind(C), public :: naa_stats_energy_function_t
     integer(c_int32_t) :: function_code = 0
     character(kind=c_char) :: naa(64) = c_null_char
@@ -168,6 +168,11 @@ module naa
     real(c_double) :: window_s = 0
     real(c_double) :: host_j = 0
     integer(c_int64_t) :: bytes = 0
+    ! the NAA's own joules over its kernel runs, where its replies carry them
+    integer(c_int64_t) :: naa_runs = 0
+    real(c_double) :: naa_j = 0
+    integer(c_int64_t) :: naa_bytes = 0
+    character(kind=c_char) :: naa_source(64) = c_null_char
   end type naa_stats_energy_function_t
 
   ! struct naa_stats_energy: size and function_size must be set, as naa_stats_energy_init does

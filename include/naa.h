@@ -100,7 +100,8 @@ typedef struct naa_status {
   uint8_t naa_return_code; /* NAA_RC_*: R >> 8 of the NAA's immediate (low 8 bits of it) */
   uint8_t error;           /* naa_waitall & co.: this handle's naa_error_t code, like MPI_ERROR; it
                              lies in what was padding before, so the struct keeps its size */
-  uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order) */
+  uint32_t immediate;      /* raw 32-bit immediate the NAA sent (host byte order), less the
+                             NAA's energy bits where libnaa asked for them (naa(7) ENERGY) */
   size_t bytes_received;   /* payload bytes of the NAA's final write as the transport reports
                              it (the wire tells no more); 0 where it does not (libfabric tcp) */
   uint32_t function_code;  /* function code the invocation ran */
@@ -273,6 +274,12 @@ typedef struct naa_stats_energy_function {
   double window_s;     /* seconds those windows lasted */
   double host_j;       /* joules the host's counters advanced over them */
   uint64_t bytes;      /* bytes they moved, out and back (joules per GB: host_j / bytes * 1e9) */
+  /* Appended (function_size tells whether a library fills them): the NAA's own energy, where
+   * the NAA reports it with each reply (naa-server with NAA_ENERGY; reference NAAs do not). */
+  uint64_t naa_runs;     /* invocations whose reply carried the NAA's joules for its kernel run */
+  double naa_j;          /* joules the NAA's counters advanced over those kernel runs */
+  uint64_t naa_bytes;    /* bytes those invocations moved, out and back */
+  char naa_source[64];   /* what naa_j counts, as the NAA names it; "": no NAA figure */
 } naa_stats_energy_function_t;
 /* ...and what was counted. The caller sets size and function_size (NAA_STATS_ENERGY_INIT):
  * a library with longer structs fills only what the caller knows, so both may grow. */

@@ -40,13 +40,14 @@ constexpr const char kVersion[] =
 std::optional<naa::stats::Stages> stages_of(uint64_t id) {
   const auto session = handles().find(id);
   if (!session) return std::nullopt;
-  const Session::Stages s = session->last_stages();
+  Session::Stages s = session->last_stages();
   const auto ns = [](naa::Deadline::Clock::time_point t) {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   };
   return naa::stats::Stages{ns(s.invoked), ns(s.written), ns(s.final_posted),
-                            ns(s.final_post_returned), ns(s.replied)};
+                            ns(s.final_post_returned), ns(s.replied), s.naa_measured, s.naa_uj,
+                            std::move(s.naa_source)};
 }
 
 // guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call

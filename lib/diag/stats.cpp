@@ -42,10 +42,14 @@ struct Handle {
   uint64_t window_t0, window_uj0, window_bytes;
 };
 
-// Per function line (lines()), what naa_stats_energy_get reports.
+// Per function line (lines()), what naa_stats_energy_get reports: the host's windows, and
+// the invocations whose replies carried the NAA's joules.
 struct EnergyLine {
   uint64_t windows, bytes;
   double s, j;
+  uint64_t naa_runs, naa_bytes;
+  double naa_j;
+  std::string naa_source;
 };
 
 // The meter's reading as this thread's naa_invoke began (start()).
@@ -53,6 +57,7 @@ thread_local bool invoke_read;
 thread_local uint64_t invoke_uj, invoke_read_ns;
 
 std::mutex mu;
+double naa_joules = 0;  // the NAAs' joules reported so far, for the timeline's counter
 bool forked_child = false;  // this process is a fork()ed child of the one that turned stats on
 naa_stats_t totals_{};
 std::vector<naa_stats_function_t> &lines() {  // never destroyed: the exit handler prints it
@@ -85,18 +90,29 @@ void print_energy(const char *who, std::string *out) {
   if (meter->sources().empty()) line += "not measured: " + meter->unavailable();
   else line += meter->sources();
   *out += line + "\n";
+  char text[512];
   for (size_t i = 0; i < lines().size(); ++i) {
     const EnergyLine &e = energy_lines()[i];
-    if (e.windows == 0) continue;
-    char text[512];
-    snprintf(text, sizeof text,
-             "%s: function %u at %s: host %.6f J over %llu invocation windows of %.3f ms: "
-             "%.6f J per invocation, %.3f J per GB\n",
-             who, lines()[i].function_code, lines()[i].naa, e.j,
-             static_cast<unsigned long long>(e.windows), ms(e.s),
-             e.j / static_cast<double>(e.windows),
-             e.bytes > 0 ? e.j / static_cast<double>(e.bytes) * 1e9 : 0.0);
-    *out += text;
+    if (e.windows > 0) {
+      snprintf(text, sizeof text,
+               "%s: function %u at %s: host %.6f J over %llu invocation windows of %.3f ms: "
+               "%.6f J per invocation, %.3f J per GB\n",
+               who, lines()[i].function_code, lines()[i].naa, e.j,
+               static_cast<unsigned long long>(e.windows), ms(e.s),
+               e.j / static_cast<double>(e.windows),
+               e.bytes > 0 ? e.j / static_cast<double>(e.bytes) * 1e9 : 0.0);
+      *out += text;
+    }
+    if (e.naa_runs > 0) {
+      snprintf(text, sizeof text,
+               "%s: function %u at %s: NAA %.6f J over %llu kernel runs (%s): "
+               "%.6f J per invocation, %.3f J per GB\n",
+               who, lines()[i].function_code, lines()[i].naa, e.naa_j,
+               static_cast<unsigned long long>(e.naa_runs), e.naa_source.c_str(),
+               e.naa_j / static_cast<double>(e.naa_runs),
+               e.naa_bytes > 0 ? e.naa_j / static_cast<double>(e.naa_bytes) * 1e9 : 0.0);
+      *out += text;
+    }
   }
 }
 
@@ -150,6 +166,8 @@ void after_fork_parent() { mu.unlock(); }
 void after_fork_child() {
   totals_ = naa_stats_t{};
   lines().clear();
+  energy_lines().clear();
+  naa_joules = 0;
   handles().clear();
   forked_child = true;
   mu.unlock();
@@ -234,6 +252,19 @@ double close_window(Handle *h, int observed, uint64_t t1, uint64_t uj, uint64_t 
   if (observed & detail::kTrace) trace::energy(read_ns, static_cast<double>(uj) / 1e6);
   return j;
 }
+// The NAA's joules over the kernel run of h's completed invocation, as its reply reported
+// them (called with mu held); returns them.
+double naa_energy(Handle *h, int observed, const Stages &st) {
+  const double j = static_cast<double>(st.naa_uj) / 1e6;
+  EnergyLine &e = energy_lines()[h->line];
+  ++e.naa_runs;
+  e.naa_bytes += h->window_bytes;
+  e.naa_j += j;
+  e.naa_source = st.naa_source;
+  naa_joules += j;
+  if (observed & detail::kTrace) trace::energy(now_ns(), naa_joules, "NAA energy");
+  return j;
+}
 }  // namespace
 
 void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, int code,
@@ -263,8 +294,11 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
     if (read) window_j = close_window(h, observed, t1, uj, read_ns);
     else h->window_open = false;  // unknown, not zero
   }
-  if (f != nullptr && stages != nullptr && completes(call, code, completed))
+  double naa_j = -1;  // none reported
+  if (f != nullptr && stages != nullptr && completes(call, code, completed)) {
     served(f, h->in_flight ? observed : observed & ~detail::kTrace, handle_id, *stages);
+    if (stages->naa_measured) naa_j = naa_energy(h, observed, *stages);
+  }
   if (observed & detail::kTrace) {
     const bool ends = h != nullptr && h->in_flight && completes(call, code, completed);
     if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) {
@@ -275,7 +309,7 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
     trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
                 f != nullptr ? f->naa : nullptr, code, completed);
     if (ends) {
-      trace::invocation_end(handle_id, t1, code, window_j);
+      trace::invocation_end(handle_id, t1, code, window_j, naa_j);
       h->in_flight = false;
     }
   }
@@ -336,7 +370,7 @@ void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
     l.function_code = function_code;
     snprintf(l.naa, sizeof l.naa, "%s", naa.c_str());
     lines().push_back(l);
-    energy_lines().push_back(EnergyLine{0, 0, 0, 0});
+    energy_lines().push_back(EnergyLine{});
   }
   h.line = i;
   handles()[handle_id] = h;
@@ -396,6 +430,10 @@ int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
     f.window_s = e.s;
     f.host_j = e.j;
     f.bytes = e.bytes;
+    f.naa_runs = e.naa_runs;
+    f.naa_j = e.naa_j;
+    f.naa_bytes = e.naa_bytes;
+    snprintf(f.naa_source, sizeof f.naa_source, "%s", e.naa_source.c_str());
     std::memcpy(reinterpret_cast<char *>(functions) + i * t.function_size, &f,
                 std::min(t.function_size, sizeof f));
   }

@@ -38,8 +38,12 @@ void enable(const std::string &stats, const std::string &trace_dir);
 // When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke
 // began, our writes were seen complete, the final write was posted and its post returned, the
 // NAA's reply polled.
+// With the NAA's joules over the kernel run (naa_measured; Session::Stages).
 struct Stages {
   uint64_t invoked, written, final_posted, final_post_returned, replied;
+  bool naa_measured;
+  uint64_t naa_uj;
+  std::string naa_source;
 };
 
 // Nanoseconds of CLOCK_MONOTONIC; 0 when statistics are off (nothing is then recorded), except

@@ -38,6 +38,7 @@ struct Event {
   uint64_t count, count2;
   enum Kind : uint8_t { Call, Polls, Span, Stage, Counter } kind;
   double joules;  // invocation e: of its window (< 0: none); counter: the reading
+  double naa_joules;  // invocation e: the NAA's over its kernel run (< 0: none)
 };
 
 // Consecutive polls of one handle by one thread, traced as one span from the first call's start
@@ -152,6 +153,11 @@ std::string json(const Event &e) {
         snprintf(j, sizeof j, ",\"host_J\":%.6f", e.joules);
         args += j;
       }
+      if (e.ph == 'e' && e.naa_joules >= 0) {
+        char j[48];
+        snprintf(j, sizeof j, ",\"NAA_J\":%.6f", e.naa_joules);
+        args += j;
+      }
       break;
     case Event::Stage:
     case Event::Counter: break;
@@ -172,7 +178,7 @@ void flush_polls_locked(uint64_t handle) {
   if (it == poll_runs().end()) return;
   const PollRun &r = it->second;
   add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, r.inside,
-            Event::Polls, -1});
+            Event::Polls, -1, -1});
   poll_runs().erase(it);
 }
 
@@ -304,31 +310,31 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
     return;
   }
   flush_polls_locked(handle);
-  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call, -1});
+  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call, -1, -1});
 }
 
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back) {
   std::lock_guard<std::mutex> lock(mu);
   add(Event{t0, t0, handle, "invocation", 'b', 0, 0, fn, naa_index(naa), bytes_out,
-            bytes_back, Event::Span, -1});
+            bytes_back, Event::Span, -1, -1});
 }
 
-void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j) {
+void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j, double naa_j) {
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t1, t1, handle, "invocation", 'e', code, 0, 0, 0, 0, 0, Event::Span, host_j});
+  add(Event{t1, t1, handle, "invocation", 'e', code, 0, 0, 0, 0, 0, Event::Span, host_j, naa_j});
 }
 
-void energy(uint64_t t, double joules) {
+void energy(uint64_t t, double joules, const char *counter) {
   const long tid = thread_id();
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t, t, 0, "host energy", 'C', 0, tid, 0, 0, 0, 0, Event::Counter, joules});
+  add(Event{t, t, 0, counter, 'C', 0, tid, 0, 0, 0, 0, Event::Counter, joules, -1});
 }
 
 void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1) {
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t0, t0, handle, name, 'b', 0, 0, 0, 0, 0, 0, Event::Stage, -1});
-  add(Event{t1, t1, handle, name, 'e', 0, 0, 0, 0, 0, 0, Event::Stage, -1});
+  add(Event{t0, t0, handle, name, 'b', 0, 0, 0, 0, 0, 0, Event::Stage, -1, -1});
+  add(Event{t1, t1, handle, name, 'e', 0, 0, 0, 0, 0, 0, Event::Stage, -1, -1});
 }
 
 }  // namespace naa::trace

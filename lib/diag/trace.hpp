@@ -28,12 +28,15 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
 // An invocation's span: from its naa_invoke to the end of the call that completed it.
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back);
-// host_j: the host's joules over the invocation's window (NAA_ENERGY), < 0: not measured.
-void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j);
-// The host's energy counter (joules since the meter opened) read at t (a counter event), at
-// each end of an invocation's window; t as the meter gave it with the reading, so that the
-// counter never goes back in time order, whichever threads read it.
-void energy(uint64_t t, double joules);
+// host_j: the host's joules over the invocation's window (NAA_ENERGY), naa_j: the NAA's over
+// its kernel run, as its reply reported them; < 0: not measured.
+void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j, double naa_j = -1);
+// An energy counter (a counter event named `counter`) at t: the host's ("host energy", joules
+// since the meter opened) read at each end of an invocation's window, t as the meter gave it
+// with the reading; the NAAs' ("NAA energy", the joules their replies reported so far) at
+// each reply, t taken under the lock that sums them: either never goes back in time order,
+// whichever threads read it.
+void energy(uint64_t t, double joules, const char *counter = "host energy");
 // A stage of the handle's invocation ("transfer", "NAA service") from t0 to t1, nested in its
 // span.
 void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1);

@@ -9,6 +9,7 @@
 #include "diag/last_error.hpp"
 #include "diag/log.hpp"
 #include "diag/stats.hpp"
+#include "energy/energy.hpp"
 #include "progress/progress_until.hpp"
 
 #include <unistd.h>
@@ -74,10 +75,14 @@ void Session::connect(Deadline deadline) {
   // naa-server answers in its accept (doc/protocol.md §3.4): one round trip less.
   size_t request_len = 0;
   bool request_sent = false;
+  // The ask for the NAA's energy follows the request (doc/protocol.md §3.5): in the connection
+  // request to whatever peer (over libfabric both ends are libnaa's; a reference-like one reads
+  // no private data), by message only to a libnaa server.
+  const auto asked = [&] { return request_len + (energy::Meter::on() ? energy_report::kAskSize : 0); };
   auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
     register_buffers(ep);
     request_len = encode_request();
-    std::string data = mrsp::in_connect_data(mrsp_buf_.data() + mrsp::kBufferSize, request_len, room);
+    std::string data = mrsp::in_connect_data(mrsp_buf_.data() + mrsp::kBufferSize, asked(), room);
     request_sent = !data.empty();
     return data;
   };
@@ -97,7 +102,7 @@ void Session::connect(Deadline deadline) {
           : nullptr;
   exchange_took_ = {};
   if (advert != nullptr) take_reply(advert, advert_len);
-  else exchange_memory_regions(request_len, deadline);
+  else exchange_memory_regions(libnaa_server ? asked() : request_len, deadline);
   naa_message_polled_ = Deadline::Clock::now();
   completed_at_ = naa_message_polled_;
   build_chains();
@@ -105,6 +110,13 @@ void Session::connect(Deadline deadline) {
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
                regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
+  naa_uj_.reset();
+  if (naa_energy_)
+    NAA_LOG_INFO("NAA at %s reports the energy of each kernel run: %s", peer_.c_str(),
+                 naa_energy_source_.c_str());
+  else if (energy::Meter::on())
+    NAA_LOG_INFO("NAA at %s reports no energy (a reference NAA, or a naa-server without "
+                 "NAA_ENERGY or a readable source): only the host's is counted", peer_.c_str());
   if (libnaa_server) {
     pacing_.reset(std::chrono::microseconds(0), false,
                   target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
@@ -276,9 +288,11 @@ size_t Session::encode_request() {
   for (size_t k = 0; k < regions_.size(); ++k)
     request.push_back({regions_[k].flags, placeholders[k], region_mrs_[k]->remote_addr,
                        region_mrs_[k]->rkey, regions_[k].size});
-  size_t len = mrsp::encode_request(request.data(), request.size(), mrsp_buf_.data() + mrsp::kBufferSize,
-                                    mrsp::kBufferSize);
+  uint8_t *out = mrsp_buf_.data() + mrsp::kBufferSize;
+  size_t len = mrsp::encode_request(request.data(), request.size(), out, mrsp::kBufferSize);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
+  // At most 4 + 24 * 31 bytes: the ask fits behind them.
+  if (energy::Meter::on()) std::memcpy(out + len, energy_report::kTag, energy_report::kAskSize);
   return len;
 }
 
@@ -347,6 +361,14 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
                                         std::to_string(k) + " with " + std::to_string(reply.advert[k].size) +
                                         " bytes, smaller than our " + std::to_string(regions_[k].size));
   naa_regions_ = std::move(reply.advert);
+  take_energy_answer(msg, len, mrsp::kHeaderSize + mrsp::kAdvertEntrySize * naa_regions_.size());
+}
+
+// Whether the NAA answered our ask for its energy in the bytes after its advertisement (the
+// first advert_len of msg's len), and what it counts.
+void Session::take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len) {
+  naa_energy_ = energy::Meter::on() && advert_len <= len &&
+                energy_report::find_answer(msg + advert_len, len - advert_len, &naa_energy_source_);
 }
 
 void Session::build_chains() {
@@ -402,7 +424,8 @@ void Session::describe(naa_handle_info_t *info) {
 Session::Stages Session::last_stages() {
   std::lock_guard<std::mutex> lock(mu_);
   return Stages{invoked_at_, writes_completed_, final_write_posted_, final_write_returned_,
-                naa_message_polled_};
+                naa_message_polled_, naa_uj_.has_value(), naa_uj_.value_or(0),
+                naa_uj_ ? naa_energy_source_ : std::string()};
 }
 
 // The invocation in flight is given up (naa_cancel, naa_finalize; the connection closes next):
@@ -626,6 +649,13 @@ size_t Session::poll_once() {
 int Session::complete(naa_status *status) {
   phase_ = Phase::Idle;
   state_ = State::Ready;
+  // The NAA's joules ride beside the return code (doc/protocol.md §3.5): taken out, the
+  // immediate reads as one from an NAA that sends none.
+  naa_uj_.reset();
+  if (naa_energy_) {
+    naa_uj_ = energy_report::from_immediate(reply_.imm);
+    reply_.imm &= ~energy_report::kEnergyBits;
+  }
   completed_at_ = Deadline::Clock::now();
   round_trip_.observe(completed_at_ - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);

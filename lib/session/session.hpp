@@ -17,9 +17,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "diag/error.hpp"
+#include "protocol/energy_report.hpp"
 #include "protocol/mrsp.hpp"
 #include "config/options.hpp"
 #include "protocol/pacing.hpp"
@@ -84,8 +86,14 @@ class Session : private ProgressEngine::Client {
   // seen complete, the final write-with-immediate was posted, the NAA's reply was polled.
   // A stage is seen when progress is driven: a program that computes between naa_invoke and
   // naa_wait (NAA_PROGRESS=manual) sees the writes and the reply at once.
+  // With NAA_ENERGY, the NAA's joules over the kernel run that made the reply, where the NAA
+  // reports them (doc/protocol.md §3.5): naa_uj, when naa_measured; naa_source: what its
+  // counters count.
   struct Stages {
     Deadline::Clock::time_point invoked, written, final_posted, final_post_returned, replied;
+    bool naa_measured;
+    uint64_t naa_uj;
+    std::string naa_source;
   };
   Stages last_stages();
 
@@ -120,6 +128,7 @@ class Session : private ProgressEngine::Client {
   int wait_locked(naa_status *status);
   void register_buffers(transport::Endpoint &ep);
   size_t encode_request();
+  void take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len);
   void exchange_memory_regions(size_t request_len, Deadline deadline);
   void take_reply(const uint8_t *msg, size_t len);
   void build_chains();
@@ -180,6 +189,11 @@ class Session : private ProgressEngine::Client {
   std::array<uint8_t, 2 * mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> region_mrs_;
+  // NAA energy (doc/protocol.md §3.5), asked for with NAA_ENERGY: whether this connection's
+  // NAA agreed, and what it counts; the last completed invocation's figure.
+  bool naa_energy_ = false;
+  std::string naa_energy_source_;
+  std::optional<uint64_t> naa_uj_;
   std::vector<mrsp::AdvertEntry> naa_regions_;
   std::unique_ptr<transport::WriteChain> first_chain_;   // every input
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send

@@ -12,8 +12,8 @@ The parameters are any C-contiguous buffer-protocol objects (NumPy arrays, bytea
 memoryview, array.array), used in place: no copy is made. Which NAA serves a function code comes
 from NAA_SPEC or Slurm as for C programs (naa(7)), or from Handle(..., naa="host:port").
 Failures raise naa.Error with the libnaa code (.code, .name) and libnaa's cause (.cause);
-naa.last_error(), naa.stats(), naa.rc_string() and Handle.info() / Handle.cancel() are the
-calls of the same names in C. Tutorial: python.md in libnaa's documentation directory
+naa.last_error(), naa.stats(), naa.stats_energy(), naa.rc_string() and Handle.info() /
+Handle.cancel() are the calls of the same names in C (naa.stats_energy: naa_stats_energy_get). Tutorial: python.md in libnaa's documentation directory
 (PREFIX/share/doc/libnaa), the C API: man naa.
 """
 from naa._naa import (  # noqa: F401 (re-exported)
@@ -38,6 +38,7 @@ from naa._naa import (  # noqa: F401 (re-exported)
     last_error,
     rc_string,
     stats,
+    stats_energy,
     strerror,
     version,
     wait_all,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What C programs read besides the five calls: naa.last_error (naa_last_error), naa.rc_string
- * (naa_rc_string) and naa.stats (naa_stats_get), and Handle.info() (naa_handle_info). */
+ * (naa_rc_string), naa.stats (naa_stats_get) and naa.stats_energy (naa_stats_energy_get), and
+ * Handle.info() (naa_handle_info). */
 #include <limits.h>
+#include <string.h>
 
 #include "naapy.h"
 
@@ -98,6 +100,60 @@ PyObject *naapy_stats(PyObject *module, PyObject *unused) {
           PyDict_SetItemString(d, "functions", list) < 0;
   Py_XDECREF(list);
   Py_XDECREF(errors);
+  if (bad) {
+    Py_XDECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+static PyObject *function_energy(const naa_stats_energy_function_t *f) {
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  if (put(d, "function_code", PyLong_FromUnsignedLong(f->function_code)) < 0 ||
+      put(d, "naa", PyUnicode_FromString(f->naa)) < 0 ||
+      put(d, "windows", PyLong_FromUnsignedLongLong(f->windows)) < 0 ||
+      put(d, "window_s", PyFloat_FromDouble(f->window_s)) < 0 ||
+      put(d, "host_j", PyFloat_FromDouble(f->host_j)) < 0 ||
+      put(d, "bytes", PyLong_FromUnsignedLongLong(f->bytes)) < 0 ||
+      put(d, "naa_runs", PyLong_FromUnsignedLongLong(f->naa_runs)) < 0 ||
+      put(d, "naa_j", PyFloat_FromDouble(f->naa_j)) < 0 ||
+      put(d, "naa_bytes", PyLong_FromUnsignedLongLong(f->naa_bytes)) < 0 ||
+      put(d, "naa_source", PyUnicode_DecodeASCII(f->naa_source, strlen(f->naa_source), "replace")) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+PyObject *naapy_stats_energy(PyObject *module, PyObject *unused) {
+  (void)module, (void)unused;
+  naa_stats_energy_t totals = NAA_STATS_ENERGY_INIT;
+  int rc = naa_stats_energy_get(&totals, NULL, 0);
+  if (rc != NAA_SUCCESS) return naapy_raise("naa_stats_energy_get", rc, NULL);
+  /* Entries may appear between the two calls: ask for room for a few more. */
+  const size_t room = totals.n_functions + 16;
+  naa_stats_energy_function_t *functions = PyMem_Calloc(room, sizeof *functions);
+  if (functions == NULL) return PyErr_NoMemory();
+  rc = naa_stats_energy_get(&totals, functions, room);
+  if (rc != NAA_SUCCESS) {
+    PyMem_Free(functions);
+    return naapy_raise("naa_stats_energy_get", rc, NULL);
+  }
+  const size_t n = totals.n_functions < room ? totals.n_functions : room;
+  PyObject *d = PyDict_New(), *list = PyList_New(0);
+  int bad = d == NULL || list == NULL;
+  for (size_t i = 0; !bad && i < n; i++) {
+    PyObject *f = function_energy(&functions[i]);
+    bad = f == NULL || PyList_Append(list, f) < 0;
+    Py_XDECREF(f);
+  }
+  PyMem_Free(functions);
+  if (!bad)
+    bad = put(d, "host_source", PyUnicode_FromString(totals.host_source)) < 0 ||
+          put(d, "host_unavailable", PyUnicode_FromString(totals.host_unavailable)) < 0 ||
+          PyDict_SetItemString(d, "functions", list) < 0;
+  Py_XDECREF(list);
   if (bad) {
     Py_XDECREF(d);
     return NULL;

@@ -33,6 +33,14 @@ static PyMethodDef functions[] = {
      "functions, a list of dicts per function code and NAA (function_code, naa, invocations,\n"
      "bytes_out, bytes_back, waits, tests, invoke_s, wait_s, test_s, served, transfer_s,\n"
      "service_s). Raises naa.Error (ERR_STATE) when statistics are off."},
+    {"stats_energy", naapy_stats_energy, METH_NOARGS,
+     "stats_energy()\n--\n\nThe energy so far (naa_stats_energy_get), with NAA_ENERGY and\n"
+     "statistics on (NAA_STATS=1 or NAA_TRACE): a dict with host_source (what the host's\n"
+     "joules count, '' for nothing), host_unavailable (why a source asked for is not counted)\n"
+     "and functions, a list of dicts per function code and NAA (function_code, naa, windows,\n"
+     "window_s, host_j, bytes: the host's joules over the invocation windows; naa_runs, naa_j,\n"
+     "naa_bytes, naa_source: the NAA's over its kernel runs, where its replies carry them, 0 and\n"
+     "'' otherwise). Raises naa.Error (ERR_STATE) when statistics or NAA_ENERGY are off."},
     {"wait_any", naapy_wait_any, METH_O,
      "wait_any(handles)\n--\n\nWait, with the GIL released, until one of the handles with an\n"
      "invocation in flight completes (naa_waitany); return (index, naa.Status), or None when no\n"

@@ -41,10 +41,12 @@ void naapy_handle_use(PyObject *obj, int begin);
  * TypeError if obj is not one. */
 int naapy_handle_peek(PyObject *obj, naa_handle *handle);
 
-/* diag.c: naa.last_error, naa.rc_string, naa.stats; Handle.info()'s dict for *h. */
+/* diag.c: naa.last_error, naa.rc_string, naa.stats, naa.stats_energy; Handle.info()'s dict
+ * for *h. */
 PyObject *naapy_last_error(PyObject *module, PyObject *args, PyObject *kwds);
 PyObject *naapy_rc_string(PyObject *module, PyObject *code);
 PyObject *naapy_stats(PyObject *module, PyObject *unused);
+PyObject *naapy_stats_energy(PyObject *module, PyObject *unused);
 PyObject *naapy_handle_info(const naa_handle *h);
 
 /* completion.c: naa.wait_any, naa.wait_all. */

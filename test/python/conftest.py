@@ -12,12 +12,12 @@ import pytest
 class Server:
     """A naa-server on a free port of 127.0.0.1, stopped by stop()."""
 
-    def __init__(self, *args):
+    def __init__(self, *args, env=None):
         self.dir = tempfile.mkdtemp(prefix="naa-pytest-")
         ready = os.path.join(self.dir, "port")
         cmd = [os.environ["NAA_SERVER"], "--address", "127.0.0.1", "--port", "0",
                "--ready-file", ready, *args]
-        self.process = subprocess.Popen(cmd)
+        self.process = subprocess.Popen(cmd, env=env)
         deadline = time.monotonic() + 60
         while not (os.path.exists(ready) and os.path.getsize(ready) > 0):
             if self.process.poll() is not None:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What C programs have besides the five calls, from Python: Handle.cancel() (naa_cancel),
 naa.last_error() (naa_last_error) and libnaa's cause in naa.Error, naa.stats()
-(naa_stats_get), Handle.info() (naa_handle_info) and naa.rc_string() (naa_rc_string)."""
+(naa_stats_get), naa.stats_energy() (naa_stats_energy_get), Handle.info() (naa_handle_info)
+and naa.rc_string() (naa_rc_string)."""
 import os
 import struct
 import subprocess
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 import naa
+from conftest import Server
 
 VECADD = 10
 NAP_FILL = 105  # the test plugin: naps the ms of input bytes 0-3, then fills the output
@@ -128,3 +130,66 @@ def test_stats(server):
     hence a process each)."""
     assert run_python(STATS_PROGRAM, NAA_STATS="0") == "off"
     assert run_python(STATS_ON_PROGRAM, server, NAA_STATS="1").endswith("on")
+
+
+ENERGY_PROGRAM = r"""
+import sys, naa
+buf = bytearray(4096)
+for address in sys.argv[1:]:  # the measuring NAA's plugin kernel, then the reference-like NAA
+    with naa.Handle(107 if address == sys.argv[1] else 1, [buf], [buf], naa=address) as h:
+        for _ in range(3):
+            h.invoke()
+            h.wait()
+e = naa.stats_energy()
+assert e["host_source"] == "powercap (package-0)" and e["host_unavailable"] == "", e
+f = {x["naa"]: x for x in e["functions"]}
+joule, reference = f[sys.argv[1]], f[sys.argv[2]]
+assert joule["function_code"] == 107 and joule["windows"] == 3 and joule["bytes"] == 3 * 8192, e
+assert joule["host_j"] == 0, e  # the host's tree did not move
+assert joule["naa_runs"] == 3 and abs(joule["naa_j"] - 3.0) < 1e-6, e  # 1 J per kernel run
+assert joule["naa_bytes"] == 3 * 8192 and joule["naa_source"] == "powercap (package-0)", e
+assert reference["windows"] == 3 and reference["naa_runs"] == 0, e  # only the host's
+assert reference["naa_j"] == 0 and reference["naa_source"] == "", e
+print("energy")
+"""
+
+
+def powercap_tree(parent, uj):
+    """A directory laid out as /sys/class/powercap with one package zone at uj microjoules."""
+    zone = os.path.join(parent, "intel-rapl:0")
+    os.makedirs(zone)
+    for name, text in (("name", "package-0"), ("max_energy_range_uj", "262143328850"),
+                       ("energy_uj", str(uj))):
+        with open(os.path.join(zone, name), "w") as f:
+            f.write(text + "\n")
+    return parent
+
+
+def test_stats_energy(tmp_path):
+    """naa.stats_energy() as naa_stats_energy_get(3): ERR_STATE unless NAA_ENERGY and statistics
+    are on; the host's joules and, against a naa-server that measures its node (its plugin
+    kernel "joule" spends exactly 1 J of its own tree per run), the NAA's; against the
+    conformance NAA, reference-like, only the host's."""
+    plugin = os.environ.get("NAA_TEST_KERNEL_PLUGIN", "")
+    conformance = os.environ.get("NAA_CONFORMANCE_NAA", "")
+    if not os.path.exists(plugin) or not os.path.exists(conformance):
+        pytest.skip("the test kernel plugin or the conformance NAA was not built")
+    assert run_python("import naa\ntry:\n naa.stats_energy()\nexcept naa.Error as e:\n"
+                      " print(e.code == naa.ERR_STATE)", NAA_STATS="1", NAA_ENERGY="0") == "True"
+    naa_tree = powercap_tree(str(tmp_path / "naa"), 7000)
+    host_tree = powercap_tree(str(tmp_path / "host"), 5000)
+    measuring = Server("--kernel", plugin,
+                       env=dict(os.environ, NAA_ENERGY="powercap", NAA_POWERCAP_ROOT=naa_tree))
+    saved = os.environ["NAA_SERVER"]
+    try:
+        os.environ["NAA_SERVER"] = conformance  # it takes naa-server's --address, --port, --ready-file
+        reference = Server("--window-us", "0")
+    finally:
+        os.environ["NAA_SERVER"] = saved
+    try:
+        out = run_python(ENERGY_PROGRAM, measuring.address, reference.address, NAA_STATS="1",
+                         NAA_ENERGY="powercap", NAA_POWERCAP_ROOT=host_tree)
+        assert out.endswith("energy"), out
+    finally:
+        reference.stop()
+        measuring.stop()

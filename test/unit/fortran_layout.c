@@ -14,7 +14,7 @@
 #include "naa.h"
 
 /* Keep in step with test_fortran_binding.f90. */
-#define N_LAYOUT 55
+#define N_LAYOUT 59
 #define N_CONSTANTS 30
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
@@ -63,6 +63,10 @@ void naa_test_c_layout(size_t out[N_LAYOUT]) {
   out[i++] = offsetof(naa_stats_energy_function_t, window_s);
   out[i++] = offsetof(naa_stats_energy_function_t, host_j);
   out[i++] = offsetof(naa_stats_energy_function_t, bytes);
+  out[i++] = offsetof(naa_stats_energy_function_t, naa_runs);
+  out[i++] = offsetof(naa_stats_energy_function_t, naa_j);
+  out[i++] = offsetof(naa_stats_energy_function_t, naa_bytes);
+  out[i++] = offsetof(naa_stats_energy_function_t, naa_source);
   out[i++] = sizeof(naa_stats_energy_function_t[2]) / 2;
   out[i++] = sizeof(naa_stats_energy_t);
   out[i++] = offsetof(naa_stats_energy_t, host_source);

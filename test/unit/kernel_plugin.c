@@ -3,7 +3,7 @@
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
  * misbehave the two ways a kernel can take a server down (spin reports that it started);
  * trample and overrun reach for memory that is not theirs; nap_fill is slow and writes late;
- * fork_and_return leaves processes. */
+ * fork_and_return leaves processes; joule spends exactly 1 J of a test powercap tree. */
 #define _DEFAULT_SOURCE /* nanosleep, usleep */
 #include <fcntl.h>
 #include <signal.h>
@@ -142,9 +142,28 @@ static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_region
   return 0;
 }
 
+/* A node that spends exactly 1 J per kernel run, for the energy tests: adds 1000000 to the
+ * package counter of the powercap tree NAA_POWERCAP_ROOT names (a copy of /sys/class/powercap's
+ * layout that the test made), which naa-server reads before and after each run. 0x7d where
+ * there is no such tree. Clients are served one at a time by these tests: no lock. */
+static uint8_t joule(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)regions, (void)n_regions, (void)user_data;
+  const char *root = getenv("NAA_POWERCAP_ROOT");
+  char path[512];
+  unsigned long long uj = 0;
+  if (root == NULL || snprintf(path, sizeof path, "%s/intel-rapl:0/energy_uj", root) >= (int)sizeof path)
+    return 0x7d;
+  FILE *f = fopen(path, "r+");
+  if (f == NULL) return 0x7d;
+  const int ok = fscanf(f, "%llu", &uj) == 1 && fseek(f, 0, SEEK_SET) == 0 &&
+                 fprintf(f, "%llu\n", uj + 1000000) > 0;
+  return fclose(f) == 0 && ok ? 0 : 0x7d;
+}
+
 static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
                                      {103, "trample", trample}, {104, "overrun", overrun},
-                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return}};
+                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return}, {107, "joule", joule}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

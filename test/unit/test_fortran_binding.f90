@@ -46,7 +46,7 @@ program test_fortran_binding
   use log_sink, only: sink, last_level, last_line, index_of
   implicit none
 
-  integer, parameter :: N_LAYOUT = 55, N_CONSTANTS = 30 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 59, N_CONSTANTS = 30 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -68,7 +68,7 @@ program test_fortran_binding
     end function naa_test_c_unused_port
   end interface
 
-  character(len=*), parameter :: layout_names(N_LAYOUT) = [character(len=48) :: &
+  character(len=*), parameter :: layout_names(N_LAYOUT) = [character(len=52) :: &
     'sizeof(naa_param_t)', 'offsetof(naa_param_t, addr)', 'offsetof(naa_param_t, size)', &
     'offsetof(naa_param_t, single_send)', 'stride of naa_param_t[]', 'sizeof(naa_handle)', &
     'offsetof(naa_handle, id)', 'sizeof(naa_status)', 'offsetof(naa_status, naa_return_code)', &
@@ -87,7 +87,9 @@ program test_fortran_binding
     'offsetof(naa_stats_t, n_functions)', 'sizeof(naa_stats_energy_function_t)', &
     'offsetof(naa_stats_energy_function_t, naa)', 'offsetof(naa_stats_energy_function_t, windows)', &
     'offsetof(naa_stats_energy_function_t, window_s)', 'offsetof(naa_stats_energy_function_t, host_j)', &
-    'offsetof(naa_stats_energy_function_t, bytes)', 'stride of naa_stats_energy_function_t[]', &
+    'offsetof(naa_stats_energy_function_t, bytes)', 'offsetof(naa_stats_energy_function_t, naa_runs)', &
+    'offsetof(naa_stats_energy_function_t, naa_j)', 'offsetof(naa_stats_energy_function_t, naa_bytes)', &
+    'offsetof(naa_stats_energy_function_t, naa_source)', 'stride of naa_stats_energy_function_t[]', &
     'sizeof(naa_stats_energy_t)', 'offsetof(naa_stats_energy_t, host_source)', &
     'offsetof(naa_stats_energy_t, host_unavailable)', 'offsetof(naa_stats_energy_t, n_functions)', &
     'sizeof(naa_handle_info_t)', &
@@ -165,6 +167,8 @@ program test_fortran_binding
               c_sizeof(fe(1)), offset(c_loc(fe(1)%naa), c_loc(fe(1))), &
               offset(c_loc(fe(1)%windows), c_loc(fe(1))), offset(c_loc(fe(1)%window_s), c_loc(fe(1))), &
               offset(c_loc(fe(1)%host_j), c_loc(fe(1))), offset(c_loc(fe(1)%bytes), c_loc(fe(1))), &
+              offset(c_loc(fe(1)%naa_runs), c_loc(fe(1))), offset(c_loc(fe(1)%naa_j), c_loc(fe(1))), &
+              offset(c_loc(fe(1)%naa_bytes), c_loc(fe(1))), offset(c_loc(fe(1)%naa_source), c_loc(fe(1))), &
               offset(c_loc(fe(2)), c_loc(fe(1))), c_sizeof(energy), &
               offset(c_loc(energy%host_source), c_loc(energy)), &
               offset(c_loc(energy%host_unavailable), c_loc(energy)), &

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8.
+// MRSP codec and immediates against the byte-exact examples of doc/protocol.md §8 (and §3.5's).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,11 +11,14 @@ extern "C" {
 
 #include <arpa/inet.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "protocol/connect_data.hpp"
+#include "protocol/energy_report.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 
@@ -399,6 +402,44 @@ void connect_data_limits(void **) {
   assert_int_equal(len, 1);
 }
 
+// doc/protocol.md §3.5: 2.5 J beside return code 0x10 is 1c c4 10 b4 on the wire; the ask and
+// the answer after an MRSP message, where the decoder reads nothing.
+void energy_report_examples(void **) {
+  const uint32_t r = imm::naa_reply(0x10) | energy_report::in_immediate(2500000);
+  assert_int_equal(r, 0x1cc410b4);
+  assert_int_equal(imm::return_code(r), 0x10);
+  assert_int_equal(*energy_report::from_immediate(r), 2500000);
+  assert_int_equal(r & ~energy_report::kEnergyBits, imm::naa_reply(0x10));
+  for (uint64_t uj : {uint64_t{0}, uint64_t{1}, uint64_t{524287}, uint64_t{1000000}})
+    assert_int_equal(*energy_report::from_immediate(energy_report::in_immediate(uj)), uj);
+  const uint64_t big = 123456789012;  // 123 kJ: within 4 ppm, never above
+  const uint64_t back = *energy_report::from_immediate(energy_report::in_immediate(big));
+  assert_true(back <= big && big - back <= big / 250000);
+  assert_false(energy_report::from_immediate(energy_report::in_immediate(std::nullopt)).has_value());
+  assert_int_equal(energy_report::in_immediate(std::nullopt), energy_report::kEnergyBits);
+  assert_true(energy_report::from_immediate(energy_report::in_immediate(UINT64_MAX)).has_value());
+
+  std::vector<uint8_t> aar(4 + 24 + energy_report::kAskSize);
+  mrsp::encode_request(&kExampleEntry, 1, aar.data(), 28);
+  std::memcpy(aar.data() + 28, energy_report::kTag, energy_report::kAskSize);
+  mrsp::Message m;
+  assert_true(decode_exact(aar.data(), aar.size(), m));  // the decoder ignores the ask
+  assert_int_equal(m.request.size(), 1);
+  assert_true(energy_report::find_ask(aar.data() + 28, 4));
+  assert_false(energy_report::find_ask(aar.data() + 28, 3));  // cut short
+  assert_false(energy_report::find_ask(aar.data(), 4));       // no tag
+
+  const std::string answer = energy_report::encode_answer("powercap (package-0)");
+  assert_int_equal(answer.size(), 4 + 1 + 20);
+  std::string source;
+  const auto *a = reinterpret_cast<const uint8_t *>(answer.data());
+  assert_true(energy_report::find_answer(a, answer.size(), &source));
+  assert_string_equal(source.c_str(), "powercap (package-0)");
+  assert_false(energy_report::find_answer(a, answer.size() - 1, &source));  // name cut short
+  assert_int_equal(energy_report::encode_answer(std::string(100, 'x')).size(),
+                   4 + 1 + energy_report::kMaxSourceName);
+}
+
 }  // namespace
 
 int main() {
@@ -421,6 +462,7 @@ int main() {
       cmocka_unit_test(placeholder_overflow),
       cmocka_unit_test(connect_data_round_trip),
       cmocka_unit_test(connect_data_limits),
+      cmocka_unit_test(energy_report_examples),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

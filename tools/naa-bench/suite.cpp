@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "buffer.hpp"
 #include "diag/error.hpp"
@@ -40,6 +41,31 @@ energy::Meter *host_meter(const Settings &s, FILE *out) {
   else text = "# host energy: " + m->sources() + ", read before and after each size's timed round trips";
   if (!s.csv) std::fprintf(out, "%s\n", line != nullptr ? line : text.c_str());
   return m != nullptr && !m->sources().empty() ? m : nullptr;
+}
+
+// With NAA_ENERGY the NAA's joules come with its replies where it measures them
+// (doc/protocol.md §3.5); libnaa sums them in its statistics, which the latency handles turn on
+// for that (naa_stats_energy_get). A one-line note says so; a size whose NAA reported nothing
+// shows "-".
+bool naa_energy_columns(const Settings &s, FILE *out) {
+  if (!energy::Meter::on()) return false;
+  if (!s.csv)
+    std::fprintf(out, "# NAA energy: the NAA's joules over its kernel runs, as its replies report them "
+                      "(naa-server with NAA_ENERGY and a source; '-': the NAA reports none, as reference NAAs); "
+                      "NAA_STATS is on for the handles to collect them\n");
+  return true;
+}
+
+// The NAA's joules and kernel runs so far on h's function code and NAA (naa_stats_energy_get).
+std::pair<double, uint64_t> naa_joules(const Handle &h) {
+  const naa_handle_info_t info = h.info();
+  naa_stats_energy_t t = NAA_STATS_ENERGY_INIT;
+  std::vector<naa_stats_energy_function_t> f(64);
+  if (naa_stats_energy_get(&t, f.data(), f.size()) != NAA_SUCCESS) return {0, 0};
+  for (size_t i = 0; i < t.n_functions && i < f.size(); ++i)
+    if (f[i].function_code == info.function_code && std::strcmp(f[i].naa, info.naa) == 0)
+      return {f[i].naa_j, f[i].naa_runs};
+  return {0, 0};
 }
 
 // How many fi_pingpong runs alternate with libnaa's iterations of a size (--fi-pingpong). On
@@ -112,6 +138,11 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     cols.push_back({"Host J/RT", "host_j_per_round_trip", "libnaa", 6});
     cols.push_back({"Host J/GB", "host_j_per_gb", "libnaa", 3});
   }
+  const bool naa_energy = naa_energy_columns(s, out);
+  if (naa_energy) {
+    cols.push_back({"NAA J/RT", "naa_j_per_round_trip", "libnaa", 6});
+    cols.push_back({"NAA J/GB", "naa_j_per_gb", "libnaa", 3});
+  }
   if (with_raw) {
     cols.push_back({"Raw med(us)", "median_us", "raw", 2});
     cols.push_back({"Raw p99(us)", "p99_us", "raw", 2});
@@ -148,7 +179,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
   std::vector<PlotPoint> points;
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
-    Handle h(s, size);
+    Handle h(s, size, naa_energy ? std::vector<std::string>{"NAA_STATS=1"} : std::vector<std::string>{});
     std::unique_ptr<RawClient> r;
     if (with_raw)
       r = std::make_unique<RawClient>(*raw.transport,
@@ -165,6 +196,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     std::vector<double> fi_rt, median_ratio, mean_ratio;
     uint64_t host_uj = 0;
     bool host_read = meter != nullptr;
+    double naa_j = 0;
+    uint64_t naa_runs = 0;
     const auto load_rates = with_load_clients(s, size, n, [&] {
       for (size_t round = 0, done = 0; round < rounds; ++round) {
         const size_t chunk = (n - done) / (rounds - round);
@@ -176,6 +209,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
         int64_t part_total = 0;
         uint64_t uj0 = 0, uj1 = 0;
         host_read = host_read && meter->read(&uj0);
+        const auto naa0 = naa_energy ? naa_joules(h) : std::pair<double, uint64_t>{};
         for (size_t i = 0; i < chunk; ++i) {
           time_round_trip([&] { h.round_trip(); }, part, &part_total, &lib_cpu);
           lib.add(part.last());
@@ -183,6 +217,9 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
         }
         host_read = host_read && meter->read(&uj1);
         host_uj += uj1 - uj0;
+        const auto naa1 = naa_energy ? naa_joules(h) : std::pair<double, uint64_t>{};
+        naa_j += naa1.first - naa0.first;
+        naa_runs += naa1.second - naa0.second;
         lib_total += part_total;
         done += chunk;
         if (!s.fi_pingpong) continue;
@@ -197,6 +234,10 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                                p.libnaa_mbps, lib_cpu / 1e3 / n};
     if (meter != nullptr) {  // a failed read: unknown, not zero
       const double j = host_read ? static_cast<double>(host_uj) / 1e6 : kNone;
+      row.insert(row.end(), {j / n, j / (2.0 * size * n) * 1e9});
+    }
+    if (naa_energy) {  // every timed round trip's kernel run reported, or unknown
+      const double j = naa_runs == n ? naa_j : kNone;
       row.insert(row.end(), {j / n, j / (2.0 * size * n) * 1e9});
     }
     if (r) {

@@ -15,6 +15,7 @@
 #include "config/auth.hpp"
 #include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
+#include "kernel_energy.hpp"
 #include "key_check.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "diag/log.hpp"
@@ -106,15 +107,21 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
   const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
   if (room == 0) return false;
   std::string why;
+  len = std::min(len, mrsp::kBufferSize);
   if (!descriptors_spare_for(room / mrsp::kRequestEntrySize)) {
     why = "few descriptors spare";
-  } else if (handler_.on_mrsp(request, std::min(len, mrsp::kBufferSize), &why, false) != 0 ||
-             room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
-                        mrsp::kAdvertEntrySize * handler_.parameters().size() ||
-             !register_regions(&why)) {
-    if (why.empty()) why = "no room for the advertisement";
-    buffer_mrs_.clear();
-    handler_.withdraw();
+  } else {
+    const bool served = handler_.on_mrsp(request, len, &why, false) == 0;
+    if (served) take_energy_ask(request, len);
+    if (!served ||
+        room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
+                   mrsp::kAdvertEntrySize * handler_.parameters().size() + energy_answer_.size() ||
+        !register_regions(&why)) {
+      if (why.empty()) why = "no room for the advertisement";
+      buffer_mrs_.clear();
+      drop_energy();
+      handler_.withdraw();
+    }
   }
   if (!why.empty()) {
     NAA_LOG_DEBUG("client %s: its memory-region request in the connection request is left for "
@@ -295,9 +302,11 @@ bool Connection::exchange_memory_regions() {
   std::string why;
   // A transport never reports more than the posted length; clamped so that a broken one cannot
   // make the decoder read past the receive half of the buffer.
-  uint8_t error_code = handler_.on_mrsp(mrsp_buf_.data(), std::min(received, mrsp::kBufferSize), &why);
+  received = std::min(received, mrsp::kBufferSize);
+  uint8_t error_code = handler_.on_mrsp(mrsp_buf_.data(), received, &why);
   if (error_code == 0 && !register_regions(&why))
     error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
+  if (error_code == 0) take_energy_ask(mrsp_buf_.data(), received);
   if (error_code != 0) {
     NAA_LOG_WARN("client %s: bad memory-region request (%s); answering MRSP error 0x%02x (%s)",
                  peer.c_str(), why.c_str(), error_code, mrsp::error_code_name(error_code));
@@ -355,8 +364,32 @@ size_t Connection::advertise(uint8_t *out) {
   reply_chain_ = ep_->prepare_writes(outputs, kReplyWrites);
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
-  return mrsp::encode_advert(advert.data(), advert.size(), out, mrsp::kBufferSize);
+  const size_t len = mrsp::encode_advert(advert.data(), advert.size(), out, mrsp::kBufferSize);
+  // At most 4 + 16 * 31 bytes, and the answer at most 68: both fit the buffer.
+  std::memcpy(out + len, energy_answer_.data(), energy_answer_.size());
+  return len + energy_answer_.size();
 }
+
+// The client's ask for the energy of each kernel run (doc/protocol.md §3.5), in the bytes after
+// its memory-region request: taken where the kernel runs are measured (NAA_ENERGY and a source).
+// Otherwise the advertisement carries no answer and the replies no energy, so that the client
+// reports none.
+void Connection::take_energy_ask(const uint8_t *request, size_t len) {
+  const size_t used = mrsp::kHeaderSize + mrsp::kRequestEntrySize * handler_.request().size();
+  std::string source;
+  if (used > len || !energy_report::find_ask(request + used, len - used)) return;
+  if (!kernel_energy::measuring(&source)) {
+    NAA_LOG_INFO("client %s asks for the energy of its kernel runs; none is measured here "
+                 "(NAA_ENERGY, naa-server(1))", ep_->peer().c_str());
+    return;
+  }
+  energy_answer_ = energy_report::encode_answer(source);
+  NAA_LOG_INFO("client %s: each reply carries the energy of its kernel run (%s)",
+               ep_->peer().c_str(), source.c_str());
+}
+
+// The exchange goes by messages after all: the ask comes again there.
+void Connection::drop_energy() { energy_answer_.clear(); }
 
 bool Connection::register_regions(std::string *why) {
   const std::vector<SharedRegion> &regions = handler_.regions();
@@ -393,7 +426,9 @@ void Connection::invoke(uint32_t v) {
     post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
   if (!rc) return;
   ++invocations_;
-  ep_->post_writes(*reply_chain_, imm::naa_reply(*rc));
+  uint32_t reply = imm::naa_reply(*rc);
+  if (!energy_answer_.empty()) reply |= energy_report::in_immediate(handler_.last_kernel_uj());
+  ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
 }
 

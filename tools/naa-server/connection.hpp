@@ -14,6 +14,7 @@
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
 #include "memory_budget.hpp"
+#include "protocol/energy_report.hpp"
 #include "protocol/mrsp.hpp"
 #include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
@@ -44,6 +45,8 @@ class Connection {
   static bool descriptors_spare_for(size_t regions);
   bool exchange_memory_regions();
   size_t advertise(uint8_t *out);
+  void take_energy_ask(const uint8_t *request, size_t len);
+  void drop_energy();
   void advertised(const char *how);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
@@ -72,6 +75,9 @@ class Connection {
   // Our identity, and the advertisement where it rides along: accept() sends it again where
   // begin_accept() could not (over shm, a client that did not take our name at once).
   std::string accept_data_;
+  // Our answer to the client's ask for the kernels' energy (doc/protocol.md §3.5), where this
+  // server measures them: set, each reply's immediate carries its kernel run's microjoules.
+  std::string energy_answer_;
   std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;

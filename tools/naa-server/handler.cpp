@@ -113,6 +113,7 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool 
 }
 
 std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer) {
+  last_kernel_uj_.reset();
   if (v == 0) {
     NAA_LOG_WARN("client %s signalled a host-side error (immediate 0); no kernel run", peer.c_str());
     return std::nullopt;
@@ -128,7 +129,8 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
   }
   const kernel_energy::Window energy = kernel_energy::begin();
   uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_, imm::user_data(v) >> 8, peer);
-  kernel_energy::end(energy, code, kernel->name);
+  uint64_t uj = 0;
+  if (kernel_energy::end(energy, code, kernel->name, &uj)) last_kernel_uj_ = uj;
   NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),
                 static_cast<unsigned>(code), kernel->name, rc);
   return rc;

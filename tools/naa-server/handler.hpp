@@ -51,6 +51,9 @@ class Handler {
   // The return code to answer the immediate V with, or nothing for V = 0 (the host's "no
   // invocation" signal, which must not run a kernel and gets no reply).
   std::optional<uint8_t> on_immediate(uint32_t v, const std::string &peer);
+  // The microjoules the node's counters advanced over the last on_immediate's kernel run;
+  // nothing where no kernel ran or the energy is unknown (NAA_ENERGY, kernel_energy.hpp).
+  const std::optional<uint64_t> &last_kernel_uj() const { return last_kernel_uj_; }
 
  private:
   int new_region(size_t size, SharedRegion *r, std::string *why, bool may_wait);
@@ -65,6 +68,7 @@ class Handler {
   std::vector<mrsp::RequestEntry> request_;
   std::vector<SharedRegion> regions_;
   std::vector<naa_kernel_region> parameters_;  // the non-internal regions, for the kernels
+  std::optional<uint64_t> last_kernel_uj_;
 };
 
 }  // namespace naa::server

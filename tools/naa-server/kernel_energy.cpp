@@ -30,15 +30,24 @@ Window begin() {
   return w;
 }
 
-void end(const Window &w, uint8_t code, const char *name) {
-  uint64_t uj = 0, t1 = 0;
-  if (!w.read || !energy::Meter::get()->read(&uj, &t1)) return;  // unknown, not zero
+bool end(const Window &w, uint8_t code, const char *name, uint64_t *uj) {
+  uint64_t now = 0, t1 = 0;
+  if (!w.read || !energy::Meter::get()->read(&now, &t1)) return false;  // unknown, not zero
+  *uj = now - w.uj0;
   std::lock_guard<std::mutex> lock(mu);
   Line &l = lines()[code];
   l.name = name;
   ++l.runs;
   l.ns += t1 - w.t0_ns;
-  l.uj += uj - w.uj0;
+  l.uj += *uj;
+  return true;
+}
+
+bool measuring(std::string *source) {
+  energy::Meter *m = energy::Meter::get();
+  if (m == nullptr || m->sources().empty()) return false;
+  *source = m->sources();
+  return true;
 }
 
 void print_source(FILE *out) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace naa::server::kernel_energy {
 
@@ -17,8 +18,11 @@ struct Window {
 
 // Before a kernel run; costs one relaxed load when NAA_ENERGY is off.
 Window begin();
-// After it: the run of the kernel `code` (name) that began with w.
-void end(const Window &w, uint8_t code, const char *name);
+// After it: the run of the kernel `code` (name) that began with w. Its microjoules into *uj,
+// or false where they are unknown (energy off, no source, a failed read).
+bool end(const Window &w, uint8_t code, const char *name, uint64_t *uj);
+// Whether kernel runs are measured (NAA_ENERGY on and a source found), and what is counted.
+bool measuring(std::string *source);
 // What is counted (or why nothing is), as one line, when NAA_ENERGY is on.
 void print_source(FILE *out);
 // One line per function code that ran while measured.
