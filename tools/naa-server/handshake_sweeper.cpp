@@ -73,6 +73,7 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
     bound_receives();
   // The probe holds a descriptor of its own for life: taken now, not at the first look.
   transport::descriptors_spare(kSpareDescriptors);
+  sweep_opens_ = passive_opens();
 }
 
 HandshakeSweeper::~HandshakeSweeper() {
@@ -261,11 +262,17 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   // clients' descriptors, which twice a second was most of an idle server's 1 % of a core.
   // Between sweeps only a shortage is looked for, with a probe of a few system calls.
   const bool spare = transport::descriptors_spare(kSpareDescriptors);
-  if (now < next_sweep_ && spare && !flooding_) return;
+  // With a bound per source, a look also reads how many TCP connections the host accepted
+  // since the last sweep (PassiveOpens, one read of /proc/net/snmp): more than the bound, and
+  // a flood may have begun, so the sweep comes now rather than up to a period later.
+  const bool burst = per_source_ != 0 && !flooding_ && now < next_sweep_ && spare &&
+                     passive_opens() - sweep_opens_ > static_cast<long long>(per_source_);
+  if (now < next_sweep_ && spare && !flooding_ && !burst) return;
   next_sweep_ = now + period_;
   quiet_ = false;  // until this sweep finds nothing waiting
   // Read before the listing: a connection accepted meanwhile is looked at by the next sweep.
   const long long opens = passive_opens();
+  sweep_opens_ = opens;
   if (spare && opens >= 0 && opens == quiet_opens_) {  // no connection since: none waits
     quiet_ = true;
     return;

@@ -35,8 +35,9 @@
 //   host that opens connections faster than they time out (a connect flood) loses its
 //   oldest silent ones at once, beyond that many, so that the flood holds neither the
 //   descriptors nor the listener's passes that the other hosts' clients need. A sweep finds
-//   the excess (at most a sweep period after it began); while there is one, each look is a
-//   sweep. One line when a burst begins, one when it ends.
+//   the excess: the next look, where the host accepted more than per_source TCP
+//   connections since the last sweep (PassiveOpens), else the next sweep; while there is
+//   one, each look is a sweep. One line when a burst begins, one when it ends.
 //
 // Rejected designs: a sweeper thread (the first version) inspected and shut down descriptors
 // owned by other threads, which may be closed and reused between its look and its shutdown
@@ -152,6 +153,7 @@ class HandshakeSweeper {
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
   std::set<ino_t> shut_;     // shut down by a sweep; libfabric has yet to close them
   bool flooding_ = false;    // the last sweep found a host beyond per_source_
+  long long sweep_opens_ = -1;  // PassiveOpens when the last sweep began
   unsigned long burst_closed_ = 0;
   unsigned long flood_closed_ = 0;
   Clock::time_point next_look_;
