@@ -235,7 +235,8 @@ std::string create_file_locked() {
            "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"%s %d\"}}",
            process_id(), rank() >= 0 ? "rank" : "pid", process_id());
   if (!write_all(head)) {
-    const std::string why = "cannot write " + path + ": " + std::strerror(errno);
+    const int error = errno;
+    const std::string why = "cannot write " + path + ": " + std::strerror(error);
     ::close(file);
     file = -1;
     return why;
@@ -266,8 +267,8 @@ void write_block_locked() {
   if (!write_all(text)) stop_locked(errno);
 }
 
-// Records e; a full buffer is written out first, so that a long run holds at most `capacity`
-// events in memory whatever its length. Called with mu held.
+// Records e, and writes the buffer out once it holds `capacity` events, so that a long run
+// keeps no more than that in memory whatever its length. Called with mu held.
 void add(const Event &e) {
   if (stopped) return;
   pending().push_back(e);
