@@ -12,6 +12,9 @@
 #                the client's waits on the bell, the progress thread's too), and
 #                naa-server's pool of threads joining those that ended (test_pool_reap), and
 #                the listeners polling for requests between connections (test_request_pace)
+# The Python package is built too (PYTHON, default /usr/bin/python3, which has Debian's pytest
+# and numpy), so that make check under ASan runs its pytest suite against an instrumented
+# extension and libnaa (test/python/lib.sh preloads the runtime into the interpreter).
 # NAA_TEST_TIME_SCALE (3 under ASan, 5 under TSan) stretches the deadlines that tests give
 # naa-server and the latencies they accept, as the sanitizers slow everything down.
 # Any report fails the run (halt_on_error). Usage: scripts/sanitize.sh [asan|tsan]...
@@ -24,7 +27,7 @@ build() {  # build DIR SANITIZERS
   mkdir -p "$1"
   cd "$1"
   [[ -f Makefile && config.status -nt "$top/configure" ]] ||
-    "$top/configure" --enable-werror --enable-sanitizers="$2" >/dev/null
+    "$top/configure" --enable-werror --enable-sanitizers="$2" PYTHON="${PYTHON:-/usr/bin/python3}" >/dev/null
   make -j"$jobs" >/dev/null
 }
 

@@ -85,7 +85,7 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
     const uint8_t code = naa::checked_function_code(function_code);
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
     const auto settings = naa::Settings::resolve(attr);
-    naa::stats::enable(settings.params.text("NAA_STATS"), settings.params.text("NAA_TRACE"));
+    naa::stats::enable(settings.params);
     auto session = naa::open_session(code, regions, n_inputs, settings);
     const std::string naa_address = session->peer();
     handle->id = handles().insert(std::move(session));

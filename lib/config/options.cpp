@@ -91,6 +91,14 @@ size_t parse_idle_endpoints(const std::string &text, const std::string &source) 
   return static_cast<size_t>(v);
 }
 
+size_t parse_trace_buffer(const std::string &text, const std::string &source) {
+  uint64_t v = 0;
+  if (!parse_count(text.c_str(), kMaxTraceBuffer, &v) || v == 0)
+    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not a count of events from 1 to " +
+                                    std::to_string(kMaxTraceBuffer));
+  return static_cast<size_t>(v);
+}
+
 size_t parse_write_chunk(const std::string &text, const std::string &source) {
   if (text.empty()) return SIZE_MAX;
   uint64_t v = 0;

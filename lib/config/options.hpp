@@ -64,5 +64,8 @@ unsigned parse_reconnect(const std::string &text, const std::string &source);
 size_t parse_write_chunk(const std::string &text, const std::string &source);
 // NAA_SHM_IDLE_ENDPOINTS: 0 to 16.
 size_t parse_idle_endpoints(const std::string &text, const std::string &source);
+// NAA_TRACE_BUFFER: events kept in memory before they are written, 1 to kMaxTraceBuffer.
+inline constexpr uint64_t kMaxTraceBuffer = 1048576;
+size_t parse_trace_buffer(const std::string &text, const std::string &source);
 
 }  // namespace naa

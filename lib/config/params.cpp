@@ -21,6 +21,7 @@ void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
 void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
 void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
 void check_idle(const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }
+void check_trace_buffer(const std::string &t, const std::string &s) { parse_trace_buffer(t, s); }
 void check_energy(const std::string &t, const std::string &s) {
   if (t != "0" && t != "1" && t != "powercap" && t != "nvml")
     throw Error(NAA_ERR_CONFIG, s + " '" + t + "' is not 0, 1, powercap or nvml");
@@ -85,8 +86,12 @@ const std::vector<Param> &registry() {
        "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
       {"NAA_TRACE", "directory", "",
        "write a timeline of the calls and invocations to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
-       "at exit (created with DIR, mode 0600, at the first naa_create)",
+       "as they happen (created with DIR, mode 0600, at the first naa_create)",
        nullptr},
+      {"NAA_TRACE_BUFFER", "1..1048576", "4096",
+       "NAA_TRACE events kept in memory before they are written to the file as one block "
+       "(read when tracing starts)",
+       check_trace_buffer},
       {"NAA_ENERGY", "0|1|powercap|nvml", "0",
        "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
        "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",

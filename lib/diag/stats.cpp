@@ -173,12 +173,20 @@ void after_fork_child() {
   mu.unlock();
 }
 
-// Turns on what `bits` names (detail::kStats, kTrace); called with mu held. "" or why the
-// timeline could not start (it stays off; a later call tries again).
-std::string switch_on_locked(int bits, const std::string &trace_dir) {
+// Turns on what `bits` names (detail::kStats, kTrace) with the settings of `values`; called
+// with mu held. "" or why the timeline could not start (it stays off; a later call tries again).
+std::string switch_on_locked(int bits, const params::Values &values) {
   std::string why;
-  if ((bits & detail::kTrace) && (trace_dir.empty() || !(why = trace::open(trace_dir)).empty()))
-    bits &= ~detail::kTrace;
+  if (bits & detail::kTrace) {
+    const std::string &dir = values.text("NAA_TRACE");
+    try {
+      if (!dir.empty())
+        why = trace::open(dir, parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
+    } catch (const Error &e) {
+      why = e.what();
+    }
+    if (dir.empty() || !why.empty()) bits &= ~detail::kTrace;
+  }
   const int was = std::max(detail::state.load(), 0);
   if ((bits & detail::kStats) && !(was & detail::kStats)) {
     std::atexit(print);
@@ -217,17 +225,17 @@ bool detail::read_environment() {
   std::lock_guard<std::mutex> lock(mu);
   if (state.load() < 0) {
     const params::Values values = params::Values::read();
-    switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace,
-                     values.text("NAA_TRACE"));
+    switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace, values);
   }
   return state.load() != 0;
 }
 
-void enable(const std::string &stats, const std::string &trace_dir) {
-  const int bits = (stats == "1" ? detail::kStats : 0) | (trace_dir.empty() ? 0 : detail::kTrace);
+void enable(const params::Values &values) {
+  const int bits = (values.text("NAA_STATS") == "1" ? detail::kStats : 0) |
+                   (values.text("NAA_TRACE").empty() ? 0 : detail::kTrace);
   if (bits == 0 || (on() && (detail::state.load() & bits) == bits)) return;
   std::lock_guard<std::mutex> lock(mu);
-  const std::string why = switch_on_locked(bits, trace_dir);
+  const std::string why = switch_on_locked(bits, values);
   if (!why.empty()) throw Error(NAA_ERR_CONFIG, "NAA_TRACE: " + why);
 }
 

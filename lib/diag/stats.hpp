@@ -13,6 +13,10 @@
 #include "naa.h"
 #include "protocol/regions.hpp"
 
+namespace naa::params {
+class Values;
+}
+
 namespace naa::stats {
 
 // Other: counted only if it fails; Completion: naa_waitall & co.
@@ -30,10 +34,10 @@ inline bool on() {
   return s < 0 ? detail::read_environment() : s != 0;
 }
 
-// A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR turn them on for the process.
-// Throws Error(NAA_ERR_CONFIG) when NAA_TRACE names a directory the trace cannot be created in
-// (naa_create fails rather than losing the trace).
-void enable(const std::string &stats, const std::string &trace_dir);
+// A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR (with its NAA_TRACE_BUFFER) turn
+// them on for the process. Throws Error(NAA_ERR_CONFIG) when NAA_TRACE names a directory the
+// trace cannot be created in (naa_create fails rather than losing the trace).
+void enable(const params::Values &values);
 
 // When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke
 // began, our writes were seen complete, the final write was posted and its post returned, the

@@ -23,8 +23,9 @@
 namespace naa::trace {
 namespace {
 
-// What an event needs, recorded as is: the JSON is written only at exit, so that a traced call
-// costs a clock read and a push, not the formatting (a few microseconds per invocation).
+// What an event needs, recorded as is: the JSON is written only when a block of them is (see
+// add()), so that a traced call costs a clock read and a push, not the formatting (a few
+// microseconds per invocation).
 struct Event {
   uint64_t t0, t1;  // ns
   uint64_t handle;
@@ -53,11 +54,14 @@ struct PollRun {
 std::mutex mu;
 std::string directory;
 int file = -1;  // the process's trace file, created by open(); -1: not (yet) in a forked child
-// Never destroyed: the exit handler writes them. In chunks that are never moved, so that a
-// long trace grows without copying what it holds.
-constexpr size_t kChunk = 1 << 13;
-std::vector<std::vector<Event>> &chunks() {
-  static auto *v = new std::vector<std::vector<Event>>;
+// At most `capacity` events wait in memory; then they are written as one block (see add()).
+// Set by open() (NAA_TRACE_BUFFER).
+size_t capacity = 1;
+// A write failed or the exit writer ran: events are no longer kept (the file ends there).
+bool stopped = false;
+// Never destroyed: the exit handler writes them.
+std::vector<Event> &pending() {
+  static auto *v = new std::vector<Event>;
   return *v;
 }
 std::vector<std::string> &naas() {
@@ -165,23 +169,6 @@ std::string json(const Event &e) {
   return out + ",\"args\":{" + args + "}}";
 }
 
-void add(const Event &e) {
-  if (chunks().empty() || chunks().back().size() == kChunk) {
-    chunks().emplace_back();
-    chunks().back().reserve(kChunk);
-  }
-  chunks().back().push_back(e);
-}
-
-void flush_polls_locked(uint64_t handle) {
-  auto it = poll_runs().find(handle);
-  if (it == poll_runs().end()) return;
-  const PollRun &r = it->second;
-  add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, r.inside,
-            Event::Polls, -1, -1});
-  poll_runs().erase(it);
-}
-
 // The part of a name that an environment variable gives: letters, digits, '-' and '_' only.
 std::string name_part(const char *prefix, const char *value) {
   if (value == nullptr || *value == '\0') return "";
@@ -214,67 +201,130 @@ std::string make_directory(const std::string &dir) {
   return "";
 }
 
+// All of text to the trace file, or false with errno set.
+bool write_all(const std::string &text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(file, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// A write failed: the file keeps what was written before (naa-trace reads the events of a cut
+// file), and nothing more is kept in memory. Called with mu held.
+void stop_locked(int error) {
+  const std::string path = file_name();
+  NAA_LOG_WARN("NAA_TRACE: writing %s failed: %s; the trace of this process ends there",
+               path.c_str(), std::strerror(error));
+  ::close(file);
+  file = -1;
+  stopped = true;
+  pending().clear();
+}
+
 // Creates the process's file, never through a link nor over an existing file, readable by
-// its owner only; "" or why not. Called with mu held.
+// its owner only, and writes the head of the JSON document; "" or why not. Called with mu held.
 std::string create_file_locked() {
   const std::string path = file_name();
   file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (file < 0)
     return "cannot create " + path + ": " + std::strerror(errno) +
            (errno == EEXIST ? " (a file or link of that name is in the way; it is left as it is)" : "");
+  char head[160];
+  snprintf(head, sizeof head,
+           "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+           "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"%s %d\"}}",
+           process_id(), rank() >= 0 ? "rank" : "pid", process_id());
+  if (!write_all(head)) {
+    const int error = errno;
+    const std::string why = "cannot write " + path + ": " + std::strerror(error);
+    ::close(file);
+    file = -1;
+    return why;
+  }
   return "";
 }
 
-void write_file() {
-  std::lock_guard<std::mutex> lock(mu);
-  while (!poll_runs().empty()) flush_polls_locked(poll_runs().begin()->first);
-  if (file < 0) {  // a forked child: a file of its own if it traced anything
-    if (chunks().empty()) return;
+// Appends the waiting events to the file as one block, in time order within the block (a
+// call is recorded as it ends, so an event of the next block may begin earlier: naa-trace
+// orders each file as a whole). A forked child creates its own file here. Called with mu held.
+void write_block_locked() {
+  if (pending().empty() || stopped) return;
+  if (file < 0) {
     const std::string why = create_file_locked();
     if (!why.empty()) {
       NAA_LOG_WARN("NAA_TRACE: %s; the trace of this process is lost", why.c_str());
+      stopped = true;
+      pending().clear();
       return;
     }
   }
-  const std::string path = file_name();
-  FILE *f = ::fdopen(file, "w");
-  if (f == nullptr) {
-    ::close(file);
-    file = -1;
-    NAA_LOG_WARN("NAA_TRACE: cannot write %s; the trace of this process is lost", path.c_str());
-    return;
-  }
-  file = -1;
-  std::fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-  std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"%s %d\"}}",
-               process_id(), rank() >= 0 ? "rank" : "pid", process_id());
-  std::vector<Event> events;
-  for (const std::vector<Event> &c : chunks()) events.insert(events.end(), c.begin(), c.end());
-  // In time order, which a reader of the file (and naa-trace) may rely on.
+  std::vector<Event> &events = pending();
   std::stable_sort(events.begin(), events.end(),
                    [](const Event &a, const Event &b) { return a.t0 < b.t0; });
-  for (const Event &e : events) std::fprintf(f, ",\n%s", json(e).c_str());
-  std::fprintf(f, "\n]}\n");
-  if (std::fclose(f) != 0)
-    NAA_LOG_WARN("NAA_TRACE: writing %s failed; the trace of this process is cut", path.c_str());
+  std::string text;
+  for (const Event &e : events) text += ",\n" + json(e);
+  events.clear();
+  if (!write_all(text)) stop_locked(errno);
+}
+
+// Records e, and writes the buffer out once it holds `capacity` events, so that a long run
+// keeps no more than that in memory whatever its length. Called with mu held.
+void add(const Event &e) {
+  if (stopped) return;
+  pending().push_back(e);
+  if (pending().size() >= capacity) write_block_locked();
+}
+
+void flush_polls_locked(uint64_t handle) {
+  auto it = poll_runs().find(handle);
+  if (it == poll_runs().end()) return;
+  const PollRun &r = it->second;
+  add(Event{r.t0, r.t1, handle, "naa_test", 'X', 0, r.tid, r.fn, r.naa, r.polls, r.inside,
+            Event::Polls, -1, -1});
+  poll_runs().erase(it);
+}
+
+// At exit: the open runs of polls and the waiting events, then the end of the document.
+// Events recorded after this (other threads, later exit handlers) are dropped.
+void write_file() {
+  std::lock_guard<std::mutex> lock(mu);
+  while (!poll_runs().empty()) flush_polls_locked(poll_runs().begin()->first);
+  write_block_locked();
+  if (file >= 0 && !stopped) {
+    if (!write_all("\n]}\n")) {
+      stop_locked(errno);
+      return;
+    }
+    ::close(file);
+    file = -1;
+  }
+  stopped = true;
 }
 
 // fork(): the child keeps none of the parent's events nor its file; it starts a trace of its
-// own, written at its exit if it traced anything. The lock is held across the fork so that
-// the child's copy of it is free and the events consistent.
+// own, created when it first writes a block (at the latest at its exit) if it traced anything.
+// The lock is held across the fork so that the child's copy of it is free and the events
+// consistent.
 void before_fork() { mu.lock(); }
 void after_fork_parent() { mu.unlock(); }
 void after_fork_child() {
   if (file >= 0) ::close(file);
   file = -1;
-  chunks().clear();
+  stopped = false;
+  pending().clear();
   poll_runs().clear();
   mu.unlock();
 }
 
 }  // namespace
 
-std::string open(const std::string &dir) {
+std::string open(const std::string &dir, size_t buffer_events) {
   std::lock_guard<std::mutex> lock(mu);
   if (!directory.empty()) return "";
   std::string why = make_directory(dir);
@@ -287,6 +337,8 @@ std::string open(const std::string &dir) {
     NAA_LOG_WARN("NAA_TRACE: %s; nothing is traced", why.c_str());
     return why;
   }
+  capacity = std::max<size_t>(buffer_events, 1);
+  pending().reserve(capacity);
   std::atexit(write_file);
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   return "";

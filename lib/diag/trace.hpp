@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The timeline (NAA_TRACE=DIR): the public calls and each invocation's span as Trace Event
-// Format (Chrome/Perfetto JSON), kept in memory and written at exit to
-// DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json (SLURM_JOB_ID, SLURM_STEP_ID, the rank),
-// created when tracing starts. Fed by lib/diag/stats.cpp, which owns the per-handle figures
+// Format (Chrome/Perfetto JSON), streamed to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json
+// (SLURM_JOB_ID, SLURM_STEP_ID, the rank), created when tracing starts: events wait in memory
+// until NAA_TRACE_BUFFER of them are written as one block, the rest and the end of the
+// document at exit, so that memory stays bounded however long the process runs. Fed by lib/diag/stats.cpp, which owns the per-handle figures
 // both use.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -15,13 +17,15 @@ namespace naa::trace {
 
 // Starts tracing into DIR (NAA_TRACE, not empty) on first use: creates DIR as mkdir -p does (mode 0700)
 // and the process's file in it (O_EXCL|O_NOFOLLOW, mode 0600), and registers the exit writer
-// and the fork handlers (a forked child traces into a file of its own). "" once tracing, else
-// why not (logged; a later call tries again).
-std::string open(const std::string &dir);
+// and the fork handlers (a forked child traces into a file of its own); buffer_events
+// (NAA_TRACE_BUFFER, >= 1) is how many events wait in memory before they are written. "" once
+// tracing (a later call's buffer_events is then ignored), else why not (logged; a later call
+// tries again).
+std::string open(const std::string &dir, size_t buffer_events);
 
 // A call from t0 to t1 (ns) on handle (0: none), of function code fn at naa (fn 0: unknown).
 // function (and a stage's name) must outlive the process's exit: a literal. Events are kept
-// as given and written as JSON at exit, so that tracing costs little per call.
+// as given and written as JSON a block at a time, so that tracing costs little per call.
 // A naa_test that did not complete joins the handle's run of polls (one event per run).
 void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsigned fn,
           const char *naa, int code, bool completed_test);

@@ -330,6 +330,18 @@ bool closed_by_server(int fd, std::chrono::milliseconds patience) {
   return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
+// How many of `fds` the server closed within one deadline of `patience` (scaled) for them all;
+// closes them.
+unsigned closed_within(const std::vector<int> &fds, std::chrono::seconds patience) {
+  unsigned closed = 0;
+  Deadline all_closed = Deadline::after(scaled(patience));
+  for (int fd : fds) {
+    closed += closed_by_server(fd, std::chrono::milliseconds(std::max(1, all_closed.remaining_ms(INT32_MAX))));
+    close(fd);
+  }
+  return closed;
+}
+
 // libfabric 1.17 tcp's connection request: a 32-byte control header (version 3, type 0
 // "connreq", big-endian private-data length at bytes 2-3, 1 at byte 24) and the data.
 std::vector<uint8_t> connreq_header(uint16_t announced) {
@@ -377,15 +389,29 @@ void idle_raw_connections(void **) {
   const double took = r.took;
   report_latency("100 idle TCP connections, fd limit 48, client over shm", took);
   assert_true(took < 10 * time_scale());
-  unsigned closed = 0;
-  Deadline all_closed = Deadline::after(scaled(std::chrono::seconds(10)));  // one for them all
-  for (int fd : fds) {
-    closed += closed_by_server(fd, std::chrono::milliseconds(std::max(1, all_closed.remaining_ms(INT32_MAX))));
-    close(fd);
-  }
+  const unsigned closed = closed_within(fds, std::chrono::seconds(10));
   std::fprintf(stderr, "  100 idle TCP connections: %u closed by the server\n", closed);
   assert_int_equal(closed, fds.size());
   t.assert_back_to_idle("100 idle TCP connections, fd limit 48", std::chrono::seconds(5));
+}
+
+// A connect flood from one host: 200 connections that send nothing, far more than the 8 that
+// --handshake-per-source lets one host keep waiting. A client of another host is served over
+// ofi+tcp meanwhile, and the server closes 192 of the flood's (its oldest) at once, long
+// before their --handshake-timeout (20 s); the other 8 wait for it.
+void connect_flood_per_source(void **) {
+  const std::string handshake_timeout = scaled_seconds(20);
+  Target t({"--handshake-timeout", handshake_timeout.c_str(), "--handshake-per-source", "8"});
+  std::vector<int> fds;
+  for (int i = 0; i < 200; ++i) fds.push_back(raw_connection(t.server.port, {}));
+  const VecaddResult r = vecadd_over(t.server, "ofi+tcp");
+  if (r.failed != nullptr) fail_msg("legitimate vecadd over tcp: %s gave %d", r.failed, r.rc);
+  report_latency("200 silent TCP connections from one host, 8 may wait", r.took);
+  assert_true(r.took < 10 * time_scale());
+  const unsigned closed = closed_within(fds, std::chrono::seconds(12));
+  std::fprintf(stderr, "  connect flood: %u of 200 closed by the server, 192 expected\n", closed);
+  assert_int_equal(closed, 192);
+  t.assert_back_to_idle("connect flood from one host", std::chrono::seconds(5));
 }
 
 // The race behind idle_raw_connections' precaution: TCP connections arriving all the time at
@@ -772,6 +798,7 @@ int main() {
       cmocka_unit_test(peer_memory_limit),
       cmocka_unit_test(stalled_connection_request),
       cmocka_unit_test(idle_raw_connections),
+      cmocka_unit_test(connect_flood_per_source),
       cmocka_unit_test(shm_requests_amid_connection_churn),
       cmocka_unit_test(kernel_worker_isolation),
       cmocka_unit_test(key_guessing),

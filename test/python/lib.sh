@@ -2,7 +2,8 @@
 # Sourced by the Python tests after test/integration/lib.sh: python_site makes the package naa of
 # the build tree importable ($naa_test_dir/site/naa: the sources' __init__.py beside the built
 # extension) and sets PYTHONPATH and LD_LIBRARY_PATH for it; a test that cannot run exits 77
-# (or prints a TAP skip plan with tap=1) saying why.
+# (or prints a TAP skip plan with tap=1) saying why. Under an ASan build it preloads the
+# sanitizer's runtime and sets python_malloc (the PYTHONMALLOC for the tests) to malloc_debug.
 python=${NAA_PYTHON:-}
 
 python_skip() {
@@ -26,4 +27,18 @@ python_site() {
   LD_LIBRARY_PATH=$NAA_BUILDDIR/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   PYTHONDONTWRITEBYTECODE=1  # the sources may be read-only (make distcheck)
   export PYTHONPATH LD_LIBRARY_PATH PYTHONDONTWRITEBYTECODE
+  # An extension built with AddressSanitizer (scripts/sanitize.sh) needs the runtime it links
+  # loaded before the interpreter's own libraries: preloaded, and the C++ library with it
+  # (else ASan finds no __cxa_throw to intercept and aborts at libnaa's first exception),
+  # with leak checks off (the interpreter keeps objects until it exits), and Python's objects
+  # taken from malloc (python_malloc) so that ASan sees a use of a freed one.
+  python_malloc=debug
+  asan_runtime=$(ldd "$NAA_BUILDDIR/python/naa/.libs/_naa.so" 2>/dev/null |
+    awk '$1 ~ /^libasan/ { asan = $3 } $1 ~ /^libstdc\+\+/ { cxx = $3 } END { if (asan != "") print asan ":" cxx }')
+  if [ -n "$asan_runtime" ]; then
+    LD_PRELOAD=$asan_runtime${LD_PRELOAD:+:$LD_PRELOAD}
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+    python_malloc=malloc_debug
+    export LD_PRELOAD ASAN_OPTIONS
+  fi
 }

@@ -47,9 +47,11 @@ std::string peer_name(const std::string &hex, bool v6) {
 
 }  // namespace
 
-HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing)
+HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing,
+                                   unsigned per_source)
     : port_(port),
       timeout_(timeout),
+      per_source_(per_source),
       // Four sweeps per deadline: a silent connection outlives it by half at most (seen up to
       // a sweep after it came, closed up to a sweep after its deadline).
       period_(timeout / 4),
@@ -71,6 +73,7 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
     bound_receives();
   // The probe holds a descriptor of its own for life: taken now, not at the first look.
   transport::descriptors_spare(kSpareDescriptors);
+  sweep_opens_ = passive_opens();
 }
 
 HandshakeSweeper::~HandshakeSweeper() {
@@ -259,11 +262,17 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   // clients' descriptors, which twice a second was most of an idle server's 1 % of a core.
   // Between sweeps only a shortage is looked for, with a probe of a few system calls.
   const bool spare = transport::descriptors_spare(kSpareDescriptors);
-  if (now < next_sweep_ && spare) return;
+  // With a bound per source, a look also reads how many TCP connections the host accepted
+  // since the last sweep (PassiveOpens, one read of /proc/net/snmp): more than the bound, and
+  // a flood may have begun, so the sweep comes now rather than up to a period later.
+  const bool burst = per_source_ != 0 && !flooding_ && now < next_sweep_ && spare &&
+                     passive_opens() - sweep_opens_ > static_cast<long long>(per_source_);
+  if (now < next_sweep_ && spare && !flooding_ && !burst) return;
   next_sweep_ = now + period_;
   quiet_ = false;  // until this sweep finds nothing waiting
   // Read before the listing: a connection accepted meanwhile is looked at by the next sweep.
   const long long opens = passive_opens();
+  sweep_opens_ = opens;
   if (spare && opens >= 0 && opens == quiet_opens_) {  // no connection since: none waits
     quiet_ = true;
     return;
@@ -279,6 +288,8 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
         return s.second.listening || served.count(s.second.remote) != 0;
       })) {
     first_seen_.clear();
+    shut_.clear();
+    bound_per_source({});  // nothing waits: a burst has ended
     quiet_opens_ = opens;
     quiet_ = spare;
     return;
@@ -303,6 +314,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
                              std::all_of(socket_fds.begin(), socket_fds.end(),
                                          [&](const auto &s) { return settled_.count(s.second) != 0; });
     if (all_settled && !scarce) {
+      bound_per_source({});  // nothing waits: a burst has ended
       quiet_opens_ = opens;
       quiet_ = spare;
       return;
@@ -311,9 +323,10 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     last_listing_ = sockets.size();
   }
   std::map<ino_t, Clock::time_point> seen;
-  std::set<ino_t> settled;
+  std::set<ino_t> settled, shut;
   std::vector<std::pair<Clock::time_point, int>> silent;  // first seen, fd
   std::map<int, std::string> peer_of;
+  std::map<std::string, std::vector<Waiting>> by_host;
   for (const auto &[fd, inode] : socket_fds) {
     auto it = sockets.find(inode);
     // Another port's socket, the listener or a served client's: none of them can turn into a
@@ -332,13 +345,23 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     // Aged from the first sweep that saw it, at most a period after libfabric accepted it.
     auto first = first_seen_.emplace(inode, now).first->second;
     seen.emplace(inode, first);
+    if (shut_.count(inode) != 0) {  // shut down already: libfabric closes it on its next pass
+      shut.insert(inode);
+      continue;
+    }
+    const std::string &remote = it->second.remote;
+    by_host[remote.substr(0, remote.rfind(':'))].push_back(Waiting{first, inode, fd, !it->second.unread});
     // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
     if (it->second.unread) continue;
     silent.emplace_back(first, fd);
-    peer_of[fd] = it->second.remote;
+    peer_of[fd] = remote;
   }
   first_seen_.swap(seen);  // forgets the sockets that are gone
   settled_.swap(settled);
+  const std::set<int> flood_shut = bound_per_source(by_host);
+  for (const auto &[fd, inode] : socket_fds)
+    if (flood_shut.count(fd) != 0) shut.insert(inode);
+  shut_.swap(shut);
   if (first_seen_.empty() && !scarce) {
     quiet_opens_ = opens;
     quiet_ = spare;
@@ -346,6 +369,7 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   unsigned closed = 0;
   std::string last_peer;
   for (const auto &[first, fd] : silent) {
+    if (flood_shut.count(fd) != 0) continue;
     if (now - first < (scarce ? Clock::duration(1) : Clock::duration(timeout_))) continue;
     // Not closed here: libfabric owns the descriptor, sees the end and closes it.
     shutdown(fd, SHUT_RDWR);
@@ -357,6 +381,44 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     NAA_LOG_WARN("closed %u connection(s) that sent no request within %ld ms (--handshake-timeout%s; "
                  "last from %s)", closed, static_cast<long>(timeout_.count()),
                  scarce ? ", sooner: out of descriptors" : "", last_peer.c_str());
+}
+
+std::set<int> HandshakeSweeper::bound_per_source(const std::map<std::string, std::vector<Waiting>> &by_host) {
+  std::set<int> shut;
+  if (per_source_ == 0) return shut;
+  std::string first_host;
+  for (const auto &[host, waiting] : by_host) {
+    if (waiting.size() <= per_source_) continue;
+    std::vector<Waiting> oldest;
+    for (const Waiting &w : waiting)
+      if (w.silent) oldest.push_back(w);
+    // Oldest first: the first sweep that saw it, then the kernel's order of creation.
+    std::sort(oldest.begin(), oldest.end(), [](const Waiting &a, const Waiting &b) {
+      return a.first_seen != b.first_seen ? a.first_seen < b.first_seen : a.inode < b.inode;
+    });
+    oldest.resize(std::min(oldest.size(), waiting.size() - per_source_));
+    for (const Waiting &w : oldest) {
+      // Not closed here: libfabric owns the descriptor, sees the end and closes it.
+      shutdown(w.fd, SHUT_RDWR);
+      shut.insert(w.fd);
+    }
+    if (first_host.empty()) first_host = host;
+  }
+  if (!first_host.empty()) {
+    if (!flooding_)
+      NAA_LOG_WARN("connection flood from %s: closing its oldest connections that sent no request "
+                   "beyond %u waiting (--handshake-per-source) until it ends",
+                   first_host.c_str(), per_source_);
+    flooding_ = true;
+    burst_closed_ += shut.size();
+    flood_closed_ += shut.size();
+  } else if (flooding_) {
+    NAA_LOG_WARN("the connection flood ended: %lu connection(s) closed beyond --handshake-per-source",
+                 burst_closed_);
+    flooding_ = false;
+    burst_closed_ = 0;
+  }
+  return shut;
 }
 
 }  // namespace naa::server

@@ -31,6 +31,13 @@
 //   descriptors are not read (their links cost ~2 us each: 60-185 ms a sweep for 1000
 //   clients' ~9000 descriptors; a dump walks the host's TCP hash, ~3 ms here). Where the
 //   kernel offers no diagnostics, the sweep reads /proc/net/tcp{,6} instead.
+// - A bound per source host on the connections waiting to be handed over (per_source): a
+//   host that opens connections faster than they time out (a connect flood) loses its
+//   oldest silent ones at once, beyond that many, so that the flood holds neither the
+//   descriptors nor the listener's passes that the other hosts' clients need. A sweep finds
+//   the excess: the next look, where the host accepted more than per_source TCP
+//   connections since the last sweep (PassiveOpens), else the next sweep; while there is
+//   one, each look is a sweep. One line when a burst begins, one when it ends.
 //
 // Rejected designs: a sweeper thread (the first version) inspected and shut down descriptors
 // owned by other threads, which may be closed and reused between its look and its shutdown
@@ -43,6 +50,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <dirent.h>
 #include <sys/types.h>
@@ -63,8 +71,10 @@ class HandshakeSweeper {
   // answer, or /proc/net/tcp{,6} (also where they do not).
   enum class Listing { Kernel, Proc };
 
-  // On the thread that opened the listener, before any other thread serves it.
-  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing = Listing::Kernel);
+  // On the thread that opened the listener, before any other thread serves it. per_source:
+  // connections from one host that may wait to be handed over (0: no bound).
+  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing = Listing::Kernel,
+                   unsigned per_source = 0);
   ~HandshakeSweeper();
   HandshakeSweeper(const HandshakeSweeper &) = delete;
   HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
@@ -88,6 +98,8 @@ class HandshakeSweeper {
   size_t last_listing() const { return last_listing_; }
   unsigned long descriptor_scans() const { return descriptor_scans_; }
   bool lists_from_kernel() const { return diag_fd_ >= 0; }
+  // For tests: connections closed beyond per_source, in all.
+  unsigned long flood_closed() const { return flood_closed_; }
   // For tests: the next request to the kernel is sent but its answer left unread, as one that
   // does not come within the receive timeout (a slow dump under load) or a signal leaves it.
   void lose_next_answer() { lose_answer_ = true; }
@@ -113,9 +125,20 @@ class HandshakeSweeper {
   template <typename F>
   unsigned for_each_socket_fd(F &&f) const;
   void bound_receives();
+  // A connection waiting to be handed over, as a sweep saw it.
+  struct Waiting {
+    Clock::time_point first_seen;
+    ino_t inode;
+    int fd;
+    bool silent;  // no unread bytes: libfabric is not about to read it
+  };
+  // Shuts down, per host with more than per_source_ connections waiting, its oldest silent
+  // ones beyond that; logs the start and the end of a burst. Returns the descriptors shut.
+  std::set<int> bound_per_source(const std::map<std::string, std::vector<Waiting>> &by_host);
 
   const uint16_t port_;
   const std::chrono::milliseconds timeout_;
+  const unsigned per_source_;
   const Clock::duration period_;       // of the sweeps
   const Clock::duration look_period_;  // of the looks for a shortage of descriptors between them
   DIR *const fd_dir_;
@@ -128,6 +151,11 @@ class HandshakeSweeper {
   bool lose_answer_ = false;
   std::map<ino_t, Clock::time_point> first_seen_;
   std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
+  std::set<ino_t> shut_;     // shut down by a sweep; libfabric has yet to close them
+  bool flooding_ = false;    // the last sweep found a host beyond per_source_
+  long long sweep_opens_ = -1;  // PassiveOpens when the last sweep began
+  unsigned long burst_closed_ = 0;
+  unsigned long flood_closed_ = 0;
   Clock::time_point next_look_;
   Clock::time_point next_sweep_;
   // No look is due until stir(): from the start (every connection wakes the listener, which

@@ -51,6 +51,10 @@ void usage(FILE *out) {
       "  -G, --handshake-timeout SEC\n"
       "                           close connections that send no connection request\n"
       "                           within SEC (default 10)\n"
+      "  -g, --handshake-per-source N\n"
+      "                           close at once the oldest silent connections of a host\n"
+      "                           with more than N waiting to send their request\n"
+      "                           (a connect flood; default 64, 0 no bound)\n"
       "  -I, --idle-timeout SEC   drop clients that invoke nothing for SEC (default 1800;\n"
       "                           0 never)\n"
       "  -K, --kernel-timeout SEC stop an isolated kernel after SEC and answer 0x02\n"
@@ -103,6 +107,7 @@ int main(int argc, char **argv) {
       {"peer-memory", required_argument, nullptr, 'H'},
       {"idle-timeout", required_argument, nullptr, 'I'},
       {"handshake-timeout", required_argument, nullptr, 'G'},
+      {"handshake-per-source", required_argument, nullptr, 'g'},
       {"client-memory", required_argument, nullptr, 'm'},
       {"total-memory", required_argument, nullptr, 'M'},
       {"mrsp-timeout", required_argument, nullptr, 'T'},
@@ -118,7 +123,7 @@ int main(int argc, char **argv) {
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:K:i:r:A:s:w:S:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:g:K:i:r:A:s:w:S:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -146,6 +151,10 @@ int main(int argc, char **argv) {
       case 'G':
         if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--handshake-timeout", optarg);
         options.handshake_timeout = std::chrono::seconds(n);
+        break;
+      case 'g':
+        if (!naa::parse_count(optarg, 1000000, &n)) bad_option("--handshake-per-source", optarg);
+        options.handshake_per_source = static_cast<unsigned>(n);
         break;
       case 'm':
         if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);

@@ -98,7 +98,9 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
   if (transport::capabilities_of(transport_name).tcp_connections)
-    l.sweeper = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout);
+    l.sweeper = std::make_unique<HandshakeSweeper>(port_, options_.handshake_timeout,
+                                                   HandshakeSweeper::Listing::Kernel,
+                                                   options_.handshake_per_source);
   NAA_LOG_INFO("listening on %s:%u with %s", options_.address.c_str(), static_cast<unsigned>(port_),
                l.transport->name());
   listening_.push_back(std::move(l));

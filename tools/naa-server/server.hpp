@@ -49,6 +49,7 @@ struct ServerOptions {
   std::chrono::milliseconds mrsp_timeout{10000};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+  unsigned handshake_per_source = 64;  // connections of one host waiting for hand-over; 0: any
   std::chrono::microseconds spin{100};  // the least it polls after each invocation (wait plan)
   // --wait adaptive (default): a connection polls for the next invocation only while the node
   // is not oversubscribed and its recent polls paid; spin-then-block: by the wait plan alone.
