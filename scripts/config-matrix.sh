@@ -9,6 +9,9 @@
 #           (scripts/test-rdma.sh, Soft-RoCE in test/harness/rdma-vm) against this build too.
 #   ofi     --with-libfabric --without-verbs   (_build-ofi): unit tests, vecadd over ofi+tcp and
 #           ofi+shm.
+#   builtin --enable-builtin-transports        (_build-builtin): both transports linked into
+#           libnaa instead of loaded as modules: unit tests, modules.sh (which says SKIP there),
+#           vecadd over ofi+tcp and ofi+shm.
 # Default: all of them. Exits non-zero if any step of any configuration failed.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,7 +48,7 @@ vecadd() {
 
 status=0
 configs=("$@")
-((${#configs[@]})) || configs=(verbs ofi)
+((${#configs[@]})) || configs=(verbs ofi builtin)
 for config in "${configs[@]}"; do
   dir=$top/_build-$config
   case $config in
@@ -70,8 +73,18 @@ for config in "${configs[@]}"; do
       stage "matrix-$config-vecadd-tcp" vecadd "$dir" ofi+tcp || status=1
       stage "matrix-$config-vecadd-shm" vecadd "$dir" ofi+shm || status=1
       ;;
+    builtin)
+      stage "matrix-$config-build" configure_and_build "$dir" --enable-builtin-transports || {
+        status=1
+        continue
+      }
+      stage "matrix-$config-unit" check "$dir" || status=1
+      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
+      stage "matrix-$config-vecadd-tcp" vecadd "$dir" ofi+tcp || status=1
+      stage "matrix-$config-vecadd-shm" vecadd "$dir" ofi+shm || status=1
+      ;;
     *)
-      echo "config-matrix: unknown configuration '$config' (verbs, ofi)" >&2
+      echo "config-matrix: unknown configuration '$config' (verbs, ofi, builtin)" >&2
       exit 2
       ;;
   esac

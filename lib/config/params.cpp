@@ -44,6 +44,9 @@ const std::vector<Param> &registry() {
        "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
        "verbs where an RDMA device routes to it, else ofi+tcp",
        check_transport},
+      {"NAA_MODULE_DIR", "directory", "",
+       "where the transport modules (libnaa-ofi.so, libnaa-verbs.so) are loaded from (default: "
+       "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)", nullptr},
       {"NAA_TIMEOUT", "seconds", "60",
        "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
       {"NAA_CONNECT_TIMEOUT", "seconds", "30",

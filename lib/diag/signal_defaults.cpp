@@ -6,6 +6,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "diag/log.hpp"
@@ -14,6 +15,7 @@ namespace naa::diag {
 namespace {
 
 constexpr int kTaken[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGILL, SIGABRT};
+static_assert(std::size(kTaken) == 6, "TakenSignals keeps one action per signal of kTaken");
 
 // One bit per signal number given back; read by report_signal_defaults.
 std::atomic<unsigned long> restored{0};
@@ -29,20 +31,39 @@ bool infinipath_handler(void *handler) {
 
 }  // namespace
 
-void restore_signal_defaults() noexcept {
-  for (int sig : kTaken) {
+namespace {
+
+// Gives each signal whose handler lies in libinfinipath the action `to(sig)`.
+template <typename To>
+void give_back(To to) noexcept {
+  for (size_t i = 0; i < std::size(kTaken); ++i) {
+    const int sig = kTaken[i];
     struct sigaction now {};
     if (sigaction(sig, nullptr, &now) != 0) continue;
     void *handler = (now.sa_flags & SA_SIGINFO) ? reinterpret_cast<void *>(now.sa_sigaction)
                                                 : reinterpret_cast<void *>(now.sa_handler);
     if (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN || !infinipath_handler(handler))
       continue;
-    struct sigaction fallback {};
-    fallback.sa_handler = SIG_DFL;
-    sigemptyset(&fallback.sa_mask);
-    if (sigaction(sig, &fallback, nullptr) != 0) continue;
+    if (sigaction(sig, &to(i), nullptr) != 0) continue;
     restored.fetch_or(1UL << sig);
   }
+}
+
+}  // namespace
+
+void restore_signal_defaults() noexcept {
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  give_back([&](size_t) -> const struct sigaction & { return fallback; });
+}
+
+TakenSignals::TakenSignals() noexcept {
+  for (size_t i = 0; i < std::size(kTaken); ++i) sigaction(kTaken[i], nullptr, &before_[i]);
+}
+
+void TakenSignals::give_back() const noexcept {
+  diag::give_back([&](size_t i) -> const struct sigaction & { return before_[i]; });
 }
 
 void report_signal_defaults() {

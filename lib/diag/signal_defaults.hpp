@@ -10,6 +10,8 @@
 // handler the program had before it loaded libnaa (dlopen: Python's SIGINT) was replaced.
 #pragma once
 
+#include <csignal>
+
 namespace naa::diag {
 
 // Gives each of those signals whose handler lies in libinfinipath its default action back.
@@ -17,6 +19,19 @@ namespace naa::diag {
 // or from dlopen), naa-server first thing in main: a handler the program installs later is
 // not touched.
 void restore_signal_defaults() noexcept;
+
+// The actions of those signals now, to give back after loading a library that may bring
+// libinfinipath (a transport module, which loads libfabric): give_back() puts back each one
+// whose handler then lies in libinfinipath, so that the program's own handlers (naa-server's
+// stop, Python's SIGINT) survive the load.
+class TakenSignals {
+ public:
+  TakenSignals() noexcept;
+  void give_back() const noexcept;
+
+ private:
+  struct sigaction before_[6];
+};
 
 // Logs (info), once per process, which signals restore_signal_defaults gave back.
 void report_signal_defaults();

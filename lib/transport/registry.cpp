@@ -7,23 +7,32 @@
 #include <mutex>
 
 #include "diag/error.hpp"
+#include "transport/module.hpp"
 
 namespace naa::transport {
 
 // Each transport's folder defines its entry function where configure builds that folder; the
-// rows of a folder not built hold none and say how to build it.
+// rows of a folder not built hold none and say how to build it. Built as modules (the default),
+// a row's entry function loads its module on first use (module.hpp) and the row names it.
+#ifdef NAA_BUILTIN_TRANSPORTS
 #ifdef NAA_HAVE_LIBFABRIC
 const Entry *ofi_entry();
 const Entry *shm_entry();
-#define NAA_OFI(entry) entry
-#else
-#define NAA_OFI(entry) nullptr
+#define NAA_OFI(row, entry) nullptr, entry
 #endif
 #ifdef NAA_HAVE_VERBS
 const Entry *verbs_entry();
-#define NAA_VERBS(entry) entry
+#define NAA_VERBS(row, entry) nullptr, entry
+#endif
 #else
-#define NAA_VERBS(entry) nullptr
+#define NAA_OFI(row, entry) "ofi", [] { return &module_entry("ofi", row); }
+#define NAA_VERBS(row, entry) "verbs", [] { return &module_entry("verbs", row); }
+#endif
+#ifndef NAA_OFI
+#define NAA_OFI(row, entry) nullptr, nullptr
+#endif
+#ifndef NAA_VERBS
+#define NAA_VERBS(row, entry) nullptr, nullptr
 #endif
 
 namespace {
@@ -36,11 +45,11 @@ std::vector<Registration> &table() {
   // this host, verbs where an RDMA device routes there, else ofi+tcp.
   static std::vector<Registration> rows = {
       {"ofi", true, "ofi, ofi+PROVIDER", "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
-       "configure --with-libfabric", 2, NAA_OFI(ofi_entry)},
+       "configure --with-libfabric", 2, NAA_OFI("ofi", ofi_entry)},
       {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
-       "configure --with-libfabric", 0, NAA_OFI(shm_entry)},
+       "configure --with-libfabric", 0, NAA_OFI("ofi+shm", shm_entry)},
       {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
-       "configure --with-verbs", 1, NAA_VERBS(verbs_entry)},
+       "configure --with-verbs", 1, NAA_VERBS("verbs", verbs_entry)},
   };
   return rows;
 }
@@ -64,6 +73,17 @@ void add_transport(const Registration &row) {
     if (std::string(r.name) == row.name)
       throw Error(NAA_ERR_CONFIG, std::string("transport ") + row.name + " is registered already");
   table().push_back(row);
+}
+
+void use_linked_entry(const std::string &name, const Entry *(*entry)()) {
+  std::lock_guard<std::mutex> lock(table_mu);
+  for (Registration &r : table())
+    if (name == r.name) {
+      r.module = nullptr;
+      r.entry = entry;
+      return;
+    }
+  throw Error(NAA_ERR_CONFIG, "transport " + name + " is not in the table");
 }
 
 ParsedName parse_name(const std::string &name, const std::string &what) {
@@ -97,16 +117,28 @@ const Entry &entry_of(const ParsedName &parsed, const std::string &name) {
   return *e;
 }
 
+const Entry *usable_entry(const Registration &row, std::string *why) {
+  try {
+    const Entry *e = row.entry != nullptr ? row.entry() : nullptr;
+    if (e == nullptr && why != nullptr)
+      *why = std::string("not built (") + row.build_hint + ")";
+    return e;
+  } catch (const Error &e) {
+    if (why != nullptr) *why = e.what();
+    return nullptr;
+  }
+}
+
 Capabilities capabilities_of(const std::string &name) {
   const ParsedName parsed = parse_name(name);
-  if (parsed.is_auto || parsed.row.entry == nullptr) return {};
-  return entry_of(parsed, name).capabilities(parsed.variant);
+  const Entry *e = parsed.is_auto ? nullptr : usable_entry(parsed.row);
+  return e != nullptr ? e->capabilities(parsed.variant) : Capabilities{};
 }
 
 std::string listen_warning_of(const std::string &name) {
   const ParsedName parsed = parse_name(name);
-  if (parsed.is_auto || parsed.row.entry == nullptr) return "";
-  return entry_of(parsed, name).listen_warning(parsed.variant);
+  const Entry *e = parsed.is_auto ? nullptr : usable_entry(parsed.row);
+  return e != nullptr ? e->listen_warning(parsed.variant) : "";
 }
 
 }  // namespace naa::transport

@@ -79,7 +79,12 @@ struct Registration {
   // auto's preference when connecting, lower first; rows listen under auto in table order
   // (the first one chooses the port when asked for port 0).
   int connect_rank;
-  const Entry *(*entry)();  // nullptr: not built into this library
+  // The module its entry is loaded from ("ofi": libnaa-ofi.so, module.hpp), nullptr where the
+  // entry is part of the program.
+  const char *module;
+  // nullptr: not built. May throw naa::Error (NAA_ERR_UNSUPPORTED: its module cannot be
+  // loaded).
+  const Entry *(*entry)();
 };
 
 // Every row, in table order.
@@ -88,6 +93,12 @@ std::vector<Registration> registrations();
 // Appends a row (before the first transport is opened; a name already in the table is
 // NAA_ERR_CONFIG).
 void add_transport(const Registration &row);
+
+// For a program that links a transport's code itself (a test of its internals): the row named
+// `name` takes its entry from the program instead of from its module, so that the transport
+// state the program reads is that of the connections it opens. NAA_ERR_CONFIG for a name not in
+// the table.
+void use_linked_entry(const std::string &name, const Entry *(*entry)());
 
 // A transport name as NAA_TRANSPORT, naa_attr_t.transport and naa-server -t give it.
 struct ParsedName {
@@ -101,10 +112,15 @@ struct ParsedName {
 // name the table answers.
 ParsedName parse_name(const std::string &name, const std::string &what = "NAA_TRANSPORT");
 
-// The row's Entry, or NAA_ERR_UNSUPPORTED "transport NAME: not built (HINT)".
+// The row's Entry, or NAA_ERR_UNSUPPORTED "transport NAME: not built (HINT)" or why its module
+// cannot be loaded.
 const Entry &entry_of(const ParsedName &parsed, const std::string &name);
 
-// The capabilities of the transport named `name` (not auto); none for a name not built.
+// The row's Entry, or nullptr where it is not built or its module cannot be loaded (`why`
+// says which, as naa-info shows it); for auto, which skips such rows.
+const Entry *usable_entry(const Registration &row, std::string *why = nullptr);
+
+// The capabilities of the transport named `name` (not auto); none for a name not usable.
 Capabilities capabilities_of(const std::string &name);
 
 // The warning a server listening with `name` prints ("" none).

@@ -23,7 +23,10 @@ namespace {
 std::vector<std::pair<Registration, const Entry *>> by_connect_rank(bool same_host_too) {
   std::vector<std::pair<Registration, const Entry *>> usable;
   for (const Registration &r : registrations()) {
-    const Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    std::string why;
+    const Entry *e = usable_entry(r, &why);
+    if (e == nullptr && r.entry != nullptr)
+      NAA_LOG_INFO("NAA_TRANSPORT=auto: not considering %s: %s", r.name, why.c_str());
     if (e == nullptr || (!same_host_too && e->capabilities("").same_host)) continue;
     usable.emplace_back(r, e);
   }
@@ -139,7 +142,7 @@ std::vector<std::string> listen_transports(const std::string &name, const std::s
   if (!parse_name(name).is_auto) return {name};
   std::vector<std::string> names;
   for (const Registration &r : registrations()) {
-    const Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    const Entry *e = usable_entry(r);
     if (e == nullptr) continue;
     std::string listening = e->listens(host);
     if (!listening.empty()) names.push_back(std::move(listening));
@@ -164,8 +167,8 @@ Deadline::Clock::duration prepare_transport(const std::string &name) {
   Deadline::Clock::duration took{};
   if (parsed.is_auto) {
     for (const auto &[row, entry] : by_connect_rank(true)) took += entry->prepare();
-  } else if (parsed.row.entry != nullptr && parsed.row.entry() != nullptr) {
-    took = parsed.row.entry()->prepare();
+  } else if (const Entry *e = usable_entry(parsed.row); e != nullptr) {
+    took = e->prepare();
   }
   return took;
 }

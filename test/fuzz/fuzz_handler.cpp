@@ -10,6 +10,8 @@
 
 #include "handler.hpp"
 #include "protocol/immediate.hpp"
+#include "config.h"
+#include "transport/module.hpp"
 #include "transport/registry.hpp"
 
 using namespace naa;
@@ -17,9 +19,15 @@ using namespace naa;
 // The handler opens no transport: the registry's rows (the parameter check of NAA_TRANSPORT
 // parses names against them) link to none of the transports' code here.
 namespace naa::transport {
+#ifdef NAA_BUILTIN_TRANSPORTS
 const Entry *ofi_entry() { return nullptr; }
 const Entry *shm_entry() { return nullptr; }
 const Entry *verbs_entry() { return nullptr; }
+#else
+const Entry &module_entry(const std::string &, const char *row) {
+  throw Error(NAA_ERR_UNSUPPORTED, std::string("transport ") + row + ": no modules here");
+}
+#endif
 }  // namespace naa::transport
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {

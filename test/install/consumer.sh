@@ -71,6 +71,21 @@ libdir=$(pkg-config --libs-only-L naa | sed 's/^ *-L//; s/ .*//')
 server=$(find "$root" -path '*/bin/naa-server' -type f)
 [ -n "$server" ] || fail "make install installed no bin/naa-server"
 
+# The transport modules go to PKGLIBDIR; a staged installation is a relocated one, whose
+# programs find them through NAA_MODULE_DIR (naa(7)). Built in (--enable-builtin-transports),
+# there are none.
+staged_modules=
+if [ "$(makevar builtin_transports)" != yes ]; then
+  modules=$libdir/$(makevar PACKAGE)  # PKGLIBDIR: LIBDIR/PACKAGE
+  ls "$modules"/libnaa-*.so >/dev/null 2>&1 || fail "make install installed no transport module in $modules"
+  needed=$(readelf -d "$libdir/libnaa.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E 'fabric|ibverbs|rdmacm')
+  [ -z "$needed" ] || fail "the installed libnaa.so needs" $needed
+  NAA_MODULE_DIR=$modules
+  export NAA_MODULE_DIR
+  staged_modules=NAA_MODULE_DIR=$modules  # for the env -i of quickstart.sh and pip.sh
+  echo "consumer: transport modules:" $(cd "$modules" && ls libnaa-*.so)
+fi
+
 # Every page in man/ is installed (man-lint.sh checks that they all are in dist_man_MANS), and
 # the installed files lint and render cleanly as man(1) would show them.
 pages=$(find "$root" -path '*/man/man[1-9]/*' -type f | sort)

@@ -7,7 +7,7 @@
 # pkg-config finds libnaa (PKG_CONFIG_PATH=PREFIX/lib/pkgconfig); the extension gets a run-time
 # path to it, so `import naa` needs no LD_LIBRARY_PATH. Then it offloads a NumPy vecadd to the
 # installed naa-server and uses cancel(), last_error(), stats(), info() and rc_string().
-# Uses consumer.sh's $root, $prefix, $stage, $top_srcdir, $server and fail().
+# Uses consumer.sh's $root, $prefix, $stage, $top_srcdir, $server, $staged_modules and fail().
 
 pip_install() {
   python=/usr/bin/python3
@@ -37,7 +37,7 @@ pip_install() {
   naa_test_pids="$naa_test_pids $pip_server"
   until [ -s "$stage/pip-ready" ]; do sleep 0.1; done
   # Not the sources, not the build: only what pip installed into the venv.
-  (cd "$stage" && env -i PATH=/usr/bin:/bin NAA_STATS=1 NAA_SPEC="127.0.0.1:$port:10:2,127.0.0.1:$port:3:1" \
+  (cd "$stage" && env -i PATH=/usr/bin:/bin $staged_modules NAA_STATS=1 NAA_SPEC="127.0.0.1:$port:10:2,127.0.0.1:$port:3:1" \
     "$stage/v/bin/python" - "$stage/v" "$version" <<'PY') || fail "the pip-installed package naa does not work"
 import sys
 import numpy as np

@@ -7,7 +7,7 @@
 # environment; only the block of the install itself is left out (make install did it) and
 # the port 12345 becomes a free one. The program must print the output the page shows on the
 # first try; then, with the NAA stopped, the failure the page shows. Uses consumer.sh's
-# $root, $prefix, $stage, $top_srcdir and fail().
+# $root, $prefix, $stage, $top_srcdir, $staged_modules and fail().
 
 quickstart() {
   page=$top_srcdir/doc/quickstart.md
@@ -67,7 +67,7 @@ PY
   sed 's/^/  | /' "$dir/run.sh"
   # A user's shell: the system's PATH, none of the build's variables.
   rc=0
-  (cd "$dir" && env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin PREFIX="$root$prefix" \
+  (cd "$dir" && env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin PREFIX="$root$prefix" $staged_modules \
     bash run.sh >out 2>err) || rc=$?
   sed 's/^/  > /' "$dir/out" "$dir/err"
   [ $rc -eq 0 ] || fail "the quick start's commands failed (status $rc)"
@@ -93,7 +93,7 @@ while time.monotonic() < deadline:
 sys.exit(1)
 PY
   rc=0
-  (cd "$dir" && env -i PATH=/usr/bin:/bin NAA_SPEC="127.0.0.1:$port:10:2" ./first >fail.out 2>fail.err) || rc=$?
+  (cd "$dir" && env -i PATH=/usr/bin:/bin $staged_modules NAA_SPEC="127.0.0.1:$port:10:2" ./first >fail.out 2>fail.err) || rc=$?
   cat "$dir/fail.err"
   [ $rc -eq 1 ] || fail "./first without an NAA exited with $rc, not 1"
   cmp -s "$dir/fail.err" "$dir/expected.1" || fail "./first without an NAA did not say what the page shows"

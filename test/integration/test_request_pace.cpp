@@ -27,6 +27,7 @@ extern "C" {
 #include <thread>
 
 #include "progress/wait_plan.hpp"
+#include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/transport.hpp"
@@ -154,6 +155,7 @@ void test_shm_requests_in_turn_are_polled_for(void **) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  naa::test::use_linked_ofi();
   if (argc == 3 && std::strcmp(argv[1], "--listen") == 0) return listen_in_turn(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arrivals_close_together_are_polled_for),

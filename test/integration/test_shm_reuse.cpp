@@ -41,6 +41,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "linked_transports.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_shm_bell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
@@ -494,6 +495,7 @@ void test_request_check_reads_maps_once_per_region(void **) {
 }  // namespace
 
 int main() {
+  naa::test::use_linked_ofi();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_loop_reuses_endpoints),
       cmocka_unit_test(test_stale_message_not_taken_for_the_next_client),

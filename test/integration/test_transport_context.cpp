@@ -41,6 +41,7 @@ extern "C" {
 #include <vector>
 
 #include "config/settings.hpp"
+#include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_cq_wait.hpp"
@@ -394,6 +395,7 @@ void test_a_begun_shm_accept_connects_the_client(void **) {
 }  // namespace
 
 int main() {
+  naa::test::use_linked_ofi();
   setenv("NAA_LOG_LEVEL", "info", 1);  // the endpoint says where it splits its writes
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_options_reach_another_thread),

@@ -35,6 +35,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "../integration/linked_transports.hpp"
 #include "../integration/request_within.hpp"
 #include "transport/transport.hpp"
 
@@ -236,6 +237,7 @@ void test_a_polled_endpoint_spares_the_thread(void **) {
 }  // namespace
 
 int main() {
+  naa::test::use_linked_verbs();
   const char *a = getenv("RDMA_VM_IP_A");
   const char *b = getenv("RDMA_VM_IP_B");
   if (getenv("RDMA_VM") == nullptr || a == nullptr || b == nullptr) {

@@ -25,6 +25,7 @@
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
 #include "session/session.hpp"
+#include "transport/module.hpp"
 #include "transport/registry.hpp"
 #include "transport/transport.hpp"
 
@@ -47,13 +48,16 @@ void usage(FILE *out) {
 }
 
 // One row per transport of the registry: its name, what it is (the loaded library's version
-// where built), the names it answers; below it, why it cannot be used here and its details.
+// where built), the names it answers; below it, the module file it was loaded from, why it
+// cannot be used here and its details. A row whose module cannot be loaded says why (the
+// loader's message, naming the file).
 void show_transports() {
   std::printf("transports:\n");
   for (const naa::transport::Registration &r : naa::transport::registrations()) {
-    const naa::transport::Entry *e = r.entry != nullptr ? r.entry() : nullptr;
+    std::string why;
+    const naa::transport::Entry *e = naa::transport::usable_entry(r, &why);
     if (e == nullptr) {
-      std::printf("  %-7s not built (%s)\n", r.name, r.build_hint);
+      std::printf("  %-7s %s\n", r.name, r.entry == nullptr ? why.c_str() : ("unavailable: " + why).c_str());
       continue;
     }
     std::vector<std::string> details = e->details();
@@ -62,8 +66,10 @@ void show_transports() {
       std::printf("  %-7s %s\n", r.name, what.c_str());
     else
       std::printf("  %-7s %s (%s)\n", r.name, what.c_str(), r.grammar);
-    const std::string why = e->unusable();
-    if (!why.empty()) std::printf("          unusable here: %s\n", why.c_str());
+    if (r.module != nullptr)
+      std::printf("          module: %s\n", naa::transport::module_path(r.module).c_str());
+    const std::string unusable = e->unusable();
+    if (!unusable.empty()) std::printf("          unusable here: %s\n", unusable.c_str());
     for (size_t i = 1; i < details.size(); ++i) std::printf("          %s\n", details[i].c_str());
   }
   std::string chosen = naa::transport::transport_from_environment();
