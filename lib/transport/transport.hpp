@@ -9,6 +9,8 @@
 // NAA_ERR_TRANSPORT for a failed operation, NAA_ERR_NO_RESOURCES for registration failures).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -134,6 +136,9 @@ class Endpoint {
   virtual bool wait_sleeps_through() const { return false; }
 
   virtual const std::string &peer() const = 0;  // "host:port", for log lines
+  // The process of a same-host peer, as its shared-memory endpoint names it (naa-server's
+  // --shm pgid asks it); 0 where the transport names none.
+  virtual pid_t peer_pid() const { return 0; }
 
   // The private data the peer sent while connecting: its connection request on the server
   // side, its accept on the client side (empty if none; verbs pads it with zeros to the

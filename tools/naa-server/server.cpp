@@ -15,7 +15,6 @@
 #include "config/params.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/registry.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::server {
 namespace {
@@ -275,7 +274,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const 
 const char *Server::refusal(const transport::Endpoint &ep, const std::string &host) {
   if (host == kShmHost) {
     if (options_.shm == ShmPeers::ProcessGroup) {
-      const pid_t pid = transport::ofi_detail::shm_name_pid(ep.peer());
+      const pid_t pid = ep.peer_pid();
       if (pid <= 0 || getpgid(pid) != getpgrp()) {
         NAA_LOG_WARN("refusing %s: process %ld is not in the server's process group (--shm pgid)",
                      ep.peer().c_str(), static_cast<long>(pid));

@@ -32,6 +32,7 @@
 #include "transport/ofi/ofi_fabric.hpp"
 #include "transport/ofi/ofi_shm_bell.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi_detail {
@@ -103,6 +104,7 @@ class OfiEndpoint : public Endpoint {
   bool polls_memory() const override { return !cq_wakes_; }
 
   const std::string &peer() const override { return peer_; }
+  pid_t peer_pid() const override { return shm_name_pid(peer_); }
   const std::string &peer_data() const override { return peer_data_; }
   size_t connect_data_room() override;
 
