@@ -3,7 +3,8 @@
 # The transports as modules (lib/transport/module.hpp): libnaa.so links neither libfabric nor
 # rdma-core; a program that opens no transport, and naa-info --version, load no module; a
 # missing module is NAA_ERR_UNSUPPORTED naming its file and the loader's message, in
-# naa_last_error, in the log and in naa-info's listing.
+# naa_last_error, in the log and in naa-info's listing; a stale one is refused naming both
+# versions.
 set -u
 b=$NAA_BUILDDIR
 if [ "${NAA_BUILTIN_TRANSPORTS:-no}" = yes ]; then
@@ -54,6 +55,23 @@ for m in $modules; do
     bad "naa-info does not name the $m module's file: $listing"
 done
 rm -f "$b/test/integration/modules.err"
+
+# A module of another libnaa (another version, another module ABI) is refused, naming both,
+# before anything in it runs (its bind and entry abort).
+if [ -n "${NAA_STALE_MODULE:-}" ]; then
+  stale=$b/test/integration/modules.stale
+  rm -rf "$stale" && mkdir -p "$stale"
+  for m in $modules; do cp "$NAA_STALE_MODULE" "$stale/libnaa-$m.so"; done
+  set -- $modules
+  case $1 in ofi) t=ofi+tcp ;; verbs) t=verbs ;; esac
+  out=$(NAA_MODULE_DIR=$stale "$b/test/integration/create_cause" 127.0.0.1:1 "$t" 2>/dev/null)
+  echo "modules: $t with a stale module: $out"
+  case $out in
+    "12 "*"$stale/libnaa-$1.so is a module of libnaa 0.0.1-stale (module ABI "*"), this is libnaa "*) ;;
+    *) bad "a stale $1 module: expected 12 (NAA_ERR_UNSUPPORTED) naming both versions, got: $out" ;;
+  esac
+  rm -rf "$stale"
+fi
 
 [ "$fail" = 0 ] || exit 1
 echo "modules: ok (modules:$modules)"
