@@ -63,9 +63,9 @@ struct ModuleTable {
   const Entry *(*entry)(const char *row);
 };
 
-// The file module `module` ("ofi") is loaded from: NAA_MODULE_DIR/libnaa-MODULE.so where that
-// variable is set, else the build tree's lib/.libs for a libnaa that runs from its build tree,
-// else $(pkglibdir).
+// The file module `module` ("ofi") was loaded from, or is to be: NAA_MODULE_DIR/libnaa-MODULE.so
+// where that variable is set, else the build tree's lib/.libs for a libnaa that runs from its
+// build tree, else $(pkglibdir).
 std::string module_path(const std::string &module);
 
 // The Entry of `row` in module `module`, loading the module on first use. A module that is

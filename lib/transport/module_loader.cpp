@@ -75,6 +75,9 @@ struct Module {
 
 std::mutex modules_mu;
 std::map<std::string, Module> modules;  // by path: loaded ones, and why the others were not
+// By module name, the path each was loaded from: once loaded, a module stays the one used,
+// whatever NAA_MODULE_DIR says later, and finding it costs no look at the environment.
+std::map<std::string, std::string> loaded;
 
 // Loads `path` (modules_mu held); a failure is remembered so it is logged once.
 const Module &load(const std::string &path) {
@@ -108,6 +111,11 @@ const Module &load(const std::string &path) {
 }  // namespace
 
 std::string module_path(const std::string &module) {
+  {
+    std::lock_guard<std::mutex> lock(modules_mu);
+    auto found = loaded.find(module);
+    if (found != loaded.end()) return found->second;
+  }
   std::string dir = params::Values::read().text("NAA_MODULE_DIR");
   if (dir.empty()) dir = default_dir();
   return dir + "/libnaa-" + module + ".so";
@@ -118,6 +126,7 @@ const Entry &module_entry(const std::string &module, const char *row) {
   std::lock_guard<std::mutex> lock(modules_mu);
   const Module &m = load(path);
   if (m.table == nullptr) throw Error(NAA_ERR_UNSUPPORTED, "transport " + std::string(row) + ": " + m.why);
+  loaded.emplace(module, path);
   const Entry *e = m.table->entry(row);
   if (e == nullptr)
     throw Error(NAA_ERR_UNSUPPORTED,
