@@ -36,6 +36,11 @@ class Libnaa(AutotoolsPackage):
     variant("pmix", default=False, description="one licence query per node through PMIx")
     variant("fortran", default=False, description="Fortran 2008 module (naa.mod) and libnaaf")
     variant("python", default=False, description="Python package naa (import naa)")
+    variant(
+        "builtin-transports",
+        default=False,
+        description="transports linked into libnaa.so, not modules (lib/libnaa/libnaa-*.so)",
+    )
 
     # A conflict, not a requires(): Spack 1.x prints a conflict's own message first.
     conflicts(
@@ -88,6 +93,7 @@ class Libnaa(AutotoolsPackage):
         args += self.with_or_without("pmix")
         args += self.enable_or_disable("fortran")  # naa.mod goes to <prefix>/lib/fortran/modules
         args += self.enable_or_disable("python")
+        args += self.enable_or_disable("builtin-transports")
         if spec.satisfies("+python"):
             args.append(f"PYTHON={spec['python'].command.path}")
         # examples/mpi_offload is neither installed nor run by make check; without this, an
