@@ -4,11 +4,11 @@
 # every transport): each is configured and built in its own directory and runs a fast subset,
 # its unit tests and the vecadd example over each transport it has. Prints "stage NAME: S s"
 # per step (scripts/stage.sh). Usage: config-matrix.sh [CONFIG...], CONFIG one of
-#   verbs   --without-libfabric --with-verbs   (_build-verbs): unit tests only. Its vecadd needs
-#           an RDMA device, which a plain machine lacks: NAA_MATRIX_RDMA=1 runs the verbs suite
+#   verbs   --without-libfabric --with-verbs   (_build-verbs): unit tests, modules.sh. Its vecadd
+#           needs an RDMA device, which a plain machine lacks: NAA_MATRIX_RDMA=1 runs the verbs suite
 #           (scripts/test-rdma.sh, Soft-RoCE in test/harness/rdma-vm) against this build too.
-#   ofi     --with-libfabric --without-verbs   (_build-ofi): unit tests, vecadd over ofi+tcp and
-#           ofi+shm.
+#   ofi     --with-libfabric --without-verbs   (_build-ofi): unit tests, modules.sh, vecadd over
+#           ofi+tcp and ofi+shm.
 #   builtin --enable-builtin-transports        (_build-builtin): both transports linked into
 #           libnaa instead of loaded as modules: unit tests, modules.sh (which says SKIP there),
 #           vecadd over ofi+tcp and ofi+shm.
@@ -58,6 +58,7 @@ for config in "${configs[@]}"; do
         continue
       }
       stage "matrix-$config-unit" check "$dir" || status=1
+      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
       if [[ ${NAA_MATRIX_RDMA:-0} == 1 ]]; then
         NAA_BUILD_DIR=$dir stage "matrix-$config-rdma" bash "$top/scripts/test-rdma.sh" || status=1
       else
@@ -70,6 +71,7 @@ for config in "${configs[@]}"; do
         continue
       }
       stage "matrix-$config-unit" check "$dir" || status=1
+      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
       stage "matrix-$config-vecadd-tcp" vecadd "$dir" ofi+tcp || status=1
       stage "matrix-$config-vecadd-shm" vecadd "$dir" ofi+shm || status=1
       ;;
