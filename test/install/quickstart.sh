@@ -29,15 +29,17 @@ quickstart() {
   done
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   # The blocks: ```sh ones into run.sh (but the one after the install marker), ```c NAME into
-  # NAME, ```text ones into expected.N.
+  # NAME, ```text ones into expected.N (but the one after the diagram marker).
   python3 - "$page" "$dir" "$port" <<'PY' || fail "doc/quickstart.md cannot be read into a script"
 import os, re, sys
 page, out, port = sys.argv[1:]
-script, texts, skip, block, kind = [], [], False, None, None
+script, texts, skip, diagram, block, kind = [], [], False, False, None, None
 for line in open(page):
     if block is None:
         if line.startswith("<!-- quickstart-test: install -->"):
             skip = True
+        if line.startswith("<!-- quickstart-test: diagram -->"):
+            diagram = True
         m = re.match(r"```(\w+)\s*(\S*)", line)
         if m:
             block, kind, name = [], m.group(1), m.group(2)
@@ -52,6 +54,8 @@ for line in open(page):
         skip = False
     elif kind == "c":
         open(os.path.join(out, name), "w").write(text)
+    elif kind == "text" and diagram:
+        diagram = False
     elif kind == "text":
         texts.append(text)
     block = None
