@@ -176,13 +176,18 @@ void test_server_kill(test_server *s) {
   cleanup_dir(s);
 }
 
-int test_server_start_shared(test_server *s) {
+void test_timeout_default(void) {
+  static long given = -1; /* the environment's, read at the first call */
+  if (given < 0) given = getenv("NAA_TIMEOUT") != NULL ? atol(getenv("NAA_TIMEOUT")) : 0;
   long seconds = (long)(30 * test_time_scale());
-  const char *given = getenv("NAA_TIMEOUT");
-  if (given != NULL && atol(given) > seconds) seconds = atol(given);
+  if (given > seconds) seconds = given;
   char timeout[24];
   snprintf(timeout, sizeof timeout, "%ld", seconds);
   setenv("NAA_TIMEOUT", timeout, 1);
+}
+
+int test_server_start_shared(test_server *s) {
+  test_timeout_default();
   return test_server_start(s, NULL);
 }
 

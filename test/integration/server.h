@@ -35,6 +35,9 @@ int test_server_log_wait(const test_server *s, const char *text, int count, doub
  * NAA_TEST_TIME_SCALE, or the environment's where that is longer (the verbs suite's 60 s under
  * TCG), then test_server_start(s, NULL). 0 on success. */
 int test_server_start_shared(test_server *s);
+/* Sets that NAA_TIMEOUT: a test that changed it for a while sets it back with this. The
+ * environment's is the one at the first call, which must come before any setenv of it. */
+void test_timeout_default(void);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */

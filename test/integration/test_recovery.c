@@ -104,7 +104,7 @@ static void test_wait_again_after_timeout(void **state) {
   assert_true(all_bytes(out, sizeof out, 0x6d));
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(&s), 0);
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
 }
 
 /* naa_cancel while the kernel runs: its late result must not reach the output, and the next
@@ -503,7 +503,7 @@ static void test_reconnect_off(void **state) {
 }
 
 int main(void) {
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wait_again_after_timeout),
       cmocka_unit_test(test_cancel_stops_late_writes),
