@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+extern char **environ;
+
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
@@ -25,12 +28,25 @@ const char *test_host(void) {
   return host != NULL && *host != '\0' ? host : "127.0.0.1";
 }
 
+static int start(test_server *s, const char *binary_variable, const char *const *extra,
+                 int logged);
+
 int test_server_start(test_server *s, const char *const *extra) {
-  return test_peer_start(s, "NAA_SERVER", extra);
+  return start(s, "NAA_SERVER", extra, 0);
+}
+
+int test_server_start_logged(test_server *s, const char *const *extra) {
+  return start(s, "NAA_SERVER", extra, 1);
 }
 
 int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra) {
+  return start(s, binary_variable, extra, 0);
+}
+
+static int start(test_server *s, const char *binary_variable, const char *const *extra,
+                 int logged) {
   const char *binary = getenv(binary_variable);
+  s->log[0] = '\0';
   if (binary == NULL) {
     fprintf(stderr, "test_server: %s is not set (run through make check)\n", binary_variable);
     return -1;
@@ -45,16 +61,40 @@ int test_peer_start(test_server *s, const char *binary_variable, const char *con
   for (; extra != NULL && *extra != NULL && argc < 31; extra++) argv[argc++] = *extra;
   argv[argc] = NULL;
 
+  /* A logged server's environment, made before the fork (the child only execs): ours with
+   * NAA_LOG_LEVEL=debug. */
+  size_t n_env = 0;
+  while (environ[n_env] != NULL) n_env++;
+  char **env = calloc(n_env + 2, sizeof *env);
+  if (env == NULL) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < n_env; i++)
+    if (!logged || strncmp(environ[i], "NAA_LOG_LEVEL=", 14) != 0) env[k++] = environ[i];
+  static char debug[] = "NAA_LOG_LEVEL=debug";
+  if (logged) env[k++] = debug;
+  int log_fd = -1;
+  if (logged) {
+    snprintf(s->log, sizeof s->log, "%s/log", s->dir);
+    log_fd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd < 0) {
+      free(env);
+      return -1;
+    }
+  }
+
   const pid_t parent = getpid();
   s->pid = fork();
-  if (s->pid < 0) return -1;
   if (s->pid == 0) {
     /* A failed cmocka assertion longjmps past the test's test_server_stop: the server must
      * not outlive the test (a failed CI run left three serving for hours). */
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
-    execv(binary, (char *const *)argv);
+    if (log_fd >= 0 && dup2(log_fd, STDERR_FILENO) < 0) _exit(127);
+    execve(binary, (char *const *)argv, env);
     _exit(127);
   }
+  free(env);
+  if (log_fd >= 0) close(log_fd);
+  if (s->pid < 0) return -1;
   for (int waited = 0; waited < 60000; waited += 10) { /* 60 s: a loaded CI, or TCG in rdma-vm */
     FILE *f = fopen(ready, "r");
     if (f != NULL) {
@@ -74,11 +114,42 @@ int test_peer_start(test_server *s, const char *binary_variable, const char *con
   return -1;
 }
 
+/* A logged server's log goes to our standard error (the test's log) before it is removed. */
 static void cleanup_dir(test_server *s) {
   char path[128];
   snprintf(path, sizeof path, "%s/port", s->dir);
   unlink(path);
+  if (s->log[0] != '\0') {
+    FILE *f = fopen(s->log, "r");
+    if (f != NULL) {
+      fprintf(stderr, "--- the log of naa-server (%s):\n", s->log);
+      char buf[4096];
+      for (size_t n; (n = fread(buf, 1, sizeof buf, f)) > 0;) fwrite(buf, 1, n, stderr);
+      fprintf(stderr, "--- end of the log of naa-server\n");
+      fclose(f);
+    }
+    unlink(s->log);
+    s->log[0] = '\0';
+  }
   rmdir(s->dir);
+}
+
+int test_server_log_wait(const test_server *s, const char *text, int count, double seconds,
+                         char *line, size_t size) {
+  const long limit_ms = (long)(seconds * test_time_scale() * 1000);
+  int found = 0;
+  for (long waited = 0;; waited += 10) {
+    FILE *f = s->log[0] != '\0' ? fopen(s->log, "r") : NULL;
+    if (f == NULL) return 0;
+    char text_line[1024];
+    found = 0;
+    while (fgets(text_line, sizeof text_line, f) != NULL)
+      if (strstr(text_line, text) != NULL && ++found == count && line != NULL)
+        snprintf(line, size, "%s", text_line);
+    fclose(f);
+    if (found >= count || waited >= limit_ms) return found;
+    sleep_ms(10);
+  }
 }
 
 int test_server_stop(test_server *s) {
@@ -105,13 +176,18 @@ void test_server_kill(test_server *s) {
   cleanup_dir(s);
 }
 
-int test_server_start_shared(test_server *s) {
+void test_timeout_default(void) {
+  static long given = -1; /* the environment's, read at the first call */
+  if (given < 0) given = getenv("NAA_TIMEOUT") != NULL ? atol(getenv("NAA_TIMEOUT")) : 0;
   long seconds = (long)(30 * test_time_scale());
-  const char *given = getenv("NAA_TIMEOUT");
-  if (given != NULL && atol(given) > seconds) seconds = atol(given);
+  if (given > seconds) seconds = given;
   char timeout[24];
   snprintf(timeout, sizeof timeout, "%ld", seconds);
   setenv("NAA_TIMEOUT", timeout, 1);
+}
+
+int test_server_start_shared(test_server *s) {
+  test_timeout_default();
   return test_server_start(s, NULL);
 }
 

@@ -10,6 +10,7 @@ typedef struct test_server {
   pid_t pid;
   int port;
   char dir[64];
+  char log[96]; /* its standard error, for test_server_start_logged; "" otherwise */
 } test_server;
 
 /* The address the server binds and clients connect to: $NAA_TEST_HOST, or 127.0.0.1. Over
@@ -21,10 +22,22 @@ int test_server_start(test_server *s, const char *const *extra);
 /* The same for another peer that takes naa-server's --address, --port and --ready-file: the
  * binary named by the environment variable `binary_variable` (e.g. NAA_CONFORMANCE_NAA). */
 int test_peer_start(test_server *s, const char *binary_variable, const char *const *extra);
+/* test_server_start with the server's standard error in a file and NAA_LOG_LEVEL=debug for it
+ * alone: a test waits for a line that the mechanism it proves writes (test_server_log_wait)
+ * instead of waiting a time for it. test_server_stop copies the file to our standard error. */
+int test_server_start_logged(test_server *s, const char *const *extra);
+/* Waits up to `seconds` (times NAA_TEST_TIME_SCALE) until `count` lines of a logged server's
+ * log contain `text`; copies the count-th into line[size] (when line is not NULL). Returns how
+ * many such lines there were at the end: `count` or more unless the wait ran out. */
+int test_server_log_wait(const test_server *s, const char *text, int count, double seconds,
+                         char *line, size_t size);
 /* For a cmocka group setup shared by tests that need a healthy NAA: NAA_TIMEOUT of 30 s times
  * NAA_TEST_TIME_SCALE, or the environment's where that is longer (the verbs suite's 60 s under
  * TCG), then test_server_start(s, NULL). 0 on success. */
 int test_server_start_shared(test_server *s);
+/* Sets that NAA_TIMEOUT: a test that changed it for a while sets it back with this. The
+ * environment's is the one at the first call, which must come before any setenv of it. */
+void test_timeout_default(void);
 /* Returns the server's exit status (0 for a clean shutdown), -1 if it had to be killed. */
 int test_server_stop(test_server *s);
 void test_server_kill(test_server *s); /* SIGKILL: the NAA dies without a word */

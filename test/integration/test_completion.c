@@ -24,9 +24,15 @@
 extern char **environ;
 
 enum { FN_ADD1 = 1, FN_PLUGIN_SPIN = 102, N = 8, SIZE = 4096 };
-/* The first server answers a spinning kernel 0x02 after this many seconds (2, stretched for
- * sanitizer builds, as the deadline of test_waitany_deadline's short handle). */
-static int kernel_timeout_s(void) { return (int)(2 * test_time_scale() + 0.5); }
+/* Every deadline in this file, the handles' own timeouts included, is stretched by
+ * NAA_TEST_TIME_SCALE: a loaded machine or a sanitizer build is that much slower, and a
+ * deadline left fixed while the kernel timeout below grows would end the wait first. */
+static int64_t scaled_ms(int64_t ms) { return (int64_t)((double)ms * test_time_scale() + 0.5); }
+static double scaled_s(double s) { return s * test_time_scale(); }
+
+/* The first server answers a spinning kernel 0x02 after this many seconds (2, stretched as
+ * every deadline here). */
+static int kernel_timeout_s(void) { return (int)((scaled_ms(2000) + 500) / 1000); }
 
 static char attr_naa[96];      /* "host:port" of the first server */
 static pid_t first_pid;        /* to kill it at the end (the parent reaps it) */
@@ -50,7 +56,7 @@ static int create_all(void **state) {
     param[i] = (naa_param_t){buf[i], SIZE, false};
     naa_attr_t attr = NAA_ATTR_INIT;
     attr.progress = modes[(i / 2) % 4];
-    attr.timeout_ms = 10000;
+    attr.timeout_ms = scaled_ms(10000);
     attr.pacing_us = 0;
     if (i % 2 == 0) attr.naa = attr_naa;
     if (naa_create_attr(FN_ADD1, &param[i], 1, &param[i], 1, &attr, &h[i]) != NAA_SUCCESS) return -1;
@@ -127,7 +133,7 @@ static void test_attr_errors(void **state) {
   snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_unused_port());
   attr = init;
   attr.naa = nobody;
-  attr.timeout_ms = 2000;
+  attr.timeout_ms = scaled_ms(2000);
   assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &x), NAA_ERR_CONNECTION);
   assert_int_equal(x.id, 0);
   /* A program built against a first, shorter naa_attr_t: what lies beyond its size (here a
@@ -228,7 +234,7 @@ static void test_testany_testall(void **state) {
       assert_in_range(index, 0, N - 1);
       done++;
     }
-    assert_true(seconds_since(&t0) < 10);
+    assert_true(seconds_since(&t0) < scaled_s(10));
   }
   assert_rounds(3);
 
@@ -239,7 +245,7 @@ static void test_testany_testall(void **state) {
   while (!flag) {
     assert_int_equal(naa_testall(N, h, &flag, st), NAA_SUCCESS);
     tests++;
-    assert_true(seconds_since(&t0) < 20);
+    assert_true(seconds_since(&t0) < scaled_s(20));
   }
   for (int i = 0; i < N; i++) assert_int_equal(st[i].error, NAA_SUCCESS);
   assert_rounds(4);
@@ -277,11 +283,12 @@ static void create_spinners(naa_handle *s, const char *const *modes, const int64
 }
 
 /* Every handle can block: waitany sleeps in poll(2) until the first server answers the
- * spinning kernels 0x02, instead of polling for those seconds. */
+ * spinning kernels 0x02, instead of polling for those seconds. The handles' timeouts are ten
+ * kernel timeouts: the server's 0x02 answer, not the handle's own deadline, ends each wait. */
 static void test_waitany_sleeps(void **state) {
   (void)state;
   static const char *const modes[] = {"block", "spin-then-block", "thread"};
-  static const int64_t timeouts[] = {20000, 20000, 20000};
+  const int64_t timeouts[] = {scaled_ms(20000), scaled_ms(20000), scaled_ms(20000)};
   naa_handle s[3];
   uint8_t bytes[3] = {0};
   create_spinners(s, modes, timeouts, 3, bytes);
@@ -313,7 +320,7 @@ static void test_waitany_deadline(void **state) {
   static const char *const modes[] = {"block", "block"};
   /* 500 ms: also what connect + MRSP of that handle may take, too short under TSan on a
    * loaded machine without the stretch. */
-  const int64_t timeouts[] = {20000 * (int64_t)test_time_scale(), (int64_t)(500 * test_time_scale())};
+  const int64_t timeouts[] = {scaled_ms(20000), scaled_ms(500)};
   naa_handle s[2];
   uint8_t bytes[2] = {0};
   create_spinners(s, modes, timeouts, 2, bytes);

@@ -431,7 +431,7 @@ static void test_server_killed(void **state) {
   assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
   assert_true(took < 20); /* detected, not waited out */
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
 }
 
 /* The NAA dies while a kernel runs (one that never ends): the waiting host must get an error
@@ -480,7 +480,7 @@ static void test_server_killed_during_invoke(void **state) {
   assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT);
   assert_true(took < 20); /* detected, not waited out */
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
 }
 
 /* Child mode of test_foreign_handle: creates a handle, prints its id, holds it until stdin

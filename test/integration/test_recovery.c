@@ -11,17 +11,20 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "naa.h"
 #include "server.h"
 
-enum { FN_VECADD = 10, FN_NAP_FILL = 105 };
+enum { FN_VECADD = 10, FN_NAP_FILL = 105, FN_GATE_FILL = 108 };
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -101,42 +104,74 @@ static void test_wait_again_after_timeout(void **state) {
   assert_true(all_bytes(out, sizeof out, 0x6d));
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(&s), 0);
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
 }
 
-/* naa_cancel while the kernel sleeps: its late result must not reach the output, and the
- * next invocation on the handle (which connects again) is correct. */
+/* naa_cancel while the kernel runs: its late result must not reach the output, and the next
+ * invocation on the handle (which connects again) is correct. The kernel (gate_fill) says when
+ * it runs and waits for the test to let it write; the server's log line that the connection's
+ * regions are given up, written once the connection has ended after the kernel's reply, says
+ * when to look at the output. */
 static void test_cancel_stops_late_writes(void **state) {
   (void)state;
   const char *args[] = {"--kernel", plugin_or_skip(), NULL};
+  char dir[] = "/tmp/naa-gate-XXXXXX", started_path[64], gate_path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(started_path, sizeof started_path, "%s/started", dir);
+  snprintf(gate_path, sizeof gate_path, "%s/gate", dir);
+  assert_int_equal(mkfifo(started_path, 0600), 0);
+  assert_int_equal(mkfifo(gate_path, 0600), 0);
+  const int started = open(started_path, O_RDONLY | O_NONBLOCK);
+  const int gate = open(gate_path, O_RDWR); /* the kernel's open finds a writer at once */
+  assert_true(started >= 0 && gate >= 0);
+  setenv("NAA_TEST_KERNEL_STARTED", started_path, 1);
+  setenv("NAA_TEST_KERNEL_GATE", gate_path, 1);
   test_server s;
-  assert_int_equal(test_server_start(&s, args), 0);
-  test_server_use(&s, FN_NAP_FILL, 1);
-  const long nap = (long)(300 * test_time_scale());
+  assert_int_equal(test_server_start_logged(&s, args), 0);
+  unsetenv("NAA_TEST_KERNEL_STARTED");
+  unsetenv("NAA_TEST_KERNEL_GATE");
+  test_server_use(&s, FN_GATE_FILL, 1);
   static uint8_t in[8], out[65536];
   naa_param_t pi = {in, sizeof in, false}, po = {out, sizeof out, false};
   naa_handle h;
-  assert_int_equal(naa_create(FN_NAP_FILL, &pi, 1, &po, 1, &h), NAA_SUCCESS);
+  assert_int_equal(naa_create(FN_GATE_FILL, &pi, 1, &po, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_cancel(&h), NAA_SUCCESS); /* nothing in flight: nothing to do */
-  nap_request(in, (uint32_t)nap, 0x11);
+  nap_request(in, 0, 0x11);
   memset(out, 0xaa, sizeof out); /* the sentinel */
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   bool done = true;
   assert_int_equal(naa_test(&h, &done, NULL), NAA_SUCCESS);
   assert_false(done);
-  sleep_ms(nap / 3); /* the request is in, the kernel sleeps */
+  struct pollfd kernel = {started, POLLIN, 0};
+  assert_int_equal(poll(&kernel, 1, (int)(20000 * test_time_scale())), 1); /* the request is in */
   assert_int_equal(naa_cancel(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE); /* nothing in flight any more */
-  sleep_ms(3 * nap); /* the kernel has ended and tried to write its result */
+  /* The kernel writes its result and the server replies (or has dropped the client already):
+   * either way the connection ends, and its regions are given up. */
+  assert_int_equal(write(gate, "g", 1), 1);
+  const long limit_ms = (long)(20000 * test_time_scale());
+  int ended = 0;
+  for (long waited = 0; !ended && all_bytes(out, sizeof out, 0xaa) && waited < limit_ms;
+       waited += 10) {
+    ended = test_server_log_wait(&s, "given up: ", 1, 0, NULL, 0) >= 1;
+    if (!ended) sleep_ms(10);
+  }
   assert_true(all_bytes(out, sizeof out, 0xaa));
+  if (!ended) fail_msg("the cancelled connection did not end within %ld ms", limit_ms);
   for (uint8_t fill = 0x21; fill < 0x24; fill++) {
     nap_request(in, 0, fill);
+    assert_int_equal(write(gate, "g", 1), 1);
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
     assert_true(all_bytes(out, sizeof out, fill));
   }
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(&s), 0);
+  close(started);
+  close(gate);
+  unlink(started_path);
+  unlink(gate_path);
+  rmdir(dir);
 }
 
 /* One checked vecadd: 0 when right, the error otherwise; a wrong result fails the test. b is
@@ -468,7 +503,7 @@ static void test_reconnect_off(void **state) {
 }
 
 int main(void) {
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wait_again_after_timeout),
       cmocka_unit_test(test_cancel_stops_late_writes),

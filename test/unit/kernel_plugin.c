@@ -3,7 +3,8 @@
  * outputs, a change no built-in kernel makes, so a test can tell that it ran; crash and spin
  * misbehave the two ways a kernel can take a server down (spin reports that it started);
  * trample and overrun reach for memory that is not theirs; nap_fill is slow and writes late;
- * fork_and_return leaves processes; joule spends exactly 1 J of a test powercap tree. */
+ * gate_fill writes when the test lets it; fork_and_return leaves processes; joule spends
+ * exactly 1 J of a test powercap tree. */
 #define _DEFAULT_SOURCE /* nanosleep, usleep */
 #include <fcntl.h>
 #include <signal.h>
@@ -109,6 +110,28 @@ static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint
   return 0;
 }
 
+/* nap_fill held by the test instead of a nap: reports that it started, then reads one byte from
+ * the FIFO that NAA_TEST_KERNEL_GATE names (the test holds it open for writing and writes a
+ * byte to let one invocation on, or closes it), then fills every output region with byte 4 of
+ * region 0. */
+static uint8_t gate_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
+{
+  (void)user_data;
+  const char *gate = getenv("NAA_TEST_KERNEL_GATE");
+  if (n_regions == 0 || regions[0].size < 5 || gate == NULL) return 0x7d;
+  report_started();
+  int fd = open(gate, O_RDONLY);
+  if (fd < 0) return 0x7d;
+  char byte;
+  while (read(fd, &byte, 1) < 0) {
+  }
+  close(fd);
+  const uint8_t fill = ((const uint8_t *)regions[0].addr)[4];
+  for (size_t r = 0; r < n_regions; r++)
+    if (regions[r].flags & NAA_REGION_OUTPUT) memset(regions[r].addr, fill, regions[r].size);
+  return 0;
+}
+
 static void spin_for_ever(void)
 {
   for (volatile int forever = 1; forever;) {
@@ -163,7 +186,8 @@ static uint8_t joule(const naa_kernel_region *regions, size_t n_regions, uint32_
 
 static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
                                      {103, "trample", trample}, {104, "overrun", overrun},
-                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return}, {107, "joule", joule}};
+                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return},
+                                     {107, "joule", joule}, {108, "gate_fill", gate_fill}};
 
 const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
 {

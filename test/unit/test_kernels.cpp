@@ -337,7 +337,9 @@ void test_plugin_loads_and_runs(void **) {
   const naa_kernel *kernel = registry.find(100);
   assert_non_null(kernel);
   assert_string_equal(kernel->name, "xor_ff");
-  assert_int_equal(registry.list().size(), 14);  // 6 built-in + xor_ff, crash, spin, trample, overrun, nap_fill, fork_and_return, joule
+  // 6 built-in + xor_ff, crash, spin, trample, overrun, nap_fill, fork_and_return, joule,
+  // gate_fill
+  assert_int_equal(registry.list().size(), 15);
   assert_true(registry.is_builtin(1));
   assert_false(registry.is_builtin(100));  // plugins are what --isolate=plugins isolates
   assert_false(registry.is_builtin(99));
@@ -355,7 +357,7 @@ void test_plugin_loads_and_runs(void **) {
   assert_false(registry.load_plugin(path, &error));
   assert_non_null(std::strstr(error.c_str(), path));
   assert_non_null(std::strstr(error.c_str(), "already taken by xor_ff"));
-  assert_int_equal(registry.list().size(), 14);
+  assert_int_equal(registry.list().size(), 15);
 }
 
 void test_plugin_missing_file(void **) {

@@ -27,10 +27,17 @@ Handler::~Handler() {
 }
 
 void Handler::withdraw() {
+  const size_t had = regions_.size();
+  size_t kept = 0;
   // Not those a worker mapped: what its kernel started may outlive it (region_pool.hpp).
   if (pool_ != nullptr && !runner_.forked())
-    for (SharedRegion &r : regions_) pool_->give_back(std::move(r));
+    for (SharedRegion &r : regions_) kept += pool_->give_back(std::move(r)) ? 1 : 0;
   regions_.clear();
+  // Once they are kept or freed: a test waits for this line, not for a time, before it looks
+  // at what the server holds (test_region_pool).
+  if (had > 0)
+    NAA_LOG_DEBUG("regions of a client of %s given up: %zu kept for the next client, %zu freed",
+                  peer_host_.empty() ? "?" : peer_host_.c_str(), kept, had - kept);
   budget_.release(reserved_, peer_host_);  // also 0: reserve(0) made the host's entry
   reserved_ = 0;
   memory_refusal_.reset();

@@ -16,18 +16,20 @@ std::optional<SharedRegion> RegionPool::take(size_t size) {
   return std::nullopt;
 }
 
-void RegionPool::give_back(SharedRegion r) {
-  if (r.addr() == nullptr || r.size() > kKeptBytes) return;
+bool RegionPool::give_back(SharedRegion r) {
+  if (r.addr() == nullptr || r.size() > kKeptBytes) return false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (kept_.size() >= kKeptRegions) return;
+    if (kept_.size() >= kKeptRegions) return false;
   }
   // Outside the lock: another thread's take() does not wait for this one's bytes.
   std::memset(r.addr(), 0, r.size());
   std::list<Kept> one;
   one.push_back({std::move(r), std::chrono::steady_clock::now()});
   std::lock_guard<std::mutex> lock(mu_);
-  if (kept_.size() < kKeptRegions) kept_.splice(kept_.begin(), one);
+  if (kept_.size() >= kKeptRegions) return false;
+  kept_.splice(kept_.begin(), one);
+  return true;
 }
 
 void RegionPool::expire(std::chrono::steady_clock::duration age) {

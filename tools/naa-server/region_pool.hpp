@@ -38,8 +38,8 @@ class RegionPool {
 
   // A kept region of exactly `size` bytes (> 0), zero-filled, or nothing.
   std::optional<SharedRegion> take(size_t size);
-  // Keeps `r` (zeroing it) if it fits the bounds; frees it otherwise.
-  void give_back(SharedRegion r);
+  // Keeps `r` (zeroing it) if it fits the bounds, and says so; frees it otherwise.
+  bool give_back(SharedRegion r);
   // Frees what has been kept for `age` or longer.
   void expire(std::chrono::steady_clock::duration age);
   // When expire(age) will free the oldest region kept; never (time_point::max()) while none

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 
@@ -30,9 +31,24 @@ constexpr auto kLongestSleep = std::chrono::hours(24);
 // program that creates handles one after another finds one; after a second without a client
 // an idle server has none left.
 constexpr size_t kParkedWorkers = 4;
-constexpr auto kParkTime = std::chrono::seconds(1);
 // Regions of finished connections are kept as long (region_pool.hpp).
 constexpr auto kRegionsKept = std::chrono::seconds(1);
+
+// How long a parked thread and a finished connection's regions wait for the next client:
+// kRegionsKept. For the test suite only (naa-server(1), ENVIRONMENT), NAA_SERVER_TEST_KEEP_MS
+// sets it, so that a test looks at what is parked or kept before it goes on however loaded a
+// machine, instead of racing the second.
+std::chrono::milliseconds kept_time() {
+  static const std::chrono::milliseconds kept = [] {
+    const char *v = std::getenv("NAA_SERVER_TEST_KEEP_MS");
+    char *end = nullptr;
+    const long ms = v != nullptr ? std::strtol(v, &end, 10) : 0;
+    if (v == nullptr || *v == '\0' || *end != '\0' || ms <= 0)
+      return std::chrono::milliseconds(kRegionsKept);
+    return std::chrono::milliseconds(ms);
+  }();
+  return kept;
+}
 
 void write_ready_file(const std::string &path, uint16_t port) {
   // Written under a temporary name and renamed, so a reader never sees a partial file.
@@ -62,7 +78,7 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
       // A thread that ended is joined by the first listening thread's reap().
-      pool_(kParkedWorkers, kParkTime, options.spin, [this] { nudge(listening_.front()); }) {
+      pool_(kParkedWorkers, kept_time(), options.spin, [this] { nudge(listening_.front()); }) {
   if (!options_.auth_key.empty()) keys_ = std::make_unique<KeyCheck>(options_.auth_key);
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
@@ -115,7 +131,7 @@ std::string Server::transport_names() const {
 
 void Server::reap() {
   pool_.reap();
-  regions_.expire(kRegionsKept);
+  regions_.expire(kept_time());
   // Kept regions hold a descriptor each: a server short of them (a flood of connections, 18.3)
   // needs them for its clients' endpoints more.
   if (regions_.kept() > 0) {
@@ -193,7 +209,7 @@ void Server::accept_loop(Listening &l, const StopSignal &stop) {
 Deadline::Clock::time_point Server::housekeeping_due(const Listening &l) const {
   const auto now = Deadline::Clock::now();
   auto due = std::min(now + (l.sleeps ? Deadline::Clock::duration(kLongestSleep) : kAcceptSlice),
-                      regions_.expiry(kRegionsKept));
+                      regions_.expiry(kept_time()));
   if (l.last_request + kRegionsKept > now) due = std::min(due, l.last_request + kRegionsKept);
   if (l.sweeper) due = std::min(due, std::max(l.sweeper->next_due(), now + kAcceptSlice));
   return due;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "worker_pool.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -34,6 +35,9 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
     lock.lock();
     if (stopping_ || parked_ >= max_parked_) break;
     ++parked_;
+    // Named while parked (a client's Connection names it again), under the lock: once top -H
+    // or a test (test_worker_pool) sees the name, the next client is handed to this thread.
+    pthread_setname_np(pthread_self(), "naa-parked");
     last_parked_ = Clock::now();
     if (const std::chrono::nanoseconds due = gap_.due(spin_); due.count() > 0) poll_for_job(lock, due);
     wake_.wait_for(lock, park_time_, [this] { return stopping_ || !jobs_.empty(); });
