@@ -7,13 +7,13 @@
 
 enum { FN_NAP_FILL = 105 };
 
-static void sleep_ms(long ms) {
+static inline void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
 }
 
 /* The plugin naa-server's --kernel loads; the test is skipped outside make check. */
-static const char *plugin_or_skip(void) {
+static inline const char *plugin_or_skip(void) {
   const char *plugin = getenv("NAA_TEST_KERNEL_PLUGIN");
   if (plugin == NULL) {
     fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): test skipped\n");
@@ -23,13 +23,13 @@ static const char *plugin_or_skip(void) {
 }
 
 /* nap_fill's input: sleep `ms`, then fill the outputs with `fill`. */
-static void nap_request(uint8_t in[8], uint32_t ms, uint8_t fill) {
+static inline void nap_request(uint8_t in[8], uint32_t ms, uint8_t fill) {
   memset(in, 0, 8);
   for (int i = 0; i < 4; i++) in[i] = (uint8_t)(ms >> (8 * i));
   in[4] = fill;
 }
 
-static int all_bytes(const uint8_t *p, size_t n, uint8_t v) {
+static inline int all_bytes(const uint8_t *p, size_t n, uint8_t v) {
   for (size_t i = 0; i < n; i++)
     if (p[i] != v) return 0;
   return 1;

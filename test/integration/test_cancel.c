@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,45 +36,29 @@ static double now_s(void) {
 typedef struct waiter {
   naa_handle *h;
   int any;
-  volatile pid_t tid;
+  _Atomic pid_t tid;
   int rc, index;
   double ended;
 } waiter;
 
 static void *wait_in_thread(void *arg) {
   waiter *w = arg;
-  w->tid = (pid_t)syscall(SYS_gettid);
+  atomic_store(&w->tid, test_thread_id());
   naa_status st;
   w->rc = w->any ? naa_waitany(1, w->h, &w->index, &st) : naa_wait(w->h, &st);
   w->ended = now_s();
   return NULL;
 }
 
-/* The system call thread `tid` of this process is blocked in: its number, or -1 (running, or
- * /proc does not tell). */
-static long syscall_of(pid_t tid) {
-  char path[64], text[256];
-  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return -2;
-  long nr = -1;
-  if (fgets(text, sizeof text, f) == NULL || sscanf(text, "%ld", &nr) != 1) nr = -1;
-  fclose(f);
-  return nr;
-}
-
 /* Until thread A sleeps in the wait's ppoll(2): it then has joined the wait on the handle
  * (nothing else of A's blocks between its start and that call). */
 static void until_asleep(waiter *w, double limit_s) {
   const double give_up = now_s() + limit_s;
-  while (w->tid == 0) sleep_ms(1);
+  while (atomic_load(&w->tid) == 0) sleep_ms(1);
   for (;;) {
-    const long nr = syscall_of(w->tid);
-    if (nr == -2) {
-      fprintf(stderr, "/proc/self/task/TID/syscall is not readable here: test skipped\n");
-      skip();
-    }
+    const long nr = test_thread_syscall(atomic_load(&w->tid));
     if (nr == SYS_ppoll) return;
+    if (nr == -2) fail_msg("thread A's wait returned before it slept");
     if (now_s() > give_up) fail_msg("thread A never went to sleep in its wait (system call %ld)", nr);
     sleep_ms(1);
   }
@@ -109,6 +94,10 @@ typedef struct fixture {
  * only end by the cancel (or, without it, by NAA_TIMEOUT). */
 static void start(fixture *f, const char *progress) {
   const char *args[] = {"--kernel", plugin_or_skip(), NULL};
+  if (test_thread_syscall(test_thread_id()) == -2) {
+    fprintf(stderr, "/proc/self/task/TID/syscall is not readable here: test skipped\n");
+    skip();
+  }
   assert_int_equal(test_server_start(&f->server, args), 0);
   test_server_use(&f->server, FN_NAP_FILL, 1);
   f->timeout = 6.0 * test_time_scale();
