@@ -87,7 +87,7 @@ void Session::connect(Deadline deadline) {
     return data;
   };
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
-                            key.empty() ? std::string() : auth::encode(key), request_in_connection);
+                            auth::connect_data(key), request_in_connection);
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
   if (!mrsp_mr_) {
