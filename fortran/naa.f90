@@ -67,6 +67,7 @@ module naa
   integer(c_int), parameter, public :: NAA_ERR_UNSUPPORTED = 12
   integer(c_int), parameter, public :: NAA_ERR_INTERNAL = 13
   integer(c_int), parameter, public :: NAA_ERR_IN_STATUS = 14
+  integer(c_int), parameter, public :: NAA_ERR_CANCELED = 15
 
   ! naa_waitany/naa_testany's index when no handle was active
   integer(c_int), parameter, public :: NAA_UNDEFINED = -32766

@@ -59,7 +59,8 @@ typedef enum naa_error {
   NAA_ERR_CONFIG = 11,          /* malformed NAA_SPEC, NAA_TRANSPORT or other runtime parameter */
   NAA_ERR_UNSUPPORTED = 12,     /* the requested transport is not compiled in or not usable here */
   NAA_ERR_INTERNAL = 13,        /* a libnaa bug; please report it with the log */
-  NAA_ERR_IN_STATUS = 14        /* naa_waitall/naa_testall: see each naa_status.error */
+  NAA_ERR_IN_STATUS = 14,       /* naa_waitall/naa_testall: see each naa_status.error */
+  NAA_ERR_CANCELED = 15         /* naa_cancel, from another thread, ended the invocation waited for */
 } naa_error_t;
 
 /* Return codes an NAA reports for an invocation (naa_status.naa_return_code). */
@@ -176,7 +177,9 @@ NAA_API int naa_wait(naa_handle *handle, naa_status *status);
  * write into the handle's buffers (the connection is closed first); outputs and in-place
  * buffers hold whatever the NAA had written by then (undefined). The handle stays usable:
  * the next naa_invoke connects again (within NAA_CONNECT_TIMEOUT) and resends every input.
- * With nothing in flight it does nothing. See naa_cancel(3). */
+ * With nothing in flight it does nothing. A wait on the handle in another thread (naa_wait,
+ * naa_test, naa_waitany, naa_waitall) is woken and ends with NAA_ERR_CANCELED; naa_cancel
+ * does not wait for it to time out. See naa_cancel(3). */
 NAA_API int naa_cancel(naa_handle *handle);
 
 /* Completion over many handles, as MPI_Waitall/Waitany/Testany/Testall. An entry that

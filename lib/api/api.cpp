@@ -131,14 +131,18 @@ class Pinned {
         }
     if (!in_flight) return;
     filtered_ = *pinned_;
-    for (Session *&s : filtered_)
-      if (s != nullptr && !s->in_flight()) s = nullptr;
+    invocations_.assign(filtered_.size(), 0);
+    for (size_t i = 0; i < filtered_.size(); ++i)
+      if (filtered_[i] != nullptr && (invocations_[i] = filtered_[i]->in_flight()) == 0)
+        filtered_[i] = nullptr;
   }
   ~Pinned() { unpin(); }
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
 
   const naa::Sessions &sessions() const { return filtered_.empty() ? *pinned_ : filtered_; }
+  // With `in_flight`: the number of each one's invocation in flight (Session::in_flight).
+  const std::vector<uint64_t> &invocations() const { return invocations_; }
 
  private:
   void unpin() {
@@ -153,6 +157,7 @@ class Pinned {
   naa::Sessions own_;                // else
   naa::Sessions *pinned_ = &own_;
   naa::Sessions filtered_;
+  std::vector<uint64_t> invocations_;
 };
 
 }  // namespace
@@ -225,7 +230,8 @@ int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag, naa_st
       throw Error(NAA_ERR_INVALID_ARGUMENT, "index or flag is NULL");
     *index = NAA_UNDEFINED;
     *flag = false;
-    return naa::test_any(Pinned(count, handles, true).sessions(), index, flag, status);
+    const Pinned pinned(count, handles, true);
+    return naa::test_any(pinned.sessions(), pinned.invocations(), index, flag, status);
   });
 }
 
@@ -233,7 +239,8 @@ int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuse
   return entry("naa_testall", Call::Completion, nullptr, [&] {
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
-    return naa::test_all(Pinned(count, handles, true).sessions(), flag, statuses);
+    const Pinned pinned(count, handles, true);
+    return naa::test_all(pinned.sessions(), pinned.invocations(), flag, statuses);
   });
 }
 

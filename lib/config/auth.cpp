@@ -48,6 +48,27 @@ size_t encoded_length(const std::string &private_data) {
   return length <= private_data.size() ? length : 0;
 }
 
+namespace {
+constexpr char kClientIdentity[] = {'N', 'A', 'A', 'c'};
+constexpr size_t kPrivateDataRoom = 56;  // rdma_cm's REQ (PS_TCP)
+}  // namespace
+
+std::string connect_data(const std::string &key) {
+  std::string data = key.empty() ? std::string() : encode(key);
+  if (data.size() + sizeof kClientIdentity <= kPrivateDataRoom)
+    data.append(kClientIdentity, sizeof kClientIdentity);
+  return data;
+}
+
+bool from_libnaa(const std::string &private_data) {
+  return private_data.compare(encoded_length(private_data), sizeof kClientIdentity,
+                              kClientIdentity, sizeof kClientIdentity) == 0;
+}
+
+size_t connect_data_length(const std::string &private_data) {
+  return encoded_length(private_data) + (from_libnaa(private_data) ? sizeof kClientIdentity : 0);
+}
+
 bool matches(const std::string &private_data, const std::string &key) {
   const std::string want = encode(key);
   if (private_data.size() < want.size()) return false;

@@ -30,6 +30,17 @@ std::string encode(const std::string &key);
 // it (doc/protocol.md §3.4) starts there.
 size_t encoded_length(const std::string &private_data);
 
+// What a libnaa host's connection request carries first: `key` encoded (if any), then the
+// client identity, which tells naa-server that the host polls its own write's completion
+// before the NAA's reply and so needs no reply guard (naa-server(1), doc/protocol.md §3.4),
+// where the two fit the 56 bytes of a request's private data (with a key of 48 bytes only
+// the key goes: naa-server then guards its replies, which costs time, not correctness).
+std::string connect_data(const std::string &key);
+// Whether `private_data` carries the client identity (after the key, if any); and where what
+// follows the key and the identity starts (the memory-region request, doc/protocol.md §3.4).
+bool from_libnaa(const std::string &private_data);
+size_t connect_data_length(const std::string &private_data);
+
 // Whether `private_data` carries exactly `key`, compared in constant time.
 bool matches(const std::string &private_data, const std::string &key);
 

@@ -27,6 +27,7 @@ const char *error_text(int error) {
     case NAA_ERR_UNSUPPORTED: return "not supported by this build or on this machine";
     case NAA_ERR_INTERNAL: return "internal libnaa error";
     case NAA_ERR_IN_STATUS: return "some handles failed: see each naa_status.error";
+    case NAA_ERR_CANCELED: return "the invocation was cancelled (naa_cancel)";
     default: return "unknown error";
   }
 }

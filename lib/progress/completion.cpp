@@ -25,11 +25,11 @@ void clear(naa_status *statuses, size_t n) {
   if (statuses != nullptr) std::fill(statuses, statuses + n, naa_status{});
 }
 
-// Ends a handle that done() found finished or failed; false, ending nothing, when another
-// thread ended it meanwhile and invoked it again: the new invocation is still in flight.
-bool end_now(Session &s, naa_status *status, int *rc) {
+// Ends invocation `invocation` of a handle that done() found finished or failed, or that
+// ended elsewhere (Session::end); false, ending nothing, when it is still in flight.
+bool end_now(Session &s, uint64_t invocation, naa_status *status, int *rc) {
   bool flag = false;
-  *rc = s.test(&flag, status);
+  *rc = s.end(invocation, &flag, status);
   if (!flag && *rc == NAA_SUCCESS) return false;
   if (status != nullptr) status->error = static_cast<uint8_t>(*rc);
   return true;
@@ -46,9 +46,11 @@ enum class Known : uint8_t { Ask, Watched, Idle };
 struct Memory {
   std::vector<Session *> sessions;  // the last call's
   std::vector<Known> known;
-  // What each told as it last joined a wait: how to wait for it, its NAA_TIMEOUT.
+  // What each told as it last joined a wait: how to wait for it, its NAA_TIMEOUT, the
+  // invocation waited for.
   std::vector<progress::Policy> policy;
   std::vector<std::chrono::milliseconds> timeout;
+  std::vector<uint64_t> invocation;
   std::shared_ptr<progress::WaitSet> set;  // the set `known` is about
   uint64_t touches = 0;                    // the set's touches already applied to `known`
   std::vector<const void *> touched;       // scratch for touches()
@@ -73,6 +75,7 @@ struct Memory {
     known.assign(now.size(), Known::Ask);
     policy.resize(now.size());
     timeout.resize(now.size());
+    invocation.resize(now.size());
   }
 
   // The handles that touched the set since the last look are asked again; unwatched(i) for
@@ -189,7 +192,7 @@ class Waiter final : private progress::Work {
       const auto now = Clock::now();
       for (size_t i = 0; i < owners_.size(); ++i)
         if (owners_[i] != nullptr && now >= start_ + mem_.timeout[i]) {
-          *rc = sessions_[i]->expire(status);
+          *rc = sessions_[i]->expire(mem_.invocation[i], status);
           if (status != nullptr) status->error = static_cast<uint8_t>(*rc);
           return remove(i);
         }
@@ -205,7 +208,7 @@ class Waiter final : private progress::Work {
   bool join(size_t i) {
     Session &s = *sessions_[i];
     progress::Policy p;
-    const Watch w = s.join_wait(&p, set_.get());
+    const Watch w = s.join_wait(&p, set_.get(), &mem_.invocation[i]);
     mem_.policy[i] = p;
     mem_.timeout[i] = s.timeout();
     mem_.known[i] = w == Watch::Watched ? Known::Watched : w == Watch::Idle ? Known::Idle : Known::Ask;
@@ -257,7 +260,8 @@ class Waiter final : private progress::Work {
 
   bool ends(size_t i) {
     Session &s = *sessions_[i];
-    if (!s.done() || !end_now(s, status_, rc_)) return false;
+    const uint64_t invocation = mem_.invocation[i];
+    if (!s.done(invocation) || !end_now(s, invocation, status_, rc_)) return false;
     found_ = i;
     return true;
   }
@@ -361,13 +365,16 @@ int wait_any(const Sessions &sessions, int *index, naa_status *status) {
   return rc;
 }
 
-int test_any(const Sessions &sessions, int *index, bool *flag, naa_status *status) {
+int test_any(const Sessions &sessions, const std::vector<uint64_t> &invocations, int *index,
+             bool *flag, naa_status *status) {
   clear(status, 1);
   *index = NAA_UNDEFINED;
   *flag = std::none_of(sessions.begin(), sessions.end(), [](const auto &s) { return s != nullptr; });
   for (size_t i = 0; i < sessions.size() && !*flag; ++i) {
     int rc = NAA_SUCCESS;
-    if (!sessions[i] || !sessions[i]->done() || !end_now(*sessions[i], status, &rc)) continue;
+    if (!sessions[i] || !sessions[i]->done(invocations[i]) ||
+        !end_now(*sessions[i], invocations[i], status, &rc))
+      continue;
     *flag = true;
     *index = static_cast<int>(i);
     return rc;
@@ -375,15 +382,18 @@ int test_any(const Sessions &sessions, int *index, bool *flag, naa_status *statu
   return NAA_SUCCESS;
 }
 
-int test_all(const Sessions &sessions, bool *flag, naa_status *statuses) {
+int test_all(const Sessions &sessions, const std::vector<uint64_t> &invocations, bool *flag,
+             naa_status *statuses) {
   clear(statuses, sessions.size());
-  *flag = std::all_of(sessions.begin(), sessions.end(),
-                      [](const auto &s) { return s == nullptr || s->done(); });
+  *flag = true;
+  for (size_t i = 0; i < sessions.size() && *flag; ++i)
+    *flag = sessions[i] == nullptr || sessions[i]->done(invocations[i]);
   if (!*flag) return NAA_SUCCESS;
   bool failed = false;
   for (size_t i = 0; i < sessions.size(); ++i) {
     int rc = NAA_SUCCESS;
-    if (sessions[i]) end_now(*sessions[i], statuses != nullptr ? &statuses[i] : nullptr, &rc);
+    if (sessions[i])
+      end_now(*sessions[i], invocations[i], statuses != nullptr ? &statuses[i] : nullptr, &rc);
     failed = failed || rc != NAA_SUCCESS;
   }
   return failed ? NAA_ERR_IN_STATUS : NAA_SUCCESS;

@@ -2,6 +2,7 @@
 #include "progress/wait_set.hpp"
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,13 +15,26 @@ std::shared_ptr<WaitSet> WaitSet::of_this_thread() {
   const pid_t now = getpid();
   if (!set || pid != now) {
     const int epfd = epoll_create1(EPOLL_CLOEXEC);
-    set = epfd >= 0 ? std::make_shared<WaitSet>(epfd) : nullptr;
+    set = epfd >= 0 ? std::make_shared<WaitSet>(epfd, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
+                    : nullptr;
     pid = now;
   }
   return set;
 }
 
-WaitSet::~WaitSet() { close(epfd_); }
+// The wake descriptor's event names the set itself, which no owner is.
+WaitSet::WaitSet(int epfd, int wake_fd) : epfd_(epfd), wake_fd_(wake_fd) {
+  if (wake_fd_ < 0) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.ptr = this;
+  epoll_ctl(epfd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+}
+
+WaitSet::~WaitSet() {
+  if (wake_fd_ >= 0) close(wake_fd_);
+  close(epfd_);
+}
 
 bool WaitSet::add(const void *owner, int fd, uint64_t *seen) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -88,8 +102,27 @@ bool WaitSet::holds(const void *owner, uint64_t *seen) {
 size_t WaitSet::fired(const void **out, size_t max) {
   epoll_event ev[64];
   const int n = epoll_wait(epfd_, ev, static_cast<int>(std::min<size_t>(max, 64)), 0);
-  for (int i = 0; i < n; ++i) out[i] = ev[i].data.ptr;
-  return n > 0 ? static_cast<size_t>(n) : 0;
+  size_t owners = 0;
+  for (int i = 0; i < n; ++i) {
+    if (ev[i].data.ptr == this) drain_wake();
+    else out[owners++] = ev[i].data.ptr;
+  }
+  return owners;
+}
+
+void WaitSet::wake(const void *owner) {
+  touched(owner);
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0 && write(wake_fd_, &one, sizeof one) < 0) {
+    // EAGAIN: the counter is full, the set is awake anyway.
+  }
+}
+
+void WaitSet::drain_wake() {
+  uint64_t count;
+  if (wake_fd_ >= 0 && read(wake_fd_, &count, sizeof count) < 0) {
+    // EAGAIN: nothing to drain.
+  }
 }
 
 }  // namespace naa::progress

@@ -10,6 +10,9 @@
 // The set's thread remembers, across its calls, which of its handles are armed in the set or
 // idle (completion.cpp): an owner tells the set (touched()) when that may have ended (it was
 // polled, invoked, or left the set), and the thread asks only those again.
+// Another thread can wake the set's thread out of its sleep (wake(): naa_cancel of a handle
+// it waits for): a descriptor of the set's own, in its epoll instance and, for a wait on one
+// endpoint that does not sleep on the set, to be slept on alone (wake_fd()).
 #pragma once
 
 #include <sys/types.h>
@@ -30,7 +33,7 @@ class WaitSet {
   // with the parent); null if epoll_create1 fails (the caller then polls).
   static std::shared_ptr<WaitSet> of_this_thread();
 
-  explicit WaitSet(int epfd) : epfd_(epfd) {}
+  WaitSet(int epfd, int wake_fd);
   ~WaitSet();
   WaitSet(const WaitSet &) = delete;
   WaitSet &operator=(const WaitSet &) = delete;
@@ -56,6 +59,14 @@ class WaitSet {
   // `*every` is set when more were touched than the set kept (then any of them may have been).
   bool touches(uint64_t *seen, std::vector<const void *> *out, bool *every);
 
+  // From any thread: `owner` touched, and the set's thread woken from its sleep, or its next
+  // sleep kept from starting, until it drains the wake (fired() does, or drain_wake()).
+  void wake(const void *owner);
+  // Readable from a wake() until drained; -1 when the set has none (the sleeps then end by
+  // their timeouts only).
+  int wake_fd() const { return wake_fd_; }
+  void drain_wake();
+
  private:
   bool forget(const void *owner);  // under mu_; whether it was there
   void touched_locked(const void *owner);
@@ -65,6 +76,7 @@ class WaitSet {
   static constexpr size_t kMaxTouched = 1024;
 
   const int epfd_;
+  const int wake_fd_;  // an eventfd, also in epfd_ (-1: none)
   std::mutex mu_;
   std::unordered_map<const void *, int> fds_;  // owner -> its registered descriptor
   std::atomic<uint64_t> drops_{0};

@@ -87,7 +87,7 @@ void Session::connect(Deadline deadline) {
     return data;
   };
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
-                            key.empty() ? std::string() : auth::encode(key), request_in_connection);
+                            auth::connect_data(key), request_in_connection);
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
   if (!mrsp_mr_) {
@@ -444,21 +444,91 @@ int Session::reported(int rc) {
   return rc;
 }
 
+// Cancels the invocation in flight as the call begins (a later one, started by another thread
+// once that one ended, is not this call's to cancel), and clears a failure. Another thread's
+// wait() holds mu_ for up to NAA_TIMEOUT: the cancel is asked first (cancel_asked_) and every
+// thread that may wait for the handle is woken; the wait then ends the invocation itself
+// (take_cancel()) and returns NAA_ERR_CANCELED, so the lock below waits for no more than that.
+// Once it is taken, the invocation is over and the connection closed, whoever closed it.
 int Session::cancel() {
+  const uint64_t asked = invocation_.load(std::memory_order_acquire);
+  uint64_t before = cancel_asked_.load(std::memory_order_relaxed);
+  while (before < asked &&
+         !cancel_asked_.compare_exchange_weak(before, asked, std::memory_order_acq_rel)) {
+  }
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    for (const auto &waiter : waiters_)
+      if (const auto set = waiter.lock()) set->wake(this);
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (state_ == State::Ready || state_ == State::Disconnected) return NAA_SUCCESS;
+  if (take_cancel() || state_ != State::Failed) return NAA_SUCCESS;
+  NAA_LOG_INFO("naa_cancel: function code %u at %s: clearing the failure; the next naa_invoke "
+               "connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  close_connection();
+  return NAA_SUCCESS;
+}
+
+// Whether a cancel() asked to end the invocation last started (in flight or not).
+bool Session::cancel_asked() const {
+  return cancel_asked_.load(std::memory_order_acquire) == invocation_.load(std::memory_order_relaxed);
+}
+
+// Under mu_, first thing in every call that looks at the invocation in flight: ends it if a
+// cancel() asked for it; true then.
+bool Session::take_cancel() {
+  if ((state_ != State::Running && state_ != State::Lost) || !cancel_asked()) return false;
   NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
                "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  close_connection();
+  last_cancelled_ = invocation_.load(std::memory_order_relaxed);
+  return true;
+}
+
+void Session::close_connection() {
   release_from_engine();  // abandon() reads what the engine writes
   abandon();
   disconnect();
   state_ = State::Disconnected;
-  return NAA_SUCCESS;
+}
+
+// What a call waiting for the invocation that a cancel ended returns.
+int Session::cancelled() {
+  return last_error::returned(NAA_ERR_CANCELED, "naa_cancel ended the invocation this call waited "
+                                                "for; the next naa_invoke connects again");
+}
+
+// What a call that waited for invocation `invocation` returns when that ended elsewhere: in a
+// cancel, or in another thread's call, which reported it.
+int Session::ended_elsewhere(uint64_t invocation) {
+  if (invocation == last_cancelled_) return cancelled();
+  return last_error::returned(NAA_ERR_STATE, "the invocation this call waited for ended in another "
+                                             "call on the handle, which reported it");
+}
+
+// The calling thread's set, as a wait for this handle goes to sleep: registered first, so that
+// a cancel() either finds it to wake or was asked before the waiter looks again.
+progress::WaitSet *Session::sleeping() {
+  const auto set = progress::WaitSet::of_this_thread();
+  if (!set) return nullptr;
+  waited_from(set);
+  return set.get();
+}
+
+void Session::waited_from(const std::shared_ptr<progress::WaitSet> &set) {
+  std::lock_guard<std::mutex> lock(wake_mu_);
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    const auto known = it->lock();
+    if (known == set) return;
+    it = known ? it + 1 : waiters_.erase(it);
+  }
+  waiters_.push_back(set);
 }
 
 int Session::invoke() {
   std::lock_guard<std::mutex> lock(mu_);
   if (watch_set_) watch_set_->touched(this);  // it may have been Idle there
+  take_cancel();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
     return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
@@ -473,6 +543,7 @@ int Session::invoke() {
     if (rc != NAA_SUCCESS) return rc;
   }
   invoked_at_ = Deadline::Clock::now();
+  invocation_.store(invocation_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   if (!first_invoked_) {
     try {
       check_single_send();
@@ -685,6 +756,7 @@ int Session::test(bool *flag, naa_status *status) {
 
 int Session::test_locked(bool *flag, naa_status *status) {
   *flag = false;
+  if (take_cancel()) return cancelled();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
@@ -715,6 +787,7 @@ int Session::wait(naa_status *status) {
 }
 
 int Session::wait_locked(naa_status *status) {
+  if (take_cancel()) return cancelled();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
@@ -777,14 +850,19 @@ void Session::give_back() {
   give_back_locked();
 }
 
-bool Session::in_flight() {
+uint64_t Session::in_flight() {
   std::lock_guard<std::mutex> lock(mu_);
-  return state_ == State::Running || state_ == State::Lost;
+  take_cancel();
+  return state_ == State::Running || state_ == State::Lost
+             ? invocation_.load(std::memory_order_relaxed)
+             : 0;
 }
 
-bool Session::done() {
+bool Session::done(uint64_t invocation) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (state_ != State::Running) return true;
+  take_cancel();
+  if (state_ != State::Running || invocation != invocation_.load(std::memory_order_relaxed))
+    return true;
   if (const Owner owner = owner_.load(std::memory_order_acquire); owner != Owner::Caller)
     return owner == Owner::Settled;
   try {
@@ -799,10 +877,13 @@ bool Session::done() {
 // As the progress engine's step(): arming comes before the last poll.
 // An endpoint armed and found empty stays armed until the next poll: its descriptor, level
 // triggered, then tells of anything new, so a caller may sleep on it again without arming.
+// The waiting thread's set is registered for cancel() before anything is looked at.
 Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set) {
   std::lock_guard<std::mutex> lock(mu_);
   armed->ready = true;
-  if (state_ != State::Running || owner_.load(std::memory_order_acquire) != Owner::Caller)
+  if (set) waited_from(set);
+  if (cancel_asked() || state_ != State::Running ||
+      owner_.load(std::memory_order_acquire) != Owner::Caller)
     return Watch::Polled;
   const int fd = ep_->wait_fd();
   try {
@@ -821,8 +902,11 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
   return armed_ ? Watch::Watched : Watch::Polled;
 }
 
-Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set) {
+Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set,
+                                   uint64_t *invocation) {
   std::lock_guard<std::mutex> lock(mu_);
+  take_cancel();
+  *invocation = invocation_.load(std::memory_order_relaxed);
   if (state_ != State::Running && state_ != State::Lost)
     return set != nullptr && watch_set_.get() == set ? Watch::Idle : Watch::Inactive;
   take_back_locked();
@@ -862,8 +946,21 @@ progress::Policy Session::policy_locked() const {
   return {progress_.mode, progress_.spin, round_trip_.value(), false, &spin_budget_};
 }
 
-int Session::expire(naa_status *status) {
+// Ends invocation `invocation` as test() would, or as ended_elsewhere() says.
+int Session::end(uint64_t invocation, bool *flag, naa_status *status) {
   std::lock_guard<std::mutex> lock(mu_);
+  *flag = false;
+  if (take_cancel() || invocation != invocation_.load(std::memory_order_relaxed) ||
+      state_ == State::Ready || state_ == State::Disconnected)
+    return reported(ended_elsewhere(invocation));
+  return reported(test_locked(flag, status));
+}
+
+int Session::expire(uint64_t invocation, naa_status *status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (take_cancel() || invocation != invocation_.load(std::memory_order_relaxed) ||
+      state_ == State::Ready || state_ == State::Disconnected)
+    return ended_elsewhere(invocation);
   take_back_locked();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return reported(NAA_ERR_CONNECTION);
@@ -887,13 +984,15 @@ int Session::timed_out() {
 int Session::wait_on_endpoint(naa_status *status) {
   disarm();  // progress_until polls the endpoint itself
   try {
-    if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_), [this] { return finished(); },
+    if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_),
+                        [this] { return finished() || cancel_asked(); },
                         [this](const transport::Completion &c, bool first) { absorb(c, first); },
-                        [this] { return final_write_due(); }))
+                        [this] { return final_write_due(); }, [this] { return sleeping(); }))
       return timed_out();
   } catch (const Error &e) {
     return fail(e);
   }
+  if (!finished() && take_cancel()) return cancelled();
   return complete(status);
 }
 

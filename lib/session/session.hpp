@@ -48,7 +48,9 @@ class Session : private ProgressEngine::Client {
           Deadline deadline);
   ~Session();
 
-  // The naa_* semantics, returning naa_error_t codes.
+  // The naa_* semantics, returning naa_error_t codes. A cancel() from another thread ends a
+  // wait() or test() in progress on the invocation it cancels with NAA_ERR_CANCELED, waking
+  // it, and does not wait for its end (see cancel()).
   int invoke();
   int test(bool *flag, naa_status *status);
   int wait(naa_status *status);
@@ -56,13 +58,17 @@ class Session : private ProgressEngine::Client {
 
   // For completion over many handles (lib/progress/completion.cpp), which sleeps on the
   // waiting thread's set of descriptors (progress/wait_set.hpp), kept across its calls:
-  // whether an invocation is in flight; whether test() would now end it, done or failed (ends
-  // nothing itself); taking it from the progress engine so that the caller drives it as
-  // wait() does, and giving it back; arming the endpoint and registering its descriptor in
-  // the set, with armed->ready telling that something may be there already and armed->due
-  // lowered to the pacing timer; and what wait() returns when the deadline has passed.
-  bool in_flight();
-  bool done();
+  // the number of the invocation in flight (0: none), which the caller then names to the
+  // calls below, so that an invocation that ended elsewhere (naa_cancel, another thread's
+  // naa_wait) is never mistaken for the one started after it; whether end() would now end it,
+  // done or failed (ends nothing itself); ending it as test() does; taking it from the
+  // progress engine so that the caller drives it as wait() does, and giving it back; arming
+  // the endpoint and registering its descriptor in the set, with armed->ready telling that
+  // something may be there already and armed->due lowered to the pacing timer; and what
+  // wait() returns when the deadline has passed.
+  uint64_t in_flight();
+  bool done(uint64_t invocation);
+  int end(uint64_t invocation, bool *flag, naa_status *status);
   // How the waiter looks at the handle: no descriptor (shm) or none the set took: poll it
   // every turn; a descriptor in the set but not armed (a paced final write, news): poll it;
   // armed and in the set: nothing until its descriptor fires. Inactive: nothing in flight;
@@ -73,10 +79,10 @@ class Session : private ProgressEngine::Client {
   // join_wait: whether anything is in flight (else Inactive or Idle), takes it back, tells how
   // to wait for it and whether an earlier arm() left it Watched in `set` with nobody polling it
   // since (else Polled); one lock for them all.
-  Watch join_wait(progress::Policy *policy, const progress::WaitSet *set);
+  Watch join_wait(progress::Policy *policy, const progress::WaitSet *set, uint64_t *invocation);
   void give_back();
   Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
-  int expire(naa_status *status);
+  int expire(uint64_t invocation, naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
@@ -126,6 +132,13 @@ class Session : private ProgressEngine::Client {
   Deadline::Clock::time_point final_write_not_before() const;
   int test_locked(bool *flag, naa_status *status);
   int wait_locked(naa_status *status);
+  bool cancel_asked() const;
+  bool take_cancel();
+  void close_connection();
+  int cancelled();
+  int ended_elsewhere(uint64_t invocation);
+  void waited_from(const std::shared_ptr<progress::WaitSet> &set);
+  progress::WaitSet *sleeping();
   void register_buffers(transport::Endpoint &ep);
   size_t encode_request();
   void take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len);
@@ -158,6 +171,18 @@ class Session : private ProgressEngine::Client {
   void give_back_locked();
 
   std::mutex mu_;
+  // Invocations are numbered from 1 on; the number of the last one started, written under
+  // mu_, read also without it by cancel().
+  std::atomic<uint64_t> invocation_{0};
+  // naa_cancel from another thread, which must not wait for mu_ while a wait() holds it: the
+  // highest invocation number a cancel() asked to end, and the sets of the threads that may
+  // be waiting for the handle (each thread registers its set as it goes to sleep on it; kept,
+  // not undone, as a wake of a thread that no longer waits costs it one look), under wake_mu_.
+  // Whoever holds mu_ first ends the invocation asked for (take_cancel()).
+  std::atomic<uint64_t> cancel_asked_{0};
+  uint64_t last_cancelled_ = 0;  // the number of the last invocation a cancel ended
+  std::mutex wake_mu_;
+  std::vector<std::weak_ptr<progress::WaitSet>> waiters_;
   // What a wait over many handles asks each of them (join_wait), next to the lock: a thousand
   // handles cost a thousand cache lines, not several thousand.
   const std::chrono::milliseconds timeout_;

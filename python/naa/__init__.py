@@ -17,6 +17,7 @@ Handle.cancel() are the calls of the same names in C (naa.stats_energy: naa_stat
 (PREFIX/share/doc/libnaa), the C API: man naa.
 """
 from naa._naa import (  # noqa: F401 (re-exported)
+    ERR_CANCELED,
     ERR_CONFIG,
     ERR_CONNECTION,
     ERR_IN_STATUS,

@@ -21,6 +21,7 @@ ERR_CONFIG: int
 ERR_UNSUPPORTED: int
 ERR_INTERNAL: int
 ERR_IN_STATUS: int
+ERR_CANCELED: int
 UNDEFINED: int
 
 class Status(NamedTuple):

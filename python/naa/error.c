@@ -11,7 +11,8 @@ static const char *const code_names[] = {
     "NAA_SUCCESS", "NAA_ERR_INVALID_ARGUMENT", "NAA_ERR_INVALID_HANDLE", "NAA_ERR_NO_NAA",
     "NAA_ERR_CONNECTION", "NAA_ERR_TRANSPORT", "NAA_ERR_TIMEOUT", "NAA_ERR_NAA",
     "NAA_ERR_NO_RESOURCES", "NAA_ERR_PROTOCOL", "NAA_ERR_STATE", "NAA_ERR_CONFIG",
-    "NAA_ERR_UNSUPPORTED", "NAA_ERR_INTERNAL", "NAA_ERR_IN_STATUS"};
+    "NAA_ERR_UNSUPPORTED", "NAA_ERR_INTERNAL", "NAA_ERR_IN_STATUS",
+    "NAA_ERR_CANCELED"};
 #define N_CODES (sizeof code_names / sizeof code_names[0])
 
 const char *naapy_code_name(int rc) {

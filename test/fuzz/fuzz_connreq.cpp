@@ -63,8 +63,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const bool blocked = now < h.blocked_until;
     const size_t key_end = auth::encoded_length(pd);
     if (key_end > pd.size() || (right && key_end != auth::encode(key).size())) std::abort();
+    const size_t data_end = auth::connect_data_length(pd);  // the key and the client identity
+    if (data_end < key_end || data_end > pd.size()) std::abort();
     size_t request_len = 0;
-    if (const uint8_t *request = mrsp::from_connect_data(pd, key_end, &request_len)) {
+    if (const uint8_t *request = mrsp::from_connect_data(pd, data_end, &request_len)) {
       const auto *end = reinterpret_cast<const uint8_t *>(pd.data()) + pd.size();
       if (request < reinterpret_cast<const uint8_t *>(pd.data()) || request + request_len != end) std::abort();
       // A copy of exactly those bytes: ASan sees a read past them.
@@ -85,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       h.logged = true;
       h.logged_at = now;
     }
-    if (!blocked && !pd.empty()) {
+    if (!blocked && (key_end != 0 || pd.size() > data_end)) {  // a key tried
       h.ever_wrong = true;
       if (++h.wrong >= server::RefusalThrottle::kBurst) {
         h.blocked_until = now + server::RefusalThrottle::kBackoff;

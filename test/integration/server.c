@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "server.h"
 
 #include <arpa/inet.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -217,4 +218,17 @@ double test_time_scale(void) {
   const char *v = getenv("NAA_TEST_TIME_SCALE");
   double f = v != NULL ? atof(v) : 1;
   return f >= 1 ? f : 1;
+}
+
+pid_t test_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+
+long test_thread_syscall(pid_t tid) {
+  char path[64], text[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return -2;
+  long nr = -1;
+  if (fgets(text, sizeof text, f) == NULL || sscanf(text, "%ld", &nr) != 1) nr = -1;
+  fclose(f);
+  return nr;
 }

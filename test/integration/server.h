@@ -50,6 +50,12 @@ void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs);
  * the latencies they accept by it, which a loaded machine under a sanitizer needs. */
 double test_time_scale(void);
 
+/* The calling thread's id (gettid), and the system call thread `tid` of this process is blocked
+ * in: its number (SYS_ppoll, ...), -1 while it runs, -2 where /proc does not tell. A test
+ * that must act while another thread is inside a libnaa call waits for it to block there. */
+pid_t test_thread_id(void);
+long test_thread_syscall(pid_t tid);
+
 /* A loopback TCP port nobody listens on (bound, then released). */
 int test_unused_port(void);
 

@@ -22,36 +22,11 @@
 #include <unistd.h>
 
 #include "naa.h"
+#include "nap_fill.h"
 #include "server.h"
 
-enum { FN_VECADD = 10, FN_NAP_FILL = 105, FN_GATE_FILL = 108 };
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static const char *plugin_or_skip(void) {
-  const char *plugin = getenv("NAA_TEST_KERNEL_PLUGIN");
-  if (plugin == NULL) {
-    fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check): test skipped\n");
-    skip();
-  }
-  return plugin;
-}
-
-/* nap_fill's input (test/unit/kernel_plugin.c): sleep `ms`, then fill the outputs with `fill`. */
-static void nap_request(uint8_t in[8], uint32_t ms, uint8_t fill) {
-  memset(in, 0, 8);
-  for (int i = 0; i < 4; i++) in[i] = (uint8_t)(ms >> (8 * i));
-  in[4] = fill;
-}
-
-static int all_bytes(const uint8_t *p, size_t n, uint8_t v) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] != v) return 0;
-  return 1;
-}
+enum { FN_VECADD = 10, FN_GATE_FILL = 108 };
 
 static void set_seconds(const char *name, double seconds) {
   char text[32];

@@ -13,7 +13,7 @@ if ! "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          $provider  "; then
 fi
 export NAA_TRANSPORT="$transport"
 rc=0
-for suite in test_offload test_server_faults test_recovery; do
+for suite in test_offload test_server_faults test_recovery test_cancel test_restart; do
   echo "---- $suite over $transport"
   "$NAA_BUILDDIR/test/integration/$suite" || { echo "FAIL: $suite over $transport" >&2; rc=1; }
 done

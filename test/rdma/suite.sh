@@ -58,5 +58,8 @@ run verbs-default_server -- bash "$src/test/rdma/default_server.sh"
 run verbs-test_conformance NAA_TRANSPORT=verbs NAA_CONFORMANCE_WINDOW_US=3000 \
     NAA_CONFORMANCE_LARGE_ITERATIONS=20 -- \
     "$build/test/conformance/test_conformance"
+# A client that behaves like the NAAICE reference AP2 client (its reply before its own write's
+# completion is fatal), with its late acknowledgement modelled, and with Soft-RoCE's own.
+run verbs-reference_client NAA_TRANSPORT=verbs -- sh "$src/test/conformance/reference_client.sh"
 run verbs-host_loss -- bash "$src/test/rdma/host_loss.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }

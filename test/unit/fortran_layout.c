@@ -15,7 +15,7 @@
 
 /* Keep in step with test_fortran_binding.f90. */
 #define N_LAYOUT 59
-#define N_CONSTANTS 30
+#define N_CONSTANTS 31
 
 void naa_test_c_layout(size_t out[N_LAYOUT]) {
   size_t i = 0;
@@ -112,6 +112,7 @@ void naa_test_c_constants(int out[N_CONSTANTS]) {
   out[i++] = NAA_LOG_LEVEL_WARN;
   out[i++] = NAA_LOG_LEVEL_INFO;
   out[i++] = NAA_LOG_LEVEL_DEBUG;
+  out[i++] = NAA_ERR_CANCELED;
 }
 
 int naa_test_c_setenv(const char *name, const char *value) { return setenv(name, value, 1); }

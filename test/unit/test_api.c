@@ -301,10 +301,10 @@ static void test_null_flag(void **state) {
 }
 
 static void strerror_distinct_for_every_code(void **state) {
-  const char *text[NAA_ERR_IN_STATUS + 1];
+  const char *text[NAA_ERR_CANCELED + 1];
   int i, j;
   (void)state;
-  for (i = NAA_SUCCESS; i <= NAA_ERR_IN_STATUS; ++i) {
+  for (i = NAA_SUCCESS; i <= NAA_ERR_CANCELED; ++i) {
     text[i] = naa_strerror(i);
     assert_non_null(text[i]);
     assert_true(text[i][0] != '\0');
@@ -315,7 +315,7 @@ static void strerror_distinct_for_every_code(void **state) {
 
 static void strerror_unknown_codes(void **state) {
   (void)state;
-  assert_string_equal(naa_strerror(NAA_ERR_IN_STATUS + 1), "unknown error");
+  assert_string_equal(naa_strerror(NAA_ERR_CANCELED + 1), "unknown error");
   assert_string_equal(naa_strerror(-1), "unknown error");
   assert_string_equal(naa_strerror(1000), "unknown error");
   assert_string_equal(naa_strerror(INT_MIN), "unknown error");

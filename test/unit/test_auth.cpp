@@ -45,6 +45,29 @@ static void encoded_length_finds_the_key_end(void **) {
   assert_int_equal(encoded_length(std::string("NAA1\x06s3cre")), 0);  // cut short
 }
 
+// libnaa's identity follows the key where both fit a connection request's 56 bytes; what
+// follows them (the memory-region request) starts after both.
+static void connect_data_names_libnaa(void **) {
+  using naa::auth::connect_data;
+  using naa::auth::connect_data_length;
+  using naa::auth::from_libnaa;
+  assert_true(connect_data("") == "NAAc");
+  assert_true(connect_data("s3cret") == encode("s3cret") + "NAAc");
+  assert_true(from_libnaa(connect_data("")) && from_libnaa(connect_data("s3cret")));
+  assert_int_equal(connect_data_length(connect_data("s3cret") + "MRSP\x01"), 15);
+  const std::string longest(47, 'k'), too_long(48, 'k');
+  assert_true(from_libnaa(connect_data(longest)));
+  assert_int_equal(connect_data(longest).size(), 56);
+  assert_true(connect_data(too_long) == encode(too_long));  // the key alone: 53 bytes
+  assert_false(from_libnaa(connect_data(too_long)));
+  assert_false(from_libnaa(""));  // a reference client
+  assert_false(from_libnaa(encode("s3cret")));
+  assert_int_equal(connect_data_length(encode("s3cret") + "MRSP"), 11);
+  std::string padded = connect_data("");
+  padded.resize(56, '\0');  // InfiniBand's padding
+  assert_true(from_libnaa(padded));
+}
+
 static void infiniband_padding_is_accepted(void **) {
   std::string padded = encode("k");
   padded.resize(56, '\0');  // rdma_cm delivers REQ private data padded to 56 bytes
@@ -92,6 +115,7 @@ int main() {
       cmocka_unit_test(encoding_is_magic_length_key),
       cmocka_unit_test(matches_exact_key_only),
       cmocka_unit_test(encoded_length_finds_the_key_end),
+      cmocka_unit_test(connect_data_names_libnaa),
       cmocka_unit_test(infiniband_padding_is_accepted),
       cmocka_unit_test(environment_sources),
   };

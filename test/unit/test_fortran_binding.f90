@@ -46,7 +46,7 @@ program test_fortran_binding
   use log_sink, only: sink, last_level, last_line, index_of
   implicit none
 
-  integer, parameter :: N_LAYOUT = 59, N_CONSTANTS = 30 ! as in fortran_layout.c
+  integer, parameter :: N_LAYOUT = 59, N_CONSTANTS = 31 ! as in fortran_layout.c
 
   interface
     subroutine naa_test_c_layout(out) bind(C, name='naa_test_c_layout')
@@ -104,7 +104,7 @@ program test_fortran_binding
     'NAA_RC_KERNEL_TIMEOUT', 'NAA_RC_APPLICATION_MIN', 'NAA_RC_APPLICATION_MAX', &
     'NAA_VERSION_MAJOR', 'NAA_VERSION_MINOR', 'NAA_VERSION_PATCH', 'NAA_ERR_IN_STATUS', &
     'NAA_UNDEFINED', 'NAA_ATTR_VERSION', 'NAA_ATTR_UNSET', 'NAA_LOG_LEVEL_ERROR', &
-    'NAA_LOG_LEVEL_WARN', 'NAA_LOG_LEVEL_INFO', 'NAA_LOG_LEVEL_DEBUG']
+    'NAA_LOG_LEVEL_WARN', 'NAA_LOG_LEVEL_INFO', 'NAA_LOG_LEVEL_DEBUG', 'NAA_ERR_CANCELED']
   integer(c_int), parameter :: fortran_constants(N_CONSTANTS) = [ &
     NAA_SUCCESS, NAA_ERR_INVALID_ARGUMENT, NAA_ERR_INVALID_HANDLE, NAA_ERR_NO_NAA, &
     NAA_ERR_CONNECTION, NAA_ERR_TRANSPORT, NAA_ERR_TIMEOUT, NAA_ERR_NAA, &
@@ -113,7 +113,8 @@ program test_fortran_binding
     NAA_RC_KERNEL_TIMEOUT, NAA_RC_APPLICATION_MIN, NAA_RC_APPLICATION_MAX, &
     NAA_VERSION_MAJOR, NAA_VERSION_MINOR, NAA_VERSION_PATCH, NAA_ERR_IN_STATUS, &
     NAA_UNDEFINED, int(NAA_ATTR_VERSION, c_int), int(NAA_ATTR_UNSET, c_int), &
-    NAA_LOG_LEVEL_ERROR, NAA_LOG_LEVEL_WARN, NAA_LOG_LEVEL_INFO, NAA_LOG_LEVEL_DEBUG]
+    NAA_LOG_LEVEL_ERROR, NAA_LOG_LEVEL_WARN, NAA_LOG_LEVEL_INFO, NAA_LOG_LEVEL_DEBUG, &
+    NAA_ERR_CANCELED]
 
   type(naa_param_t), target :: p(2), inputs(2), outputs(1)
   type(naa_handle), target :: h

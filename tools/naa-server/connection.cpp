@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "diag/error.hpp"
 #include "config/auth.hpp"
@@ -64,12 +65,15 @@ const std::string &server_identity() {
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
                        std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-                       std::chrono::microseconds spin, bool adaptive, const StopSignal &stop,
+                       std::chrono::microseconds spin, bool adaptive,
+                       std::chrono::microseconds reference_guard, const StopSignal &stop,
                        RegionPool *regions)
     : mrsp_timeout_(mrsp_timeout),
       idle_timeout_(idle_timeout),
       spin_(spin),
       adaptive_(adaptive),
+      reference_client_(!auth::from_libnaa(ep->peer_data())),
+      reference_guard_(reference_guard),
       stop_(stop),
       handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
       accept_data_(server_identity()),
@@ -103,7 +107,7 @@ void Connection::start() {
 bool Connection::serve_request_in_connection(std::string *accept_data) {
   const std::string &data = ep_->peer_data();
   size_t len = 0;
-  const uint8_t *request = mrsp::from_connect_data(data, auth::encoded_length(data), &len);
+  const uint8_t *request = mrsp::from_connect_data(data, auth::connect_data_length(data), &len);
   const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
   if (room == 0) return false;
   std::string why;
@@ -162,7 +166,10 @@ void Connection::run() {
     if (start_failed_) std::rethrow_exception(start_failed_);
     if (!started_) post_mrsp_recv();
     ep_->accept(Deadline::after(mrsp_timeout_), accept_data_);
-    NAA_LOG_INFO("client %s connected", peer.c_str());
+    NAA_LOG_INFO("client %s connected%s", peer.c_str(),
+                 reference_client_ ? " (not libnaa: each reply waits until the client's own "
+                                     "write has surely completed, --reference-guard-us)"
+                                   : "");
     if (regions_in_accept_) advertised("in the accept");
     else if (!exchange_memory_regions()) return;
     Deadline idle = Deadline::after(idle_timeout_);
@@ -181,6 +188,8 @@ void Connection::run() {
           else first_message().observe(last_news_ - replied_);
           invocation_came();
           invoke(c[i].imm);
+        } else if (c[i].kind == transport::CompletionKind::Writes && c[i].context == kReplyWrites) {
+          reply_acked_.observe(last_news_ - replied_);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
           // sit in front of the client's close, which then would never be seen (issue 18.1).
@@ -420,6 +429,17 @@ void Connection::post_invocation_recv() {
   ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kInvocationRecv);
 }
 
+// The reply to a reference client goes no earlier than the guard after its request was seen
+// (last_news_): --reference-guard-us, or, if longer, how long our recent replies' writes took
+// to complete, the client's acknowledgement, which its own final write waits for likewise.
+// A reference client polls one completion at a time and takes the reply for a protocol error
+// when it comes before its write's completion (doc/protocol.md §4.4); libnaa takes both in
+// either order.
+void Connection::hold_reply() const {
+  const auto guard = std::max<progress::Clock::duration>(reference_guard_, reply_acked_.value());
+  std::this_thread::sleep_until(last_news_ + guard);
+}
+
 void Connection::invoke(uint32_t v) {
   std::optional<uint8_t> rc = handler_.on_immediate(v, ep_->peer());
   if (ep_->immediate_consumes_recv())
@@ -428,6 +448,7 @@ void Connection::invoke(uint32_t v) {
   ++invocations_;
   uint32_t reply = imm::naa_reply(*rc);
   if (!energy_answer_.empty()) reply |= energy_report::in_immediate(handler_.last_kernel_uj());
+  if (reference_client_) hold_reply();
   ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
 }

@@ -29,7 +29,8 @@ class Connection {
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
              MemoryBudget &budget, const KernelPolicy &policy,
              std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-             std::chrono::microseconds spin, bool adaptive, const StopSignal &stop,
+             std::chrono::microseconds spin, bool adaptive,
+             std::chrono::microseconds reference_guard, const StopSignal &stop,
              RegionPool *regions = nullptr);
   ~Connection();
 
@@ -56,11 +57,18 @@ class Connection {
   bool may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for);
   void invocation_came();
   void post_invocation_recv();
+  void hold_reply() const;
 
   const std::chrono::milliseconds mrsp_timeout_;
   const std::chrono::milliseconds idle_timeout_;
   const std::chrono::microseconds spin_;  // the least it polls after each invocation (--spin-us)
   const bool adaptive_;                    // --wait adaptive
+  // A client that is not libnaa (no identity in its connection request, auth::from_libnaa):
+  // a reference client, which takes a reply polled before its own final write's completion
+  // for a protocol error and drops the connection. Its replies are held (hold_reply()).
+  const bool reference_client_;
+  const std::chrono::microseconds reference_guard_;  // --reference-guard-us
+  progress::Expected reply_acked_;  // how long our replies' writes took to complete
   // Whether polling for the next invocation paid lately (adaptive), and what this wait for it
   // did so far.
   progress::SpinBudget spin_budget_;

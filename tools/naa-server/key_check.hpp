@@ -46,7 +46,10 @@ class KeyCheck {
     v.reason = tried ? "naa-server: authentication failed (NAA_AUTH_KEY)"
                      : "naa-server: authentication failed (NAA_AUTH_KEY; retry later)";
     unsigned unlogged = 0;
-    if (refusals_.refused(host, tried && !private_data.empty(), now, &unlogged))
+    // A key was tried: anything beyond a libnaa host's identity alone.
+    const bool keyed = auth::encoded_length(private_data) != 0 ||
+                       private_data.size() > auth::connect_data_length(private_data);
+    if (refusals_.refused(host, tried && keyed, now, &unlogged))
       v.log_line = "refusing " + peer + ": " +
                    (tried ? "missing or wrong authentication key" : "too soon after a wrong key") + " (" +
                    std::to_string(unlogged) + " earlier refusals of " + host +

@@ -71,6 +71,10 @@ void usage(FILE *out) {
       "                           only while the node has no more runnable threads than\n"
       "                           CPUs and the connection's recent polls paid; or\n"
       "                           spin-then-block: as --spin-us says, whatever the load\n"
+      "  -R, --reference-guard-us N  a reply to a client that is not libnaa (a reference\n"
+      "                           client) goes no earlier than N microseconds, and no\n"
+      "                           earlier than our last replies' writes took to complete,\n"
+      "                           after its request (default 0: the latter alone)\n"
       "  -r, --ready-file PATH    write the listening port to PATH once ready\n"
       "  -A, --auth-key-file PATH accept only clients that present the key in PATH\n"
       "                           (default: $NAA_AUTH_KEY or $NAA_AUTH_KEY_FILE, else anyone)\n"
@@ -117,13 +121,14 @@ int main(int argc, char **argv) {
       {"auth-key-file", required_argument, nullptr, 'A'},
       {"spin-us", required_argument, nullptr, 's'},
       {"wait", required_argument, nullptr, 'w'},
+      {"reference-guard-us", required_argument, nullptr, 'R'},
       {"shm", required_argument, nullptr, 'S'},
       {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:g:K:i:r:A:s:w:S:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:g:K:i:r:A:s:w:R:S:lvhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'a': options.address = optarg; break;
       case 'p':
@@ -182,6 +187,10 @@ int main(int argc, char **argv) {
       case 's':
         if (!naa::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
         options.spin = std::chrono::microseconds(n);
+        break;
+      case 'R':
+        if (!naa::parse_count(optarg, 10000000, &n)) bad_option("--reference-guard-us", optarg);
+        options.reference_guard = std::chrono::microseconds(n);
         break;
       case 'w':
         if (std::strcmp(optarg, "adaptive") == 0) options.adaptive = true;

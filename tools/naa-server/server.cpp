@@ -246,7 +246,8 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const 
       w->host = host;
       conn = std::make_shared<Connection>(std::move(ep), kernels_, budget_, options_.kernel_policy,
                                           options_.mrsp_timeout, options_.idle_timeout,
-                                          options_.spin, options_.adaptive, stop, &regions_);
+                                          options_.spin, options_.adaptive,
+                                          options_.reference_guard, stop, &regions_);
     }
   }
   // Outside the lock, which every transport's admission takes: a reject may wait on its peer

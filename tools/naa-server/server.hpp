@@ -54,6 +54,9 @@ struct ServerOptions {
   // --wait adaptive (default): a connection polls for the next invocation only while the node
   // is not oversubscribed and its recent polls paid; spin-then-block: by the wait plan alone.
   bool adaptive = true;
+  // --reference-guard-us: the least time a reply to a client that is not libnaa waits after
+  // its request was seen (Connection::hold_reply).
+  std::chrono::microseconds reference_guard{0};
   KernelPolicy kernel_policy;
   ShmPeers shm = ShmPeers::OwnUser;
   std::string ready_file;  // gets the bound port once listening (for --port 0 and scripts)

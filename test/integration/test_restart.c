@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* naa-server killed and started again, over and over, while a client invokes (NAA_RECONNECT
+ * on, the default): each restart that completes within NAA_CONNECT_TIMEOUT is invisible to the
+ * application, whose naa_invoke waits for the NAA instead of failing. The test orders every
+ * restart: it kills the server while the handle is idle, starts an invocation in another
+ * thread, and starts the server again (on the same port) only once that thread sleeps in the
+ * pause between two reconnect attempts (its system call, read from /proc), so the invocation
+ * is certainly inside its reconnect loop, with an attempt failed, when the NAA comes back. Over the transport NAA_TRANSPORT names (transports.sh runs it over
+ * ofi+tcp and ofi+shm). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "naa.h"
+#include "nap_fill.h"
+#include "server.h"
+
+enum { FN_VECADD = 10, N = 1024, CYCLES = 5 };
+
+static double a[N], b[N], c[N];
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+enum { WRONG = -1 }; /* a result computed wrong, reported as NAA_SUCCESS */
+
+/* vecadd of round `round` (any thread): its code, WRONG for a wrong result. */
+static int checked_vecadd(naa_handle *h, int round) {
+  for (int i = 0; i < N; i++) a[i] = round + i, c[i] = -1;
+  int rc = naa_invoke(h);
+  if (rc == NAA_SUCCESS) rc = naa_wait(h, NULL);
+  for (int i = 0; rc == NAA_SUCCESS && i < N; i++)
+    if (c[i] != round + i + 0.5 * i) rc = WRONG;
+  return rc;
+}
+
+typedef struct invoker {
+  naa_handle *h;
+  int round, rc;
+  double took;
+  _Atomic pid_t tid;
+} invoker;
+
+static void *invoke_in_thread(void *arg) {
+  invoker *v = arg;
+  atomic_store(&v->tid, test_thread_id());
+  const double t0 = now_s();
+  v->rc = checked_vecadd(v->h, v->round);
+  v->took = now_s() - t0;
+  return NULL;
+}
+
+static void test_restart_loop(void **state) {
+  (void)state;
+  test_server s;
+  assert_int_equal(test_server_start(&s, NULL), 0);
+  test_server_use(&s, FN_VECADD, 2);
+  char port[16];
+  snprintf(port, sizeof port, "%d", s.port);
+  const char *args[] = {"--port", port, NULL};
+  for (int i = 0; i < N; i++) b[i] = 0.5 * i;
+  naa_param_t in[2] = {{a, sizeof a, false}, {b, sizeof b, true}};
+  naa_param_t out[1] = {{c, sizeof c, false}};
+  naa_handle h;
+  assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, &h), NAA_SUCCESS);
+  const double limit = 10.0 * test_time_scale();
+  if (test_thread_syscall(test_thread_id()) == -2) {
+    fprintf(stderr, "/proc/self/task/TID/syscall is not readable here: test skipped\n");
+    skip();
+  }
+  int round = 0;
+  for (int cycle = 0; cycle < CYCLES; cycle++) {
+    assert_int_equal(checked_vecadd(&h, round++), NAA_SUCCESS);
+    test_server_kill(&s); /* waits for the process: its connections are closed */
+    sleep_ms(2);          /* idle: naa_invoke looks at the connection after 1 ms */
+    invoker v = {&h, round++, NAA_ERR_INTERNAL, 0, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, invoke_in_thread, &v), 0);
+    /* The thread sleeps only in naa_invoke's pause between two reconnect attempts. */
+    const double give_up = now_s() + limit;
+    long nr = -1;
+    while (now_s() < give_up) {
+      const pid_t tid = atomic_load(&v.tid);
+      if (tid != 0 && (nr = test_thread_syscall(tid)) == SYS_clock_nanosleep) break;
+      if (nr == -2) break; /* the thread is gone: naa_invoke returned */
+      sleep_ms(1);
+    }
+    if (nr != SYS_clock_nanosleep) {
+      assert_int_equal(test_server_start(&s, args), 0); /* let the thread end */
+      pthread_join(t, NULL);
+      fail_msg("cycle %d: naa_invoke never retried its reconnect (it returned %s)", cycle,
+               naa_strerror(v.rc));
+    }
+    assert_int_equal(test_server_start(&s, args), 0);
+    pthread_join(t, NULL);
+    printf("cycle %d: naa-server restarted while naa_invoke reconnected: %s after %.0f ms\n",
+           cycle, v.rc == WRONG ? "a wrong result" : naa_strerror(v.rc), 1e3 * v.took);
+    assert_int_equal(v.rc, NAA_SUCCESS);
+  }
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+}
+
+int main(void) {
+  setenv("NAA_TIMEOUT", "30", 1);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_restart_loop),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
