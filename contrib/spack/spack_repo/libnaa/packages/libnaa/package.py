@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="676c70bf8f558d41d16ae6b612ecfb571f148c66d956055c8259930d4c905894")
+    version("0.1.0", sha256="fc179e1707ae70735a48ad53817705b44f01feb175ec77d8798dd02b3fb035b7")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
