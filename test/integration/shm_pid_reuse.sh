@@ -25,19 +25,34 @@ pid=$(( ($(cat "$last") + 5000) % max ))
 while kill -0 "$pid" 2>/dev/null; do pid=$((pid + 1)); done
 
 # as_pid FILE: vecadd as process $pid (exec keeps the pid through libtool's wrapper); another
-# process may take the pid first, so up to 50 tries.
+# process may take the pid first, so up to 50 tries. The forks are Python's, waited for by
+# their pid: the shell's job table, asked to wait for a pid that one of its earlier children
+# had, lost track of the second client.
 as_pid() {
-  for _ in $(seq 50); do
-    echo $((pid - 1)) > "$last"
-    "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/$1" 2>&1 &
-    if [ $! -eq "$pid" ]; then
-      wait $! && return 0
-      cat "$naa_test_dir/$1" "$naa_test_dir/server.log"
-      echo "FAIL: the $1 client, process $pid, did not connect" >&2; exit 1
-    fi
-    kill $! 2>/dev/null || :; wait $! 2>/dev/null || :
-  done
-  echo "SKIP: could not start a process as pid $pid"; exit 77
+  rc=0
+  python3 - "$pid" "$last" "$NAA_EXAMPLES/vecadd" "$naa_test_dir/$1" <<'PY' || rc=$?
+import os, sys
+pid, last, prog, out = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+for _ in range(50):
+    with open(last, "w") as f:
+        f.write(str(pid - 1))
+    child = os.fork()
+    if child == 0:
+        if os.getpid() != pid:
+            os._exit(99)
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execv(prog, [prog, "1000"])
+    _, status = os.waitpid(child, 0)
+    if child == pid:
+        sys.exit(0 if status == 0 else 1)
+sys.exit(77)
+PY
+  [ $rc -ne 77 ] || { echo "SKIP: could not start a process as pid $pid"; exit 77; }
+  [ $rc -eq 0 ] && return 0
+  cat "$naa_test_dir/$1" "$naa_test_dir/server.log"
+  echo "FAIL: the $1 client, process $pid, did not connect" >&2; exit 1
 }
 as_pid first
 as_pid second
