@@ -11,9 +11,13 @@ start_server
 dir=$(mktemp -d /tmp/naa-memlock-XXXXXX)
 cp "$NAA_EXAMPLES/.libs/vecadd" "$dir/"
 cp -L "$(dirname "$NAA_TOOLS")/lib/.libs/libnaa.so.0" "$dir/"
+# The verbs module beside it (none where the transports are built into libnaa): a libnaa
+# outside its build tree loads modules from NAA_MODULE_DIR.
+module="$(dirname "$NAA_TOOLS")/lib/.libs/libnaa-verbs.so"
+[ ! -e "$module" ] || cp -L "$module" "$dir/"
 chmod -R a+rX "$dir"
 rc=0
-NAA_TRANSPORT=verbs NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" LD_LIBRARY_PATH=$dir \
+NAA_MODULE_DIR=$dir NAA_TRANSPORT=verbs NAA_SPEC="$NAA_TEST_HOST:$NAA_TEST_PORT:10:2" LD_LIBRARY_PATH=$dir \
   setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "ulimit -l 8192; exec $dir/vecadd 2000000" \
   > "$naa_test_dir/out" 2>&1 || rc=$?
 cat "$naa_test_dir/out"
