@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="fc179e1707ae70735a48ad53817705b44f01feb175ec77d8798dd02b3fb035b7")
+    version("0.1.0", sha256="23d5235d1749327e69eb55f83ac4c1d5a98760dfa083ae15d7c34b2ce8142c12")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
