@@ -29,12 +29,15 @@ python_site() {
   export PYTHONPATH LD_LIBRARY_PATH PYTHONDONTWRITEBYTECODE
   # An extension built with AddressSanitizer (scripts/sanitize.sh) needs the runtime it links
   # loaded before the interpreter's own libraries: preloaded, and the C++ library with it
-  # (else ASan finds no __cxa_throw to intercept and aborts at libnaa's first exception),
+  # (else ASan finds no __cxa_throw to intercept and aborts at libnaa's first exception), and
+  # UBSan's runtime where it links that too (the transport modules libnaa loads later resolve
+  # its handlers only from the global scope: the extension's own libraries are not in it),
   # with leak checks off (the interpreter keeps objects until it exits), and Python's objects
   # taken from malloc (python_malloc) so that ASan sees a use of a freed one.
   python_malloc=debug
   asan_runtime=$(ldd "$NAA_BUILDDIR/python/naa/.libs/_naa.so" 2>/dev/null |
-    awk '$1 ~ /^libasan/ { asan = $3 } $1 ~ /^libstdc\+\+/ { cxx = $3 } END { if (asan != "") print asan ":" cxx }')
+    awk '$1 ~ /^libasan/ { asan = $3 } $1 ~ /^libubsan/ { ubsan = ":" $3 } $1 ~ /^libstdc\+\+/ { cxx = $3 }
+         END { if (asan != "") print asan ubsan ":" cxx }')
   if [ -n "$asan_runtime" ]; then
     LD_PRELOAD=$asan_runtime${LD_PRELOAD:+:$LD_PRELOAD}
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
