@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="23d5235d1749327e69eb55f83ac4c1d5a98760dfa083ae15d7c34b2ce8142c12")
+    version("0.1.0", sha256="71b4333f8e4fa33ae62a8bbd18d7edfdfa5f1272f11e30e0c8486ec394970bf8")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
