@@ -47,12 +47,14 @@ int main(int argc, char **argv) {
     return 2;
   }
   /* Rank r owns [lo, hi): the first n % size ranks take one element more. */
-  const unsigned long long share = n / (unsigned long long)size, extra = n % (unsigned long long)size;
+  const unsigned long long share = n / (unsigned long long)size,
+                           extra = n % (unsigned long long)size;
   const unsigned long long r = (unsigned long long)rank;
   const unsigned long long lo = r * share + (r < extra ? r : extra);
   const size_t count = (size_t)(share + (r < extra));
 
-  double *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b), *c = malloc(count * sizeof *c);
+  double *a = malloc(count * sizeof *a), *b = malloc(count * sizeof *b),
+         *c = malloc(count * sizeof *c);
   if (!a || !b || !c) {
     fprintf(stderr, "mpi_offload: rank %d: out of memory\n", rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -97,7 +99,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "mpi_offload: sum of c is %.17g, expected %.17g\n", total, expected);
       status = 1;
     } else {
-      printf("mpi_offload: %d ranks, sum of c over %llu elements = %.17g: correct\n", size, n, total);
+      printf("mpi_offload: %d ranks, sum of c over %llu elements = %.17g: correct\n", size, n,
+             total);
     }
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

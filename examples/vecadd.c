@@ -37,7 +37,9 @@ static size_t verify(const double *a, const double *b, const double *c, size_t n
   size_t bad = 0;
   for (size_t i = 0; i < n; i++) {
     if (c[i] != a[i] + b[i]) {
-      if (bad < 5) fprintf(stderr, "vecadd: round %d: c[%zu] = %g, expected %g\n", round, i, c[i], a[i] + b[i]);
+      if (bad < 5)
+        fprintf(stderr, "vecadd: round %d: c[%zu] = %g, expected %g\n", round, i, c[i],
+                a[i] + b[i]);
       bad++;
     }
   }
@@ -104,14 +106,18 @@ int main(int argc, char **argv) {
 
   if (check("naa_finalize", naa_finalize(&handle))) failed = 1;
   if (bad1 || bad2) {
-    printf("vecadd: FAILED: %zu wrong elements in round 1, %zu in round 2 (of %zu)\n", bad1, bad2, n);
+    printf("vecadd: FAILED: %zu wrong elements in round 1, %zu in round 2 (of %zu)\n", bad1, bad2,
+           n);
     failed = 1;
   } else {
-    printf("vecadd: %zu doubles, 2 invocations: all %zu elements correct "
-           "(c[%zu] = %.1f, NAA return code 0x%02x)\n",
-           n, 2 * n, n - 1, c[n - 1], status.naa_return_code);
-    printf("vecadd: create %.2f ms, round 1 (naa_test, %lu polls) %.2f ms, round 2 (naa_wait) %.2f ms\n",
-           t_create, polls, t_round1, t_round2);
+    printf(
+        "vecadd: %zu doubles, 2 invocations: all %zu elements correct "
+        "(c[%zu] = %.1f, NAA return code 0x%02x)\n",
+        n, 2 * n, n - 1, c[n - 1], status.naa_return_code);
+    printf(
+        "vecadd: create %.2f ms, round 1 (naa_test, %lu polls) %.2f ms, round 2 (naa_wait) %.2f "
+        "ms\n",
+        t_create, polls, t_round1, t_round2);
   }
   (void)local_work;
   free(a);

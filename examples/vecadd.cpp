@@ -16,7 +16,8 @@ namespace {
 
 constexpr std::uint32_t FN_VECADD_F64 = 10;  // naa-server's built-in vecadd_f64 kernel
 
-std::size_t count_wrong(const std::vector<double> &a, const std::vector<double> &b, const std::vector<double> &c) {
+std::size_t count_wrong(const std::vector<double> &a, const std::vector<double> &b,
+                        const std::vector<double> &c) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < c.size(); i++) bad += c[i] != a[i] + b[i];
   return bad;
@@ -50,12 +51,14 @@ int main(int argc, char **argv) {
     const std::size_t bad2 = count_wrong(a, b_sent, c);
 
     if (bad1 || bad2) {
-      std::printf("vecadd_cpp: FAILED: %zu wrong elements in round 1, %zu in round 2 (of %zu)\n", bad1, bad2, n);
+      std::printf("vecadd_cpp: FAILED: %zu wrong elements in round 1, %zu in round 2 (of %zu)\n",
+                  bad1, bad2, n);
       return 1;
     }
-    std::printf("vecadd_cpp: %zu doubles, 2 invocations: all %zu elements correct "
-                "(c[%zu] = %.1f, NAA return code 0x%02x, %lu polls)\n",
-                n, 2 * n, n - 1, c[n - 1], st.naa_return_code, polls);
+    std::printf(
+        "vecadd_cpp: %zu doubles, 2 invocations: all %zu elements correct "
+        "(c[%zu] = %.1f, NAA return code 0x%02x, %lu polls)\n",
+        n, 2 * n, n - 1, c[n - 1], st.naa_return_code, polls);
   } catch (const naa::error &e) {
     std::fprintf(stderr, "vecadd_cpp: %s (%d)\n", e.what(), int(e.code()));
     return 1;

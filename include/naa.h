@@ -55,12 +55,12 @@ typedef enum naa_error {
   NAA_ERR_NAA = 7,              /* the NAA answered with a non-zero return code (see status) */
   NAA_ERR_NO_RESOURCES = 8,     /* out of memory, or the buffer could not be registered */
   NAA_ERR_PROTOCOL = 9,         /* the NAA violated or rejected the MRSP protocol */
-  NAA_ERR_STATE = 10,           /* call not valid now: invoke while running, wait with nothing in flight */
-  NAA_ERR_CONFIG = 11,          /* malformed NAA_SPEC, NAA_TRANSPORT or other runtime parameter */
-  NAA_ERR_UNSUPPORTED = 12,     /* the requested transport is not compiled in or not usable here */
-  NAA_ERR_INTERNAL = 13,        /* a libnaa bug; please report it with the log */
-  NAA_ERR_IN_STATUS = 14,       /* naa_waitall/naa_testall: see each naa_status.error */
-  NAA_ERR_CANCELED = 15         /* naa_cancel, from another thread, ended the invocation waited for */
+  NAA_ERR_STATE = 10,  /* call not valid now: invoke while running, wait with nothing in flight */
+  NAA_ERR_CONFIG = 11, /* malformed NAA_SPEC, NAA_TRANSPORT or other runtime parameter */
+  NAA_ERR_UNSUPPORTED = 12, /* the requested transport is not compiled in or not usable here */
+  NAA_ERR_INTERNAL = 13,    /* a libnaa bug; please report it with the log */
+  NAA_ERR_IN_STATUS = 14,   /* naa_waitall/naa_testall: see each naa_status.error */
+  NAA_ERR_CANCELED = 15     /* naa_cancel, from another thread, ended the invocation waited for */
 } naa_error_t;
 
 /* Return codes an NAA reports for an invocation (naa_status.naa_return_code). */
@@ -68,7 +68,7 @@ enum naa_return_code {
   NAA_RC_SUCCESS = 0x00,
   NAA_RC_SOCKET_NOT_AVAILABLE = 0x01,
   NAA_RC_KERNEL_TIMEOUT = 0x02,
-  NAA_RC_APPLICATION_MIN = 0x10, /* 0x10..0x7f: application / calculation errors */
+  NAA_RC_APPLICATION_MIN = 0x10,  /* 0x10..0x7f: application / calculation errors */
   NAA_RC_KERNEL_CRASHED = 0x7e,   /* naa-server: the kernel's isolated worker process died */
   NAA_RC_UNKNOWN_FUNCTION = 0x7f, /* naa-server: no kernel for this function code */
   NAA_RC_APPLICATION_MAX = 0x7f
@@ -93,7 +93,9 @@ typedef struct naa_handle {
   uint64_t id;
 } naa_handle;
 
+/* clang-format off */
 #define NAA_HANDLE_NULL_INIT {0}
+/* clang-format on */
 static const naa_handle NAA_HANDLE_NULL = NAA_HANDLE_NULL_INIT;
 
 /* Result of a completed invocation. */
@@ -124,17 +126,17 @@ NAA_API int naa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inp
  * The struct may grow at its end in later versions; `size` (set by NAA_ATTR_INIT) tells
  * the library which fields a program was compiled with, so old programs keep working. */
 typedef struct naa_attr {
-  size_t size;           /* sizeof(naa_attr_t) as compiled: set by NAA_ATTR_INIT */
-  uint32_t version;      /* NAA_ATTR_VERSION as compiled: set by NAA_ATTR_INIT */
-  const char *naa;       /* "host:port" ("[v6addr]:port"): this NAA, no NAA_SPEC/Slurm lookup */
-  const char *transport; /* as NAA_TRANSPORT: "auto", "verbs", "ofi", "ofi+tcp", ... */
-  int64_t timeout_ms;    /* as NAA_TIMEOUT, in milliseconds (> 0); -1: unset */
-  const char *progress;  /* as NAA_PROGRESS: "spin", "block", "spin-then-block", "adaptive", "thread",
-                            "provider" */
-  const char *auth_key;  /* as NAA_AUTH_KEY ("" sends none) */
-  const char *local_ip;  /* as NAA_LOCAL_IP ("" lets routing choose) */
-  const char *device;    /* as NAA_RDMA_DEVICE ("" none) */
-  int64_t pacing_us;     /* as NAA_PACING_US, 0 (off) .. 10000000; -1: unset */
+  size_t size;               /* sizeof(naa_attr_t) as compiled: set by NAA_ATTR_INIT */
+  uint32_t version;          /* NAA_ATTR_VERSION as compiled: set by NAA_ATTR_INIT */
+  const char *naa;           /* "host:port" ("[v6addr]:port"): this NAA, no NAA_SPEC/Slurm lookup */
+  const char *transport;     /* as NAA_TRANSPORT: "auto", "verbs", "ofi", "ofi+tcp", ... */
+  int64_t timeout_ms;        /* as NAA_TIMEOUT, in milliseconds (> 0); -1: unset */
+  const char *progress;      /* as NAA_PROGRESS: "spin", "block", "spin-then-block", "adaptive",
+                                "thread",      "provider" */
+  const char *auth_key;      /* as NAA_AUTH_KEY ("" sends none) */
+  const char *local_ip;      /* as NAA_LOCAL_IP ("" lets routing choose) */
+  const char *device;        /* as NAA_RDMA_DEVICE ("" none) */
+  int64_t pacing_us;         /* as NAA_PACING_US, 0 (off) .. 10000000; -1: unset */
   const char *const *params; /* NULL or a NULL-terminated list of "NAME=value" strings that set
                                any runtime parameter of naa(7) for this handle (NAA_SPIN_US=20,
                                NAA_OFI_WRITE_CHUNK=65536, ...); the fields above win over it;
@@ -146,9 +148,11 @@ typedef struct naa_attr {
 
 #define NAA_ATTR_VERSION 2
 #define NAA_ATTR_UNSET (-1)
-#define NAA_ATTR_INIT                                                                     \
-  { sizeof(naa_attr_t), NAA_ATTR_VERSION, NULL, NULL, NAA_ATTR_UNSET, NULL, NULL, NULL, NULL, \
-    NAA_ATTR_UNSET, NULL, NAA_ATTR_UNSET, NAA_ATTR_UNSET }
+#define NAA_ATTR_INIT                                                                         \
+  {                                                                                           \
+    sizeof(naa_attr_t), NAA_ATTR_VERSION, NULL, NULL, NAA_ATTR_UNSET, NULL, NULL, NULL, NULL, \
+        NAA_ATTR_UNSET, NULL, NAA_ATTR_UNSET, NAA_ATTR_UNSET                                  \
+  }
 
 /* naa_create() with per-handle settings; attr == NULL is naa_create(). With attr->naa
  * set, NAA_SPEC and Slurm are not consulted (nor NAA_SPEC's n_inputs check). A malformed
@@ -240,18 +244,18 @@ NAA_API int naa_set_log_handler(naa_log_handler_t handler, void *arg);
 /* Statistics (NAA_STATS=1, naa_stats_get(3)): per function code and NAA... */
 typedef struct naa_stats_function {
   uint32_t function_code;
-  char naa[64];          /* "host:port" of the NAA */
-  uint64_t invocations;  /* naa_invoke calls that started one */
-  uint64_t bytes_out;    /* input bytes written to the NAA by them (single_send ones once) */
-  uint64_t bytes_back;   /* output bytes the NAA wrote back for them */
-  uint64_t waits;        /* naa_wait calls */
-  uint64_t tests;        /* naa_test calls (polls) */
-  double invoke_s;       /* seconds spent in naa_invoke, naa_wait and naa_test */
+  char naa[64];         /* "host:port" of the NAA */
+  uint64_t invocations; /* naa_invoke calls that started one */
+  uint64_t bytes_out;   /* input bytes written to the NAA by them (single_send ones once) */
+  uint64_t bytes_back;  /* output bytes the NAA wrote back for them */
+  uint64_t waits;       /* naa_wait calls */
+  uint64_t tests;       /* naa_test calls (polls) */
+  double invoke_s;      /* seconds spent in naa_invoke, naa_wait and naa_test */
   double wait_s;
   double test_s;
-  uint64_t served;       /* invocations completed by naa_wait or naa_test, whose stages: */
-  double transfer_s;     /* seconds from naa_invoke until our writes were seen complete */
-  double service_s;      /* seconds from then (or the paced final write) until the reply */
+  uint64_t served;   /* invocations completed by naa_wait or naa_test, whose stages: */
+  double transfer_s; /* seconds from naa_invoke until our writes were seen complete */
+  double service_s;  /* seconds from then (or the paced final write) until the reply */
 } naa_stats_function_t;
 /* ...and for the process. */
 typedef struct naa_stats {
@@ -272,43 +276,43 @@ NAA_API int naa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions,
  * function code and NAA... */
 typedef struct naa_stats_energy_function {
   uint32_t function_code;
-  char naa[64];        /* "host:port" of the NAA */
-  uint64_t windows;    /* invocations whose window was measured */
-  double window_s;     /* seconds those windows lasted */
-  double host_j;       /* joules the host's counters advanced over them */
-  uint64_t bytes;      /* bytes they moved, out and back (joules per GB: host_j / bytes * 1e9) */
+  char naa[64];     /* "host:port" of the NAA */
+  uint64_t windows; /* invocations whose window was measured */
+  double window_s;  /* seconds those windows lasted */
+  double host_j;    /* joules the host's counters advanced over them */
+  uint64_t bytes;   /* bytes they moved, out and back (joules per GB: host_j / bytes * 1e9) */
   /* Appended (function_size tells whether a library fills them): the NAA's own energy, where
    * the NAA reports it with each reply (naa-server with NAA_ENERGY; reference NAAs do not). */
-  uint64_t naa_runs;     /* invocations whose reply carried the NAA's joules for its kernel run */
-  double naa_j;          /* joules the NAA's counters advanced over those kernel runs */
-  uint64_t naa_bytes;    /* bytes those invocations moved, out and back */
-  char naa_source[64];   /* what naa_j counts, as the NAA names it; "": no NAA figure */
+  uint64_t naa_runs;   /* invocations whose reply carried the NAA's joules for its kernel run */
+  double naa_j;        /* joules the NAA's counters advanced over those kernel runs */
+  uint64_t naa_bytes;  /* bytes those invocations moved, out and back */
+  char naa_source[64]; /* what naa_j counts, as the NAA names it; "": no NAA figure */
 } naa_stats_energy_function_t;
 /* ...and what was counted. The caller sets size and function_size (NAA_STATS_ENERGY_INIT):
  * a library with longer structs fills only what the caller knows, so both may grow. */
 typedef struct naa_stats_energy {
-  size_t size;                 /* sizeof(naa_stats_energy_t) as the caller was built */
-  size_t function_size;        /* sizeof(naa_stats_energy_function_t) likewise: the stride */
-  char host_source[128];       /* what host_j counts, e.g. "powercap (package-0)"; "": nothing */
-  char host_unavailable[512];  /* why a source asked for is not counted ("": all are) */
-  size_t n_functions;          /* naa_stats_energy_function_t entries there are */
+  size_t size;                /* sizeof(naa_stats_energy_t) as the caller was built */
+  size_t function_size;       /* sizeof(naa_stats_energy_function_t) likewise: the stride */
+  char host_source[128];      /* what host_j counts, e.g. "powercap (package-0)"; "": nothing */
+  char host_unavailable[512]; /* why a source asked for is not counted ("": all are) */
+  size_t n_functions;         /* naa_stats_energy_function_t entries there are */
 } naa_stats_energy_t;
 #define NAA_STATS_ENERGY_INIT \
   { sizeof(naa_stats_energy_t), sizeof(naa_stats_energy_function_t), "", "", 0 }
 /* The energy so far into *totals (not NULL) and up to max_functions entries of functions (may
  * be NULL). NAA_ERR_STATE if statistics (NAA_STATS, NAA_TRACE) or NAA_ENERGY are off. */
-NAA_API int naa_stats_energy_get(naa_stats_energy_t *totals,
-                                 naa_stats_energy_function_t *functions, size_t max_functions);
+NAA_API int naa_stats_energy_get(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
+                                 size_t max_functions);
 
 /* What a handle chose (naa_handle_info(3)). */
 typedef struct naa_handle_info {
-  char naa[64];          /* "host:port" of the NAA it is connected to */
-  char transport[32];    /* as connected: "verbs", "ofi+tcp", "auto: ofi+shm", ... */
+  char naa[64];       /* "host:port" of the NAA it is connected to */
+  char transport[32]; /* as connected: "verbs", "ofi+tcp", "auto: ofi+shm", ... */
   uint32_t function_code;
-  uint32_t regions;      /* parameter regions (an in-place buffer counts once) */
-  int64_t pacing_us;     /* guard before each final write in force (0: none, a libnaa server) */
-  int64_t timeout_ms;    /* NAA_TIMEOUT in force */
-  char progress[24];     /* NAA_PROGRESS in force */
+  uint32_t regions;   /* parameter regions (an in-place buffer counts once) */
+  int64_t pacing_us;  /* guard before each final write in force (0: none, a libnaa server) */
+  int64_t timeout_ms; /* NAA_TIMEOUT in force */
+  char progress[24];  /* NAA_PROGRESS in force */
 } naa_handle_info_t;
 /* Fill *info for a live handle. */
 NAA_API int naa_handle_info(const naa_handle *handle, naa_handle_info_t *info);

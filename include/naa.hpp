@@ -5,7 +5,8 @@
  *   std::vector<double> a(n), b(n), c(n);
  *   naa::handle h(10, {naa::buffer(a), naa::buffer(b).single_send()}, {naa::buffer(c)});
  *   h.invoke();
- *   naa_status st = h.wait();   // or poll: std::optional<naa_status> s; while (!(s = h.test())) {...}
+ *   naa_status st = h.wait();   // or poll: std::optional<naa_status> s; while (!(s = h.test()))
+ * {...}
  *
  *   naa_attr_t attr = NAA_ATTR_INIT;   // per-handle settings (naa_create_attr(3))
  *   attr.naa = "10.0.0.7:12345";
@@ -66,7 +67,8 @@ class buffer {
         read_only_(std::is_const_v<T>) {}
 
   // Taking C& rather than C&& keeps temporaries out: their memory would be gone by invoke().
-  template <class C, class = decltype(std::data(std::declval<C &>()) + std::size(std::declval<C &>()))>
+  template <class C,
+            class = decltype(std::data(std::declval<C &>()) + std::size(std::declval<C &>()))>
   buffer(C &container) noexcept : buffer(std::data(container), std::size(container)) {}
 
   /* The same buffer sent with the first invoke() only; the NAA keeps it (naa_create(3)). */
@@ -89,16 +91,21 @@ class handle {
  public:
   handle(std::uint32_t function_code, std::initializer_list<buffer> inputs,
          std::initializer_list<buffer> outputs)
-      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(), nullptr) {}
-  handle(std::uint32_t function_code, const std::vector<buffer> &inputs, const std::vector<buffer> &outputs)
-      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), nullptr) {}
+      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(),
+               nullptr) {}
+  handle(std::uint32_t function_code, const std::vector<buffer> &inputs,
+         const std::vector<buffer> &outputs)
+      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(),
+               nullptr) {}
   /* With per-handle settings instead of the environment's: naa_create_attr(3). */
   handle(std::uint32_t function_code, std::initializer_list<buffer> inputs,
          std::initializer_list<buffer> outputs, const naa_attr_t &attr)
-      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(), &attr) {}
+      : handle(function_code, inputs.begin(), inputs.size(), outputs.begin(), outputs.size(),
+               &attr) {}
   handle(std::uint32_t function_code, const std::vector<buffer> &inputs,
          const std::vector<buffer> &outputs, const naa_attr_t &attr)
-      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &attr) {}
+      : handle(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &attr) {
+  }
 
   handle(handle &&other) noexcept : h_(std::exchange(other.h_, NAA_HANDLE_NULL)) {}
   handle &operator=(handle &&other) noexcept {
@@ -145,11 +152,13 @@ class handle {
     for (std::size_t i = 0; i < n_in; i++) inputs.push_back(in[i].param());
     for (std::size_t i = 0; i < n_out; i++) {
       // The NAA writes every output: a const one would be modified behind the compiler's back.
-      if (out[i].read_only()) throw error(NAA_ERR_INVALID_ARGUMENT, "naa::handle (output buffer of const elements)");
+      if (out[i].read_only())
+        throw error(NAA_ERR_INVALID_ARGUMENT, "naa::handle (output buffer of const elements)");
       outputs.push_back(out[i].param());
     }
     if (attr == nullptr)
-      check(naa_create(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(), &h_),
+      check(naa_create(function_code, inputs.data(), inputs.size(), outputs.data(), outputs.size(),
+                       &h_),
             "naa_create");
     else
       check(naa_create_attr(function_code, inputs.data(), inputs.size(), outputs.data(),
@@ -185,7 +194,8 @@ inline std::vector<naa_status> wait_all(std::initializer_list<std::reference_wra
   char cause[512];
   (void)naa_last_error(nullptr, cause, sizeof cause);
   for (const naa_status &st : statuses)
-    if (rc == NAA_ERR_IN_STATUS && st.error != NAA_SUCCESS) throw error(st.error, "naa_waitall", st, cause);
+    if (rc == NAA_ERR_IN_STATUS && st.error != NAA_SUCCESS)
+      throw error(st.error, "naa_waitall", st, cause);
   throw error(rc, "naa_waitall", naa_status{}, cause);
 }
 
@@ -221,10 +231,22 @@ class attr {
   attr &auth_key(std::string v) { return text(auth_key_, std::move(v), &a_.auth_key); }
   attr &local_ip(std::string v) { return text(local_ip_, std::move(v), &a_.local_ip); }
   attr &device(std::string v) { return text(device_, std::move(v), &a_.device); }
-  attr &timeout_ms(std::int64_t v) { a_.timeout_ms = v; return *this; }
-  attr &connect_timeout_ms(std::int64_t v) { a_.connect_timeout_ms = v; return *this; }
-  attr &reconnect(std::int64_t attempts) { a_.reconnect = attempts; return *this; }
-  attr &pacing_us(std::int64_t v) { a_.pacing_us = v; return *this; }
+  attr &timeout_ms(std::int64_t v) {
+    a_.timeout_ms = v;
+    return *this;
+  }
+  attr &connect_timeout_ms(std::int64_t v) {
+    a_.connect_timeout_ms = v;
+    return *this;
+  }
+  attr &reconnect(std::int64_t attempts) {
+    a_.reconnect = attempts;
+    return *this;
+  }
+  attr &pacing_us(std::int64_t v) {
+    a_.pacing_us = v;
+    return *this;
+  }
   /* Any runtime parameter of naa(7), as "NAME=value". */
   attr &param(std::string name_value) {
     params_.push_back(std::move(name_value));

@@ -112,7 +112,8 @@ typedef const naa_kernel *(*naa_kernel_table_fn)(unsigned *abi_version, size_t *
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
 #endif
-const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count);
+const naa_kernel *
+naa_kernel_table(unsigned *abi_version, size_t *count);
 
 /* Application return codes used by the built-in kernels. */
 #define NAA_KERNEL_RC_BAD_LAYOUT 0x10 /* wrong number/kind of regions */

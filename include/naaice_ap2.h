@@ -26,7 +26,8 @@
 #define NAAICE_AP2_H
 
 #if defined(NAA_H) && !defined(NAAICE_AP2_BESIDE_NAA_H)
-#error "naaice_ap2.h (the reference middleware's names) and naa.h (libnaa's) cannot be included in one translation unit"
+#error \
+    "naaice_ap2.h (the reference middleware's names) and naa.h (libnaa's) cannot be included in one translation unit"
 #endif
 
 /* The reference's header makes these available to the program. */
@@ -76,20 +77,16 @@ typedef struct naa_handle {
 
 /* Return codes of the NAA (status.naa_error): the values of the wire protocol. Application
  * codes 0x10..0x7f arrive as plain values of this enum. */
-enum naa_error {
-  NAA_SUCCESS = 0,
-  SOCKET_UNAVAIL = 1,
-  KERNEL_TIMEOUT = 2
-};
+enum naa_error { NAA_SUCCESS = 0, SOCKET_UNAVAIL = 1, KERNEL_TIMEOUT = 2 };
 
 /* status.state of a finished invocation (the reference's connection state number). */
 enum naaice_state { NAAICE_STATE_FINISHED = 30 };
 
 typedef struct naa_status {
-  enum naaice_state state;   /* NAAICE_STATE_FINISHED once the invocation completed */
-  enum naa_error naa_error;  /* the NAA's return code for the invocation */
-  uint64_t bytes_received;   /* byte length of the NAA's final write, as the transport tells
-                                it (0 over libfabric tcp, which does not) */
+  enum naaice_state state;  /* NAAICE_STATE_FINISHED once the invocation completed */
+  enum naa_error naa_error; /* the NAA's return code for the invocation */
+  uint64_t bytes_received;  /* byte length of the NAA's final write, as the transport tells
+                               it (0 over libfabric tcp, which does not) */
 } naa_status;
 
 /* The reference's five calls, under libnaa's exported names. */

@@ -45,9 +45,18 @@ static_assert(sizeof(ref::naa_status) == 16 && offsetof(ref::naa_status, naa_err
               offsetof(ref::naa_status, bytes_received) == 8);
 
 #define SAME_CODE(name) static_assert(static_cast<int>(ref::NAAICE_ERR_##name) == NAA_ERR_##name)
-SAME_CODE(INVALID_ARGUMENT); SAME_CODE(INVALID_HANDLE); SAME_CODE(NO_NAA); SAME_CODE(CONNECTION);
-SAME_CODE(TRANSPORT); SAME_CODE(TIMEOUT); SAME_CODE(NAA); SAME_CODE(NO_RESOURCES);
-SAME_CODE(PROTOCOL); SAME_CODE(STATE); SAME_CODE(CONFIG); SAME_CODE(UNSUPPORTED);
+SAME_CODE(INVALID_ARGUMENT);
+SAME_CODE(INVALID_HANDLE);
+SAME_CODE(NO_NAA);
+SAME_CODE(CONNECTION);
+SAME_CODE(TRANSPORT);
+SAME_CODE(TIMEOUT);
+SAME_CODE(NAA);
+SAME_CODE(NO_RESOURCES);
+SAME_CODE(PROTOCOL);
+SAME_CODE(STATE);
+SAME_CODE(CONFIG);
+SAME_CODE(UNSUPPORTED);
 SAME_CODE(INTERNAL);
 static_assert(NAA_ERR_INTERNAL == 13, "a new naa_error_t code belongs in naaice_ap2.h too");
 #undef SAME_CODE
@@ -149,8 +158,8 @@ namespace ref {
 extern "C" {
 
 int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_params,
-                  unsigned int input_amount, naa_param_t *output_params,
-                  unsigned int output_amount, naa_handle *handle) {
+                   unsigned int input_amount, naa_param_t *output_params,
+                   unsigned int output_amount, naa_handle *handle) {
   if (handle != nullptr) forget_error(handle);  // a new life for this storage
   return ap2_call("naa_create", handle, [&] {
     if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
@@ -159,14 +168,13 @@ int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_p
     const uint8_t code = naa::checked_function_code(function_code);
     const auto inputs = params(input_params, input_amount);
     const auto outputs = params(output_params, output_amount);
-    auto regions = naa::layout_regions(input_params != nullptr ? inputs.data() : nullptr,
-                                       input_amount,
-                                       output_params != nullptr ? outputs.data() : nullptr,
-                                       output_amount);
+    auto regions =
+        naa::layout_regions(input_params != nullptr ? inputs.data() : nullptr, input_amount,
+                            output_params != nullptr ? outputs.data() : nullptr, output_amount);
     promote_single_send_outputs(regions, outputs);
     // NAA_SPEC's param_count is the number of inputs the program passed, as in the reference.
-    auto session = naa::open_session(code, std::move(regions), input_amount,
-                                     naa::Settings::resolve(nullptr));
+    auto session =
+        naa::open_session(code, std::move(regions), input_amount, naa::Settings::resolve(nullptr));
     handle->naaice_session = handles().insert(std::make_shared<Ap2Session>(std::move(session)));
     return static_cast<int>(NAA_SUCCESS);
   });

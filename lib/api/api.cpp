@@ -45,9 +45,9 @@ std::optional<naa::stats::Stages> stages_of(uint64_t id) {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   };
-  return naa::stats::Stages{ns(s.invoked), ns(s.written), ns(s.final_posted),
-                            ns(s.final_post_returned), ns(s.replied), s.naa_measured, s.naa_uj,
-                            std::move(s.naa_source)};
+  return naa::stats::Stages{
+      ns(s.invoked), ns(s.written),  ns(s.final_posted), ns(s.final_post_returned),
+      ns(s.replied), s.naa_measured, s.naa_uj,           std::move(s.naa_source)};
 }
 
 // guarded(), and a failure's cause kept for naa_last_error(3) under the handle (if the call
@@ -153,8 +153,8 @@ class Pinned {
   }
 
   const naa_handle *list_;
-  Kept *kept_ = nullptr;             // the thread's, while this call uses it
-  naa::Sessions own_;                // else
+  Kept *kept_ = nullptr;  // the thread's, while this call uses it
+  naa::Sessions own_;     // else
   naa::Sessions *pinned_ = &own_;
   naa::Sessions filtered_;
   std::vector<uint64_t> invocations_;
@@ -165,13 +165,13 @@ class Pinned {
 extern "C" {
 
 int pnaa_create(uint32_t function_code, naa_param_t *inputs, size_t n_inputs, naa_param_t *outputs,
-               size_t n_outputs, naa_handle *handle) {
+                size_t n_outputs, naa_handle *handle) {
   return create("naa_create", function_code, inputs, n_inputs, outputs, n_outputs, nullptr, handle);
 }
 
 int pnaa_create_attr(uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
-                    naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr,
-                    naa_handle *handle) {
+                     naa_param_t *outputs, size_t n_outputs, const naa_attr_t *attr,
+                     naa_handle *handle) {
   return create("naa_create_attr", function_code, inputs, n_inputs, outputs, n_outputs, attr,
                 handle);
 }
@@ -213,7 +213,8 @@ int pnaa_finalize(naa_handle *handle) {
 }
 
 int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
-  return entry("naa_waitall", Call::Completion, nullptr, [&] { return naa::wait_all(Pinned(count, handles, false).sessions(), statuses); });
+  return entry("naa_waitall", Call::Completion, nullptr,
+               [&] { return naa::wait_all(Pinned(count, handles, false).sessions(), statuses); });
 }
 
 int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status) {
@@ -244,9 +245,13 @@ int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuse
   });
 }
 
-const char *pnaa_strerror(int error) { return naa::error_text(error); }
+const char *pnaa_strerror(int error) {
+  return naa::error_text(error);
+}
 
-const char *pnaa_rc_string(int naa_return_code) { return naa::rc_text(naa_return_code); }
+const char *pnaa_rc_string(int naa_return_code) {
+  return naa::rc_text(naa_return_code);
+}
 
 int pnaa_last_error(const naa_handle *handle, char *buf, size_t len) {
   return naa::last_error::read(handle != nullptr ? handle->id : 0, handle == nullptr, buf, len);

@@ -54,8 +54,9 @@ std::shared_ptr<T> live(const HandleTable<T> &table, uint64_t id) {
       throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + text +
                                               " belongs to the parent process (used after fork()); "
                                               "it stays the parent's, untouched");
-    throw Error(NAA_ERR_INVALID_HANDLE, std::string("handle ") + text +
-                                            " is not a live handle (never created, finalized, or stale)");
+    throw Error(NAA_ERR_INVALID_HANDLE,
+                std::string("handle ") + text +
+                    " is not a live handle (never created, finalized, or stale)");
   }
   return object;
 }

@@ -59,8 +59,10 @@ class HandleTable {
       const uint64_t id = ids(i);
       Slot *slot = const_cast<Slot *>(lookup(id));
       out[i] = slot != nullptr ? slot->object.get() : nullptr;
-      if (slot != nullptr) ++slot->pins;
-      else all = all && id == 0;
+      if (slot != nullptr)
+        ++slot->pins;
+      else
+        all = all && id == 0;
     }
     return all;
   }
@@ -130,7 +132,8 @@ class HandleTable {
     uint64_t index = (id & 0xffffffffu);
     if (index == 0 || index > slots_.size()) return nullptr;
     const Slot &slot = slots_[index - 1];
-    if (slot.object == nullptr || slot.removed || slot.generation != static_cast<uint16_t>(id >> 32))
+    if (slot.object == nullptr || slot.removed ||
+        slot.generation != static_cast<uint16_t>(id >> 32))
       return nullptr;
     return &slot;
   }

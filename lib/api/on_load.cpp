@@ -5,6 +5,8 @@
 
 namespace {
 
-__attribute__((constructor)) void on_load() { naa::diag::restore_signal_defaults(); }
+__attribute__((constructor)) void on_load() {
+  naa::diag::restore_signal_defaults();
+}
 
 }  // namespace

@@ -5,5 +5,4 @@
 // p-name's definition, in the same translation unit (an alias needs its target there).
 #pragma once
 
-#define NAA_PROFILED(name) \
-  extern "C" decltype(p##name) name __attribute__((weak, alias("p" #name)))
+#define NAA_PROFILED(name) extern "C" decltype(p##name) name __attribute__((weak, alias("p" #name)))

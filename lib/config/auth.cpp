@@ -18,8 +18,8 @@ constexpr size_t kMaxKeyFileBytes = 64 * 1024;
 std::string checked_key(std::string key, const std::string &source, naa_error_t code) {
   if (key.size() > kMaxKeyLength)
     throw Error(code, source + ": the key has " + std::to_string(key.size()) +
-                                    " bytes, more than the " + std::to_string(kMaxKeyLength) +
-                                    " a connection request can carry");
+                          " bytes, more than the " + std::to_string(kMaxKeyLength) +
+                          " a connection request can carry");
   return key;
 }
 
@@ -33,7 +33,8 @@ std::string key_from_file(const std::string &path) {
   std::free(text);
   key = key.substr(0, key.find('\n'));  // the first line
   if (!key.empty() && key.back() == '\r') key.pop_back();
-  if (key.empty()) throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
+  if (key.empty())
+    throw Error(NAA_ERR_CONFIG, "the authentication key file '" + path + "' is empty");
   return checked_key(key, "key file " + path);
 }
 
@@ -61,8 +62,8 @@ std::string connect_data(const std::string &key) {
 }
 
 bool from_libnaa(const std::string &private_data) {
-  return private_data.compare(encoded_length(private_data), sizeof kClientIdentity,
-                              kClientIdentity, sizeof kClientIdentity) == 0;
+  return private_data.compare(encoded_length(private_data), sizeof kClientIdentity, kClientIdentity,
+                              sizeof kClientIdentity) == 0;
 }
 
 size_t connect_data_length(const std::string &private_data) {

@@ -12,10 +12,20 @@ bool parse_count(const char *text, uint64_t max, uint64_t *out, bool suffix) {
   unsigned shift = 0;
   if (suffix && len > 0) {
     switch (text[len - 1]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      default: break;
+      case 'k':
+      case 'K':
+        shift = 10;
+        break;
+      case 'm':
+      case 'M':
+        shift = 20;
+        break;
+      case 'g':
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        break;
     }
     if (shift != 0) --len;
   }

@@ -24,8 +24,8 @@ std::chrono::milliseconds parse_timeout(const std::string &text, const std::stri
   const double seconds = decimal ? std::strtod(text.c_str(), nullptr) : 0;
   // An upper bound keeps the millisecond count far from overflow; a year is no deadline anyway.
   if (!decimal || !std::isfinite(seconds) || seconds <= 0 || seconds > kMaxTimeoutSeconds)
-    throw Error(NAA_ERR_CONFIG, source + " '" + text +
-                                    "' is not a number of seconds in (0, 31536000]");
+    throw Error(NAA_ERR_CONFIG,
+                source + " '" + text + "' is not a number of seconds in (0, 31536000]");
   return std::chrono::milliseconds(static_cast<long>(std::ceil(seconds * 1000)));
 }
 
@@ -45,7 +45,8 @@ bool parse_switch(const std::string &text, const std::string &source) {
 unsigned parse_reconnect(const std::string &text, const std::string &source) {
   uint64_t v = 0;
   if (!parse_count(text.c_str(), kMaxReconnect, &v))
-    throw Error(NAA_ERR_CONFIG, source + " '" + text + "' is not 0.." + std::to_string(kMaxReconnect));
+    throw Error(NAA_ERR_CONFIG,
+                source + " '" + text + "' is not 0.." + std::to_string(kMaxReconnect));
   return static_cast<unsigned>(v);
 }
 
@@ -65,8 +66,9 @@ Progress::Mode parse_progress_mode(const std::string &m, const std::string &sour
   if (m.empty()) return Progress::Mode::Adaptive;
   for (const auto &p : kProgressModes)
     if (m == p.name) return p.mode;
-  throw Error(NAA_ERR_CONFIG, source + " '" + m + "' is not spin, block, "
-                              "spin-then-block, adaptive, thread or provider");
+  throw Error(NAA_ERR_CONFIG, source + " '" + m +
+                                  "' is not spin, block, "
+                                  "spin-then-block, adaptive, thread or provider");
 }
 
 const char *progress_name(Progress::Mode mode) {

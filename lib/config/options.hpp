@@ -48,8 +48,8 @@ int parse_cpu(const std::string &text, const std::string &source);
 // Application time between calls counts toward the guard; 0 turns pacing off.
 inline constexpr std::chrono::microseconds kDefaultPacing{100};
 inline constexpr uint64_t kMaxMicroseconds = 10000000;  // NAA_PACING_US, NAA_SPIN_US: 10 s
-// NAA_PACING_ADAPTIVE: 1 (default) lets the guard grow with the NAA (lib/protocol/pacing.hpp), 0 keeps
-// it at NAA_PACING_US.
+// NAA_PACING_ADAPTIVE: 1 (default) lets the guard grow with the NAA (lib/protocol/pacing.hpp), 0
+// keeps it at NAA_PACING_US.
 bool parse_switch(const std::string &text, const std::string &source);
 // A whole number of microseconds in 0..kMaxMicroseconds.
 std::chrono::microseconds parse_microseconds(const std::string &text, const std::string &source);

@@ -12,21 +12,43 @@
 namespace naa::params {
 namespace {
 
-void check_timeout(const std::string &t, const std::string &s) { parse_timeout(t, s); }
-void check_switch(const std::string &t, const std::string &s) { parse_switch(t, s); }
-void check_reconnect(const std::string &t, const std::string &s) { parse_reconnect(t, s); }
-void check_progress(const std::string &t, const std::string &s) { parse_progress_mode(t, s); }
-void check_microseconds(const std::string &t, const std::string &s) { parse_microseconds(t, s); }
-void check_cpu(const std::string &t, const std::string &s) { parse_cpu(t, s); }
-void check_write_chunk(const std::string &t, const std::string &s) { parse_write_chunk(t, s); }
-void check_key(const std::string &t, const std::string &s) { auth::checked_key(t, s); }
-void check_idle(const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }
-void check_trace_buffer(const std::string &t, const std::string &s) { parse_trace_buffer(t, s); }
+void check_timeout(const std::string &t, const std::string &s) {
+  parse_timeout(t, s);
+}
+void check_switch(const std::string &t, const std::string &s) {
+  parse_switch(t, s);
+}
+void check_reconnect(const std::string &t, const std::string &s) {
+  parse_reconnect(t, s);
+}
+void check_progress(const std::string &t, const std::string &s) {
+  parse_progress_mode(t, s);
+}
+void check_microseconds(const std::string &t, const std::string &s) {
+  parse_microseconds(t, s);
+}
+void check_cpu(const std::string &t, const std::string &s) {
+  parse_cpu(t, s);
+}
+void check_write_chunk(const std::string &t, const std::string &s) {
+  parse_write_chunk(t, s);
+}
+void check_key(const std::string &t, const std::string &s) {
+  auth::checked_key(t, s);
+}
+void check_idle(const std::string &t, const std::string &s) {
+  parse_idle_endpoints(t, s);
+}
+void check_trace_buffer(const std::string &t, const std::string &s) {
+  parse_trace_buffer(t, s);
+}
 void check_energy(const std::string &t, const std::string &s) {
   if (t != "0" && t != "1" && t != "powercap" && t != "nvml")
     throw Error(NAA_ERR_CONFIG, s + " '" + t + "' is not 0, 1, powercap or nvml");
 }
-void check_transport(const std::string &t, const std::string &s) { transport::parse_name(t, s); }
+void check_transport(const std::string &t, const std::string &s) {
+  transport::parse_name(t, s);
+}
 
 }  // namespace
 
@@ -36,28 +58,33 @@ const std::vector<Param> &registry() {
        "which NAA serves which function code (else the Slurm job's naa.conf)", nullptr},
       {"NAA_CONF", "path", "",
        "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
-       "SYSCONFDIR/naa.conf)", nullptr},
+       "SYSCONFDIR/naa.conf)",
+       nullptr},
       {"NAA_SPREAD", "rank|local", "rank",
        "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
-       "node-local one for NAAs attached to each node", rm::check_spread},
+       "node-local one for NAAs attached to each node",
+       rm::check_spread},
       {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
        "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
        "verbs where an RDMA device routes to it, else ofi+tcp",
        check_transport},
       {"NAA_MODULE_DIR", "directory", "",
        "where the transport modules (libnaa-ofi.so, libnaa-verbs.so) are loaded from (default: "
-       "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)", nullptr},
+       "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)",
+       nullptr},
       {"NAA_TIMEOUT", "seconds", "60",
        "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
       {"NAA_CONNECT_TIMEOUT", "seconds", "30",
        "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
       {"NAA_RECONNECT", "0..100", "3",
        "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
-       "NAA_CONNECT_TIMEOUT", check_reconnect},
+       "NAA_CONNECT_TIMEOUT",
+       check_reconnect},
       {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
        "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
        "once while the node has more runnable threads or ranks than CPUs or the handle's "
-       "recent polls did not pay", check_progress},
+       "recent polls did not pay",
+       check_progress},
       {"NAA_SPIN_US", "microseconds", "100",
        "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
        "due); the least the progress thread of thread polls with work in flight",
@@ -66,7 +93,8 @@ const std::vector<Param> &registry() {
        "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
       {"NAA_PACING_US", "microseconds", "100",
        "guard before each invocation's final write to an NAA that is not a libnaa server "
-       "(0: off)", check_microseconds},
+       "(0: off)",
+       check_microseconds},
       {"NAA_PACING_ADAPTIVE", "0|1", "1",
        "1: the guard also follows the NAA's MRSP round trip and grows after requests it never "
        "answered",
@@ -82,13 +110,15 @@ const std::vector<Param> &registry() {
        "split libfabric writes into pieces of this size (default: no split)", check_write_chunk},
       {"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
        "ofi+shm endpoints of ended connections kept open for the next ones, per side (each holds "
-       "16 MiB of /dev/shm until the process exits; 0: none)", check_idle},
+       "16 MiB of /dev/shm until the process exits; 0: none)",
+       check_idle},
       {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
        "which diagnostics go to stderr (read once per process)", nullptr},
       {"NAA_STATS", "0|1", "0",
        "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
       {"NAA_TRACE", "directory", "",
-       "write a timeline of the calls and invocations to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
+       "write a timeline of the calls and invocations to "
+       "DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
        "as they happen (created with DIR, mode 0600, at the first naa_create)",
        nullptr},
       {"NAA_TRACE_BUFFER", "1..1048576", "4096",
@@ -107,10 +137,14 @@ const std::vector<Param> &registry() {
 
 const char *source_name(Source source) {
   switch (source) {
-    case Source::Default: return "default";
-    case Source::Environment: return "environment";
-    case Source::Attr: return "naa_attr_t.params";
-    case Source::Field: return "naa_attr_t field";
+    case Source::Default:
+      return "default";
+    case Source::Environment:
+      return "environment";
+    case Source::Attr:
+      return "naa_attr_t.params";
+    case Source::Field:
+      return "naa_attr_t field";
   }
   return "?";
 }
@@ -119,8 +153,10 @@ Values Values::read(const char *const *overrides) {
   Values v;
   for (const Param &p : registry()) {
     const char *env = std::getenv(p.name);
-    if (env != nullptr && *env != '\0') v.entries_.push_back({env, Source::Environment});
-    else v.entries_.push_back({p.fallback, Source::Default});
+    if (env != nullptr && *env != '\0')
+      v.entries_.push_back({env, Source::Environment});
+    else
+      v.entries_.push_back({p.fallback, Source::Default});
   }
   for (; overrides != nullptr && *overrides != nullptr; ++overrides) {
     const char *eq = std::strchr(*overrides, '=');
@@ -131,8 +167,10 @@ Values Values::read(const char *const *overrides) {
       throw Error(NAA_ERR_INVALID_ARGUMENT, std::string("naa_attr_t.params: '") + *overrides +
                                                 "' is not NAME=value of a runtime parameter "
                                                 "(naa-info --params lists them)");
-    if (eq[1] == '\0') v.entries_[i] = {registry()[i].fallback, Source::Default};
-    else v.entries_[i] = {eq + 1, Source::Attr};
+    if (eq[1] == '\0')
+      v.entries_[i] = {registry()[i].fallback, Source::Default};
+    else
+      v.entries_[i] = {eq + 1, Source::Attr};
   }
   return v;
 }
@@ -140,9 +178,12 @@ Values Values::read(const char *const *overrides) {
 std::string Values::source_text(size_t i) const {
   const char *name = registry()[i].name;
   switch (entries_[i].source) {
-    case Source::Attr: return std::string("naa_attr_t.params ") + name;
-    case Source::Field: return std::string("naa_attr_t.") + entries_[i].field;
-    default: return name;
+    case Source::Attr:
+      return std::string("naa_attr_t.params ") + name;
+    case Source::Field:
+      return std::string("naa_attr_t.") + entries_[i].field;
+    default:
+      return name;
   }
 }
 
@@ -165,9 +206,9 @@ void Values::check() const {
   for (size_t i = 0; i < entries_.size(); ++i) {
     std::string why = problem(i);
     if (!why.empty())
-      throw Error(entries_[i].source == Source::Environment ? NAA_ERR_CONFIG
-                                                            : NAA_ERR_INVALID_ARGUMENT,
-                  why);
+      throw Error(
+          entries_[i].source == Source::Environment ? NAA_ERR_CONFIG : NAA_ERR_INVALID_ARGUMENT,
+          why);
   }
 }
 
@@ -177,16 +218,24 @@ size_t Values::index(const char *name) const {
   throw Error(NAA_ERR_INTERNAL, std::string("no runtime parameter ") + name);
 }
 
-const std::string &Values::text(const char *name) const { return entries_[index(name)].text; }
-Source Values::source(const char *name) const { return entries_[index(name)].source; }
+const std::string &Values::text(const char *name) const {
+  return entries_[index(name)].text;
+}
+Source Values::source(const char *name) const {
+  return entries_[index(name)].source;
+}
 
-std::chrono::milliseconds Values::timeout() const { return parsed("NAA_TIMEOUT", parse_timeout); }
+std::chrono::milliseconds Values::timeout() const {
+  return parsed("NAA_TIMEOUT", parse_timeout);
+}
 
 std::chrono::milliseconds Values::connect_timeout() const {
   return parsed("NAA_CONNECT_TIMEOUT", parse_timeout);
 }
 
-unsigned Values::reconnect() const { return parsed("NAA_RECONNECT", parse_reconnect); }
+unsigned Values::reconnect() const {
+  return parsed("NAA_RECONNECT", parse_reconnect);
+}
 
 Progress Values::progress() const {
   Progress p;
@@ -200,9 +249,13 @@ std::chrono::microseconds Values::pacing() const {
   return parsed("NAA_PACING_US", parse_microseconds);
 }
 
-bool Values::pacing_adaptive() const { return parsed("NAA_PACING_ADAPTIVE", parse_switch); }
+bool Values::pacing_adaptive() const {
+  return parsed("NAA_PACING_ADAPTIVE", parse_switch);
+}
 
-size_t Values::write_chunk() const { return parsed("NAA_OFI_WRITE_CHUNK", parse_write_chunk); }
+size_t Values::write_chunk() const {
+  return parsed("NAA_OFI_WRITE_CHUNK", parse_write_chunk);
+}
 
 transport::TransportOptions Values::transport_options() const {
   transport::TransportOptions options;

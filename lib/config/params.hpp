@@ -87,5 +87,4 @@ class Values {
   std::vector<Entry> entries_;  // in registry() order
 };
 
-
 }  // namespace naa::params

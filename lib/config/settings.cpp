@@ -38,13 +38,15 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
     // host:port:fncode:n_inputs, as NAA_SPEC writes an entry, or an unbracketed IPv6 address.
     const size_t port = text.find(':');
     uint64_t ignored = 0;
-    const bool spec = port > 0 && std::count(text.begin(), text.end(), ':') == 3 &&
-                      parse_count(text.substr(port + 1, text.find(':', port + 1) - port - 1).c_str(),
-                                  65535, &ignored);
-    throw bad_field("naa", "'" + text + "' is not host:port" +
-                               (spec ? " (it reads as an NAA_SPEC entry, host:port:fncode:n_inputs: "
-                                       "give only its host:port)"
-                                     : " (an IPv6 address goes in brackets: [v6addr]:port)"));
+    const bool spec =
+        port > 0 && std::count(text.begin(), text.end(), ':') == 3 &&
+        parse_count(text.substr(port + 1, text.find(':', port + 1) - port - 1).c_str(), 65535,
+                    &ignored);
+    throw bad_field("naa",
+                    "'" + text + "' is not host:port" +
+                        (spec ? " (it reads as an NAA_SPEC entry, host:port:fncode:n_inputs: "
+                                "give only its host:port)"
+                              : " (an IPv6 address goes in brackets: [v6addr]:port)"));
   }
   size_t colon = text.rfind(':');
   uint64_t p = 0;
@@ -61,11 +63,11 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
 bool milliseconds_field(int64_t ms, const char *field, const char *param, params::Values *values) {
   if (ms == NAA_ATTR_UNSET) return false;
   if (ms <= 0 || ms > kMaxTimeoutSeconds * 1000)
-    throw bad_field(field, std::to_string(ms) + " is not in 1.." +
-                               std::to_string(kMaxTimeoutSeconds * 1000));
+    throw bad_field(
+        field, std::to_string(ms) + " is not in 1.." + std::to_string(kMaxTimeoutSeconds * 1000));
   std::string frac = std::to_string(ms % 1000);
-  values->set_from_field(param, std::to_string(ms / 1000) + "." +
-                                    std::string(3 - frac.size(), '0') + frac, field);
+  values->set_from_field(
+      param, std::to_string(ms / 1000) + "." + std::string(3 - frac.size(), '0') + frac, field);
   return true;
 }
 
@@ -92,10 +94,13 @@ class LastSettings {
   // that no two attrs run together into one text.
   static std::string attr_values(const naa_attr_t *attr) {
     if (attr == nullptr) return {};
-    std::string text = "\x01" + std::to_string(attr->size) + " " + std::to_string(attr->version) + "\n";
+    std::string text =
+        "\x01" + std::to_string(attr->size) + " " + std::to_string(attr->version) + "\n";
     auto string = [&text](const char *s) {
-      if (s == nullptr) text += '\x02';
-      else text.append(1, '\x04').append(s).push_back('\0');
+      if (s == nullptr)
+        text += '\x02';
+      else
+        text.append(1, '\x04').append(s).push_back('\0');
     };
     auto number = [&text](int64_t v) { text += std::to_string(v) + "\n"; };
     if (HOLDS(attr, naa)) string(attr->naa);
@@ -125,7 +130,8 @@ class LastSettings {
 
   // `s`, resolved from what `sources` holds alone.
   void keep(const std::string &sources, const Settings &s) {
-    if (!s.params.text("NAA_AUTH_KEY_FILE").empty() && s.params.text("NAA_AUTH_KEY").empty()) return;
+    if (!s.params.text("NAA_AUTH_KEY_FILE").empty() && s.params.text("NAA_AUTH_KEY").empty())
+      return;
     std::lock_guard<std::mutex> lock(mu_);
     sources_ = sources;
     settings_ = s;
@@ -162,7 +168,9 @@ Settings Settings::resolve(const naa_attr_t *attr) {
   return s;
 }
 
-unsigned long Settings::resolved_anew() { return resolutions.load(); }
+unsigned long Settings::resolved_anew() {
+  return resolutions.load();
+}
 
 namespace {
 
@@ -174,22 +182,25 @@ Settings resolve_anew(const naa_attr_t *attr) {
                                                 std::to_string(attr->version) +
                                                 "): initialise it with NAA_ATTR_INIT");
     if (attr->size > sizeof(naa_attr_t))
-      NAA_LOG_DEBUG("naa_attr_t of %zu bytes (version %u): fields beyond this library's %zu "
-                    "bytes are ignored", attr->size, attr->version, sizeof(naa_attr_t));
+      NAA_LOG_DEBUG(
+          "naa_attr_t of %zu bytes (version %u): fields beyond this library's %zu "
+          "bytes are ignored",
+          attr->size, attr->version, sizeof(naa_attr_t));
   }
   Settings s;
   s.params = params::Values::read(HOLDS(attr, params) ? attr->params : nullptr);
   // Each field set stands in for its parameter: the environment's and attr->params' value
   // behind it is neither used nor checked.
-  if (HOLDS(attr, naa) && attr->naa != nullptr)
-    parse_naa(attr->naa, &s.naa_host, &s.naa_port);
+  if (HOLDS(attr, naa) && attr->naa != nullptr) parse_naa(attr->naa, &s.naa_host, &s.naa_port);
   if (HOLDS(attr, transport) && attr->transport != nullptr)
     s.params.set_from_field("NAA_TRANSPORT", attr->transport, "transport");
   const bool timeout_set =
-      HOLDS(attr, timeout_ms) && milliseconds_field(attr->timeout_ms, "timeout_ms", "NAA_TIMEOUT", &s.params);
+      HOLDS(attr, timeout_ms) &&
+      milliseconds_field(attr->timeout_ms, "timeout_ms", "NAA_TIMEOUT", &s.params);
   const bool connect_timeout_set =
       HOLDS(attr, connect_timeout_ms) &&
-      milliseconds_field(attr->connect_timeout_ms, "connect_timeout_ms", "NAA_CONNECT_TIMEOUT", &s.params);
+      milliseconds_field(attr->connect_timeout_ms, "connect_timeout_ms", "NAA_CONNECT_TIMEOUT",
+                         &s.params);
   if (HOLDS(attr, reconnect) && attr->reconnect != NAA_ATTR_UNSET) {
     if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > kMaxReconnect)
       throw bad_field("reconnect", std::to_string(attr->reconnect) + " is not in 0.." +
@@ -211,8 +222,10 @@ Settings resolve_anew(const naa_attr_t *attr) {
     s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us), "pacing_us");
   }
   if (HOLDS(attr, auth_key) && attr->auth_key != nullptr) {
-    s.params.set_from_field("NAA_AUTH_KEY", auth::checked_key(attr->auth_key, "naa_attr_t.auth_key",
-                                                              NAA_ERR_INVALID_ARGUMENT), "auth_key");
+    s.params.set_from_field(
+        "NAA_AUTH_KEY",
+        auth::checked_key(attr->auth_key, "naa_attr_t.auth_key", NAA_ERR_INVALID_ARGUMENT),
+        "auth_key");
     s.params.set_from_field("NAA_AUTH_KEY_FILE", "", "auth_key");  // "" sends none: no file either
   }
   if (HOLDS(attr, local_ip) && attr->local_ip != nullptr)

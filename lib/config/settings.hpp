@@ -20,16 +20,16 @@ namespace naa {
 struct Settings {
   std::string naa_host;  // from attr->naa: the NAA itself, no resolution; empty otherwise
   uint16_t naa_port = 0;
-  std::string transport;  // NAA_TRANSPORT
+  std::string transport;                         // NAA_TRANSPORT
   std::chrono::milliseconds timeout{0};          // NAA_TIMEOUT: each wait
   std::chrono::milliseconds connect_timeout{0};  // NAA_CONNECT_TIMEOUT: connect + MRSP
   unsigned reconnect = 0;                        // NAA_RECONNECT: 0 never, else on
   Progress progress;
   std::chrono::microseconds pacing{0};
   bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
-  std::string auth_key;  // "" sends none
+  std::string auth_key;         // "" sends none
   std::string local_ip;
-  std::string device;  // NAA_RDMA_DEVICE
+  std::string device;     // NAA_RDMA_DEVICE
   params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
                           // the transport's source
 

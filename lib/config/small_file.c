@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *fail(char *error, size_t size, const char *format, ...) __attribute__((format(printf, 3, 4)));
+static char *fail(char *error, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
 static char *fail(char *error, size_t size, const char *format, ...) {
   if (error != NULL && size > 0) {
     va_list args;
@@ -31,7 +32,8 @@ static const char *kind(mode_t mode) {
   return "not a plain file";
 }
 
-char *naa_read_small_file(const char *path, size_t limit, size_t *length, char *error, size_t size) {
+char *naa_read_small_file(const char *path, size_t limit, size_t *length, char *error,
+                          size_t size) {
   const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return fail(error, size, "cannot open %s: %s", path, strerror(errno));
   struct stat st;
@@ -46,7 +48,8 @@ char *naa_read_small_file(const char *path, size_t limit, size_t *length, char *
   }
   if ((unsigned long long)st.st_size > limit) {
     close(fd);
-    return fail(error, size, "%s holds more than %zu bytes (%lld)", path, limit, (long long)st.st_size);
+    return fail(error, size, "%s holds more than %zu bytes (%lld)", path, limit,
+                (long long)st.st_size);
   }
   /* Read up to limit + 1 bytes: a file that grows meanwhile is caught all the same. */
   char *text = (char *)malloc(limit + 2); /* the cast: the fuzz targets build it as C++ */

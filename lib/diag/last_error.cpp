@@ -36,7 +36,8 @@ int returned(naa_error_t code, const std::string &cause) {
 
 void record(const char *function, uint64_t handle_id, int code, std::string cause) {
   Failure f{code, std::move(cause)};
-  if (f.cause.empty() && pending.code == code) f.cause = std::string(function) + ": " + pending.cause;
+  if (f.cause.empty() && pending.code == code)
+    f.cause = std::string(function) + ": " + pending.cause;
   pending = Failure{};
   std::lock_guard<std::mutex> lock(handles_mu);
   if (f.cause.empty() && handle_id != 0) {

@@ -27,9 +27,9 @@ Level parse_level(const char *text) {
   static const struct {
     const char *name;
     Level level;
-  } names[] = {{"error", Level::Error}, {"warn", Level::Warn}, {"warning", Level::Warn},
+  } names[] = {{"error", Level::Error}, {"warn", Level::Warn},   {"warning", Level::Warn},
                {"info", Level::Info},   {"debug", Level::Debug}, {"0", Level::Error},
-               {"1", Level::Warn},      {"2", Level::Info},  {"3", Level::Debug}};
+               {"1", Level::Warn},      {"2", Level::Info},      {"3", Level::Debug}};
   for (const auto &n : names)
     if (strcasecmp(text, n.name) == 0) return n.level;
   return Level::Warn;
@@ -37,10 +37,14 @@ Level parse_level(const char *text) {
 
 const char *level_name(Level level) {
   switch (level) {
-    case Level::Error: return "error";
-    case Level::Warn: return "warning";
-    case Level::Info: return "info";
-    case Level::Debug: return "debug";
+    case Level::Error:
+      return "error";
+    case Level::Warn:
+      return "warning";
+    case Level::Info:
+      return "info";
+    case Level::Debug:
+      return "debug";
   }
   return "?";
 }
@@ -72,7 +76,9 @@ void set_default_threshold(Level l) {
   level.store(-1);
 }
 
-void set_program(const char *name) { program = name; }
+void set_program(const char *name) {
+  program = name;
+}
 
 namespace {
 
@@ -126,7 +132,9 @@ bool has_handler() {
 
 }  // namespace
 
-Deferred::Deferred() { ++kept.depth; }
+Deferred::Deferred() {
+  ++kept.depth;
+}
 
 Deferred::~Deferred() {
   if (--kept.depth > 0) return;

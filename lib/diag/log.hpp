@@ -13,7 +13,9 @@ enum class Level { Error = 0, Warn = 1, Info = 2, Debug = 3 };
 Level threshold();
 // The level when NAA_LOG_LEVEL is not set (naa-server -v: info), instead of warn.
 void set_default_threshold(Level level);
-inline bool enabled(Level level) { return level <= threshold(); }
+inline bool enabled(Level level) {
+  return level <= threshold();
+}
 
 // Writes one line "libnaa[PID]: LEVEL: message" ("libnaa[PID, rank R]: ..." in a ranked
 // task) to stderr or to the handler. Thread-safe (one write(2) per line).
@@ -43,8 +45,8 @@ void set_program(const char *name);
 
 }  // namespace naa::log
 
-#define NAA_LOG(level, ...)                                              \
-  do {                                                                   \
+#define NAA_LOG(level, ...)                                                \
+  do {                                                                     \
     if (::naa::log::enabled(level)) ::naa::log::write(level, __VA_ARGS__); \
   } while (0)
 #define NAA_LOG_ERROR(...) NAA_LOG(::naa::log::Level::Error, __VA_ARGS__)

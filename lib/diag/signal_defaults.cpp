@@ -72,11 +72,13 @@ void report_signal_defaults() {
   if (mask == 0 || reported.load(std::memory_order_relaxed) || reported.exchange(true)) return;
   std::string names;
   for (int sig : kTaken)
-    if (mask & (1UL << sig)) names += std::string(names.empty() ? "" : ", ") + "SIG" + sigabbrev_np(sig);
-  NAA_LOG_INFO("%s back to their default actions: libinfinipath.so, loaded with libfabric, had "
-               "taken them with a handler that calls exit() (IPATH_NO_BACKTRACE=1 keeps it "
-               "from doing so)",
-               names.c_str());
+    if (mask & (1UL << sig))
+      names += std::string(names.empty() ? "" : ", ") + "SIG" + sigabbrev_np(sig);
+  NAA_LOG_INFO(
+      "%s back to their default actions: libinfinipath.so, loaded with libfabric, had "
+      "taken them with a handler that calls exit() (IPATH_NO_BACKTRACE=1 keeps it "
+      "from doing so)",
+      names.c_str());
 }
 
 }  // namespace naa::diag

@@ -57,7 +57,7 @@ thread_local bool invoke_read;
 thread_local uint64_t invoke_uj, invoke_read_ns;
 
 std::mutex mu;
-double naa_joules = 0;  // the NAAs' joules reported so far, for the timeline's counter
+double naa_joules = 0;      // the NAAs' joules reported so far, for the timeline's counter
 bool forked_child = false;  // this process is a fork()ed child of the one that turned stats on
 naa_stats_t totals_{};
 std::vector<naa_stats_function_t> &lines() {  // never destroyed: the exit handler prints it
@@ -79,7 +79,9 @@ uint64_t now_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-double ms(double seconds) { return seconds * 1e3; }
+double ms(double seconds) {
+  return seconds * 1e3;
+}
 
 // The energy lines of the block: the source, or why none; per function code and NAA the
 // joules over its measured windows.
@@ -87,8 +89,10 @@ void print_energy(const char *who, std::string *out) {
   energy::Meter *meter = energy::Meter::get();
   if (meter == nullptr) return;
   std::string line = std::string(who) + ": host energy: ";
-  if (meter->sources().empty()) line += "not measured: " + meter->unavailable();
-  else line += meter->sources();
+  if (meter->sources().empty())
+    line += "not measured: " + meter->unavailable();
+  else
+    line += meter->sources();
   *out += line + "\n";
   char text[512];
   for (size_t i = 0; i < lines().size(); ++i) {
@@ -119,33 +123,34 @@ void print_energy(const char *who, std::string *out) {
 // One block per process on stderr, each line prefixed with who wrote it, in one write(2).
 void print() {
   std::lock_guard<std::mutex> lock(mu);
-  if (forked_child && totals_.creates == 0 && totals_.completion_calls == 0 && lines().empty()) return;
+  if (forked_child && totals_.creates == 0 && totals_.completion_calls == 0 && lines().empty())
+    return;
   char who[64];
   const int r = rank();
-  if (r >= 0) snprintf(who, sizeof who, "naa-stats[%d, rank %d]", static_cast<int>(getpid()), r);
-  else snprintf(who, sizeof who, "naa-stats[%d]", static_cast<int>(getpid()));
+  if (r >= 0)
+    snprintf(who, sizeof who, "naa-stats[%d, rank %d]", static_cast<int>(getpid()), r);
+  else
+    snprintf(who, sizeof who, "naa-stats[%d]", static_cast<int>(getpid()));
   std::string out;
   char line[512];
   snprintf(line, sizeof line, "%s: %llu naa_create in %.3f ms\n", who,
            static_cast<unsigned long long>(totals_.creates), ms(totals_.create_s));
   out += line;
   for (const naa_stats_function_t &f : lines()) {
-    snprintf(line, sizeof line,
-             "%s: function %u at %s: %llu invocations, %llu bytes out, %llu bytes back; "
-             "naa_invoke %.3f ms, naa_wait %llu calls %.3f ms, naa_test %llu polls %.3f ms; "
-             "transfer %.3f ms, NAA service %.3f ms\n",
-             who, f.function_code, f.naa, static_cast<unsigned long long>(f.invocations),
-             static_cast<unsigned long long>(f.bytes_out),
-             static_cast<unsigned long long>(f.bytes_back), ms(f.invoke_s),
-             static_cast<unsigned long long>(f.waits), ms(f.wait_s),
-             static_cast<unsigned long long>(f.tests), ms(f.test_s), ms(f.transfer_s),
-             ms(f.service_s));
+    snprintf(
+        line, sizeof line,
+        "%s: function %u at %s: %llu invocations, %llu bytes out, %llu bytes back; "
+        "naa_invoke %.3f ms, naa_wait %llu calls %.3f ms, naa_test %llu polls %.3f ms; "
+        "transfer %.3f ms, NAA service %.3f ms\n",
+        who, f.function_code, f.naa, static_cast<unsigned long long>(f.invocations),
+        static_cast<unsigned long long>(f.bytes_out), static_cast<unsigned long long>(f.bytes_back),
+        ms(f.invoke_s), static_cast<unsigned long long>(f.waits), ms(f.wait_s),
+        static_cast<unsigned long long>(f.tests), ms(f.test_s), ms(f.transfer_s), ms(f.service_s));
     out += line;
   }
   if (totals_.completion_calls > 0) {
-    snprintf(line, sizeof line, "%s: naa_waitall/waitany/testany/testall %llu calls %.3f ms\n",
-             who, static_cast<unsigned long long>(totals_.completion_calls),
-             ms(totals_.completion_s));
+    snprintf(line, sizeof line, "%s: naa_waitall/waitany/testany/testall %llu calls %.3f ms\n", who,
+             static_cast<unsigned long long>(totals_.completion_calls), ms(totals_.completion_s));
     out += line;
   }
   std::string errors;
@@ -161,8 +166,12 @@ void print() {
 
 // fork(): the child counts its own calls from zero and prints them at its exit only if it made
 // any; the parent's figures stay the parent's. mu is held across the fork.
-void before_fork() { mu.lock(); }
-void after_fork_parent() { mu.unlock(); }
+void before_fork() {
+  mu.lock();
+}
+void after_fork_parent() {
+  mu.unlock();
+}
 void after_fork_child() {
   totals_ = naa_stats_t{};
   lines().clear();
@@ -181,7 +190,8 @@ std::string switch_on_locked(int bits, const params::Values &values) {
     const std::string &dir = values.text("NAA_TRACE");
     try {
       if (!dir.empty())
-        why = trace::open(dir, parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
+        why = trace::open(dir,
+                          parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
     } catch (const Error &e) {
       why = e.what();
     }
@@ -205,9 +215,9 @@ std::string switch_on_locked(int bits, const params::Values &values) {
 void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Stages &st) {
   const bool written_first = st.written < st.replied;
   const uint64_t final_posted = std::clamp(st.final_posted, st.invoked, st.replied);
-  const uint64_t written =
-      written_first ? std::max(st.invoked, st.written)
-                    : std::clamp(st.final_post_returned, final_posted, st.replied);
+  const uint64_t written = written_first
+                               ? std::max(st.invoked, st.written)
+                               : std::clamp(st.final_post_returned, final_posted, st.replied);
   const uint64_t serving = std::max(written, final_posted);
   if (observed & detail::kTrace) {
     trace::stage(handle_id, "transfer", st.invoked, written);
@@ -299,8 +309,10 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
   }
   double window_j = -1;  // none measured
   if (h != nullptr && h->window_open && completes(call, code, completed)) {
-    if (read) window_j = close_window(h, observed, t1, uj, read_ns);
-    else h->window_open = false;  // unknown, not zero
+    if (read)
+      window_j = close_window(h, observed, t1, uj, read_ns);
+    else
+      h->window_open = false;  // unknown, not zero
   }
   double naa_j = -1;  // none reported
   if (f != nullptr && stages != nullptr && completes(call, code, completed)) {
@@ -354,7 +366,8 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
       ++f->waits;
       f->wait_s += s;
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -370,8 +383,8 @@ void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
   }
   std::lock_guard<std::mutex> lock(mu);
   size_t i = 0;
-  while (i < lines().size() && !(lines()[i].function_code == function_code &&
-                                 naa == lines()[i].naa))
+  while (i < lines().size() &&
+         !(lines()[i].function_code == function_code && naa == lines()[i].naa))
     ++i;
   if (i == lines().size()) {
     naa_stats_function_t l{};
@@ -394,8 +407,9 @@ void finalized(uint64_t handle_id) {
 
 int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
   if (!on() || !(detail::state.load() & detail::kStats))
-    return last_error::returned(NAA_ERR_STATE, "statistics are off: set NAA_STATS=1, or "
-                                               "NAA_STATS=1 in a handle's naa_attr_t.params");
+    return last_error::returned(NAA_ERR_STATE,
+                                "statistics are off: set NAA_STATS=1, or "
+                                "NAA_STATS=1 in a handle's naa_attr_t.params");
   std::lock_guard<std::mutex> lock(mu);
   if (totals != nullptr) {
     *totals = totals_;
@@ -416,8 +430,9 @@ int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
     throw Error(NAA_ERR_INVALID_ARGUMENT,
                 "totals->size or totals->function_size is not set (NAA_STATS_ENERGY_INIT)");
   if (!on())
-    return last_error::returned(NAA_ERR_STATE, "statistics are off: set NAA_STATS=1 or "
-                                               "NAA_TRACE=DIR, and NAA_ENERGY");
+    return last_error::returned(NAA_ERR_STATE,
+                                "statistics are off: set NAA_STATS=1 or "
+                                "NAA_TRACE=DIR, and NAA_ENERGY");
   energy::Meter *meter = energy::Meter::get();
   if (meter == nullptr)
     return last_error::returned(NAA_ERR_STATE, "energy is off: set NAA_ENERGY=1 (naa(7))");

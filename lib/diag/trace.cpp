@@ -38,7 +38,7 @@ struct Event {
   // naa_test run: polls, ns inside the calls; invocation b: bytes out, bytes back
   uint64_t count, count2;
   enum Kind : uint8_t { Call, Polls, Span, Stage, Counter } kind;
-  double joules;  // invocation e: of its window (< 0: none); counter: the reading
+  double joules;      // invocation e: of its window (< 0: none); counter: the reading
   double naa_joules;  // invocation e: the NAA's over its kernel run (< 0: none)
 };
 
@@ -77,7 +77,9 @@ long thread_id() {
   static thread_local long tid = static_cast<long>(syscall(SYS_gettid));
   return tid;
 }
-int process_id() { return rank() >= 0 ? rank() : static_cast<int>(getpid()); }
+int process_id() {
+  return rank() >= 0 ? rank() : static_cast<int>(getpid());
+}
 
 uint32_t naa_index(const char *naa) {
   if (naa == nullptr || *naa == '\0') return 0;
@@ -139,7 +141,9 @@ std::string json(const Event &e) {
       args += ",\"function_code\":" + std::to_string(e.fn) + ",\"naa\":" + quoted(naas()[e.naa]);
   }
   switch (e.kind) {
-    case Event::Call: args += ",\"code\":" + std::to_string(e.code); break;
+    case Event::Call:
+      args += ",\"code\":" + std::to_string(e.code);
+      break;
     case Event::Polls: {
       char inside[48];
       snprintf(inside, sizeof inside, ",\"in_calls_us\":%.3f", static_cast<double>(e.count2) / 1e3);
@@ -164,7 +168,8 @@ std::string json(const Event &e) {
       }
       break;
     case Event::Stage:
-    case Event::Counter: break;
+    case Event::Counter:
+      break;
   }
   return out + ",\"args\":{" + args + "}}";
 }
@@ -196,8 +201,7 @@ std::string make_directory(const std::string &dir) {
     if (at == std::string::npos) break;
   }
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return dir + " is not a directory";
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return dir + " is not a directory";
   return "";
 }
 
@@ -234,7 +238,8 @@ std::string create_file_locked() {
   file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (file < 0)
     return "cannot create " + path + ": " + std::strerror(errno) +
-           (errno == EEXIST ? " (a file or link of that name is in the way; it is left as it is)" : "");
+           (errno == EEXIST ? " (a file or link of that name is in the way; it is left as it is)"
+                            : "");
   char head[160];
   snprintf(head, sizeof head,
            "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
@@ -311,8 +316,12 @@ void write_file() {
 // own, created when it first writes a block (at the latest at its exit) if it traced anything.
 // The lock is held across the fork so that the child's copy of it is free and the events
 // consistent.
-void before_fork() { mu.lock(); }
-void after_fork_parent() { mu.unlock(); }
+void before_fork() {
+  mu.lock();
+}
+void after_fork_parent() {
+  mu.unlock();
+}
 void after_fork_child() {
   if (file >= 0) ::close(file);
   file = -1;
@@ -347,7 +356,8 @@ std::string open(const std::string &dir, size_t buffer_events) {
 void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsigned fn,
           const char *naa, int code, bool completed_test) {
   const long tid = thread_id();
-  const bool poll = !completed_test && code == NAA_SUCCESS && std::strcmp(function, "naa_test") == 0;
+  const bool poll =
+      !completed_test && code == NAA_SUCCESS && std::strcmp(function, "naa_test") == 0;
   std::lock_guard<std::mutex> lock(mu);
   if (poll) {
     auto it = poll_runs().find(handle);
@@ -362,14 +372,15 @@ void call(const char *function, uint64_t t0, uint64_t t1, uint64_t handle, unsig
     return;
   }
   flush_polls_locked(handle);
-  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call, -1, -1});
+  add(Event{t0, t1, handle, function, 'X', code, tid, fn, naa_index(naa), 0, 0, Event::Call, -1,
+            -1});
 }
 
 void invocation_begin(uint64_t handle, uint64_t t0, unsigned fn, const char *naa,
                       uint64_t bytes_out, uint64_t bytes_back) {
   std::lock_guard<std::mutex> lock(mu);
-  add(Event{t0, t0, handle, "invocation", 'b', 0, 0, fn, naa_index(naa), bytes_out,
-            bytes_back, Event::Span, -1, -1});
+  add(Event{t0, t0, handle, "invocation", 'b', 0, 0, fn, naa_index(naa), bytes_out, bytes_back,
+            Event::Span, -1, -1});
 }
 
 void invocation_end(uint64_t handle, uint64_t t1, int code, double host_j, double naa_j) {

@@ -3,8 +3,8 @@
 // Format (Chrome/Perfetto JSON), streamed to DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json
 // (SLURM_JOB_ID, SLURM_STEP_ID, the rank), created when tracing starts: events wait in memory
 // until NAA_TRACE_BUFFER of them are written as one block, the rest and the end of the
-// document at exit, so that memory stays bounded however long the process runs. Fed by lib/diag/stats.cpp, which owns the per-handle figures
-// both use.
+// document at exit, so that memory stays bounded however long the process runs. Fed by
+// lib/diag/stats.cpp, which owns the per-handle figures both use.
 #pragma once
 
 #include <cstddef>
@@ -15,8 +15,8 @@
 
 namespace naa::trace {
 
-// Starts tracing into DIR (NAA_TRACE, not empty) on first use: creates DIR as mkdir -p does (mode 0700)
-// and the process's file in it (O_EXCL|O_NOFOLLOW, mode 0600), and registers the exit writer
+// Starts tracing into DIR (NAA_TRACE, not empty) on first use: creates DIR as mkdir -p does (mode
+// 0700) and the process's file in it (O_EXCL|O_NOFOLLOW, mode 0600), and registers the exit writer
 // and the fork handlers (a forked child traces into a file of its own); buffer_events
 // (NAA_TRACE_BUFFER, >= 1) is how many events wait in memory before they are written. "" once
 // tracing (a later call's buffer_events is then ignored), else why not (logged; a later call

@@ -216,8 +216,8 @@ Opened open_nvml(const char *library) {
   void *lib = ::dlopen(library, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char *e = ::dlerror();
-    result.why_not = std::string("nvml: ") + (e != nullptr ? e : library) +
-                     ": no NVIDIA driver here";
+    result.why_not =
+        std::string("nvml: ") + (e != nullptr ? e : library) + ": no NVIDIA driver here";
     return result;
   }
   using Init = int (*)();

@@ -34,7 +34,8 @@ unsigned running_now() {
 
 // The first of the variables set to a plain number ("4"; Slurm's "4(x2)" counts as 4).
 unsigned ranks_from_environment() {
-  for (const char *name : {"SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+  for (const char *name :
+       {"SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
     const char *v = std::getenv(name);
     if (v == nullptr || *v < '1' || *v > '9') continue;
     const unsigned long n = std::strtoul(v, nullptr, 10);
@@ -50,8 +51,12 @@ struct Reading {
 };
 Reading reading;
 
-int64_t ticks(Clock::time_point t) { return t.time_since_epoch().count(); }
-int64_t ticks(Clock::duration d) { return d.count(); }
+int64_t ticks(Clock::time_point t) {
+  return t.time_since_epoch().count();
+}
+int64_t ticks(Clock::duration d) {
+  return d.count();
+}
 
 void refresh() {
   const auto now = Clock::now();
@@ -76,7 +81,8 @@ void refresh() {
 std::string NodeLoad::describe() const {
   std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";
   s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
-  s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node" : std::string(", ranks unknown");
+  s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node"
+                  : std::string(", ranks unknown");
   return s + (oversubscribed() ? ": oversubscribed" : ": not oversubscribed");
 }
 
@@ -84,7 +90,8 @@ NodeLoad read_node_load() {
   NodeLoad load;
   load.online = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) load.usable = static_cast<unsigned>(CPU_COUNT(&set));
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    load.usable = static_cast<unsigned>(CPU_COUNT(&set));
   load.runnable = running_now();
   load.ranks = ranks_from_environment();
   return load;

@@ -157,9 +157,12 @@ class Waiter final : private progress::Work {
     }
     left_ = left;
     first_ = first;
-    if (any_spin) policy_.mode = Progress::Mode::Spin;
-    else if (all_block) policy_.mode = Progress::Mode::Block;
-    else if (any_adaptive) policy_.mode = Progress::Mode::Adaptive;
+    if (any_spin)
+      policy_.mode = Progress::Mode::Spin;
+    else if (all_block)
+      policy_.mode = Progress::Mode::Block;
+    else if (any_adaptive)
+      policy_.mode = Progress::Mode::Adaptive;
     policy_.spin = spin;
     policy_.expected = expected;
   }
@@ -211,7 +214,9 @@ class Waiter final : private progress::Work {
     const Watch w = s.join_wait(&p, set_.get(), &mem_.invocation[i]);
     mem_.policy[i] = p;
     mem_.timeout[i] = s.timeout();
-    mem_.known[i] = w == Watch::Watched ? Known::Watched : w == Watch::Idle ? Known::Idle : Known::Ask;
+    mem_.known[i] = w == Watch::Watched ? Known::Watched
+                    : w == Watch::Idle  ? Known::Idle
+                                        : Known::Ask;
     if (w == Watch::Inactive || w == Watch::Idle) return false;
     if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
     if (w != Watch::Watched) polled_.push_back(i);
@@ -331,7 +336,7 @@ class Waiter final : private progress::Work {
   std::vector<char> &unwoken_ = mem_.unwoken;
   std::vector<size_t> &polled_ = mem_.polled;  // the pending handles not Watched, in no order
   std::vector<size_t> &taken_ = mem_.taken;    // the handles taken from the progress engine
-  size_t left_ = 0;             // pending handles
+  size_t left_ = 0;                            // pending handles
   progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
   size_t found_ = kNone;
   naa_status *status_ = nullptr;
@@ -369,7 +374,8 @@ int test_any(const Sessions &sessions, const std::vector<uint64_t> &invocations,
              bool *flag, naa_status *status) {
   clear(status, 1);
   *index = NAA_UNDEFINED;
-  *flag = std::none_of(sessions.begin(), sessions.end(), [](const auto &s) { return s != nullptr; });
+  *flag =
+      std::none_of(sessions.begin(), sessions.end(), [](const auto &s) { return s != nullptr; });
   for (size_t i = 0; i < sessions.size() && !*flag; ++i) {
     int rc = NAA_SUCCESS;
     if (!sessions[i] || !sessions[i]->done(invocations[i]) ||

@@ -20,8 +20,11 @@ void sleep(std::vector<pollfd> &fds, Clock::time_point now, Clock::time_point un
     ::ppoll(fds.data(), fds.size(), nullptr, nullptr);
     return;
   }
-  const auto left = std::chrono::duration_cast<nanoseconds>(std::max(until - now, Clock::duration::zero())).count();
-  const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+  const auto left =
+      std::chrono::duration_cast<nanoseconds>(std::max(until - now, Clock::duration::zero()))
+          .count();
+  const timespec timeout{static_cast<time_t>(left / 1000000000),
+                         static_cast<long>(left % 1000000000)};
   ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
 }
 
@@ -36,9 +39,12 @@ enum class Spell {
 
 void learn(Spell spell, SpinBudget *budget) {
   if (budget == nullptr) return;
-  if (spell == Spell::Polled) budget->paid();
-  else if (spell == Spell::GaveUp) budget->missed();
-  else if (spell == Spell::Skipped) budget->skipped();
+  if (spell == Spell::Polled)
+    budget->paid();
+  else if (spell == Spell::GaveUp)
+    budget->missed();
+  else if (spell == Spell::Skipped)
+    budget->skipped();
 }
 
 }  // namespace
@@ -85,10 +91,10 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
       continue;
     }
     if (adaptive && turn == Turn::Waiting && spell != Spell::GaveUp && spell != Spell::Crowded)
-      spell = crowded                   ? Spell::Crowded
-              : spell == Spell::Polled  ? Spell::GaveUp
-              : !budget_open            ? Spell::Skipped
-                                        : spell;
+      spell = crowded                  ? Spell::Crowded
+              : spell == Spell::Polled ? Spell::GaveUp
+              : !budget_open           ? Spell::Skipped
+                                       : spell;
     const Clock::time_point end = now + deadline.remaining();
     if (work.background() && policy.mode != Progress::Mode::Block && idle < plan.length) {
       sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze

@@ -72,8 +72,8 @@ void pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set); rc != 0)
-    NAA_LOG_WARN("progress thread: cannot pin to CPU %d (NAA_PROGRESS_CPU): %s; left unpinned",
-                 cpu, strerror(rc));
+    NAA_LOG_WARN("progress thread: cannot pin to CPU %d (NAA_PROGRESS_CPU): %s; left unpinned", cpu,
+                 strerror(rc));
   else
     NAA_LOG_INFO("progress thread pinned to CPU %d", cpu);
 }
@@ -109,13 +109,16 @@ ProgressEngine::~ProgressEngine() {
   wake();
   thread_.join();
   close(wake_fd_);
-  NAA_LOG_INFO("progress thread stopped with the last handle that used it; of %llu hand-overs "
-               "%llu had to wake it",
-               static_cast<unsigned long long>(submits_.load()),
-               static_cast<unsigned long long>(wakes_.load()));
+  NAA_LOG_INFO(
+      "progress thread stopped with the last handle that used it; of %llu hand-overs "
+      "%llu had to wake it",
+      static_cast<unsigned long long>(submits_.load()),
+      static_cast<unsigned long long>(wakes_.load()));
 }
 
-bool ProgressEngine::orphaned() const { return fork_generation.load() != fork_generation_; }
+bool ProgressEngine::orphaned() const {
+  return fork_generation.load() != fork_generation_;
+}
 
 void ProgressEngine::wake() {
   uint64_t one = 1;
@@ -174,7 +177,8 @@ void ProgressEngine::leave_current() {
 void ProgressEngine::take_requests() {
   if (!requests_.exchange(false) && !withdrawn_since_taken()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  for (Client *c : withdrawn_) active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
+  for (Client *c : withdrawn_)
+    active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
   withdrawn_.clear();
   withdrawals_taken_ = withdrawals_.load();
   for (Client *c : submitted_)
@@ -182,7 +186,9 @@ void ProgressEngine::take_requests() {
   submitted_.clear();
 }
 
-bool ProgressEngine::withdrawn_since_taken() const { return withdrawals_.load() != withdrawals_taken_; }
+bool ProgressEngine::withdrawn_since_taken() const {
+  return withdrawals_.load() != withdrawals_taken_;
+}
 
 // A busy spell (some client active, submit to settle: about one round trip) is how long the
 // awaited thing takes, for the wait plan.
@@ -216,8 +222,10 @@ progress::Turn ProgressEngine::turn() {
     const Client::Step step = c->step();
     if (step == Client::Step::Idle) {
       const int fd = c->wait_fd();
-      if (fd >= 0) idle_fds_.push_back({fd, POLLIN, 0});
-      else all_have_fds_ = false;
+      if (fd >= 0)
+        idle_fds_.push_back({fd, POLLIN, 0});
+      else
+        all_have_fds_ = false;
       due_ = std::min(due_, c->due());
     } else {
       moved = true;

@@ -91,12 +91,12 @@ class ProgressEngine : private progress::Work {
   std::condition_variable released_;  // current_ left a client: withdraw() may be waiting
   std::vector<Client *> submitted_;
   std::vector<Client *> withdrawn_;
-  std::atomic<uint64_t> withdrawals_{0};  // how many withdraw() calls ever: checked per step
-  std::atomic<bool> requests_{false};     // submitted_ or withdrawn_ changed since taken
-  std::atomic<bool> sleeping_{false};     // the thread is (about to be) in poll(2) for good
+  std::atomic<uint64_t> withdrawals_{0};         // how many withdraw() calls ever: checked per step
+  std::atomic<bool> requests_{false};            // submitted_ or withdrawn_ changed since taken
+  std::atomic<bool> sleeping_{false};            // the thread is (about to be) in poll(2) for good
   std::atomic<uint64_t> submits_{0}, wakes_{0};  // for the log: how many hand-overs woke it
-  std::atomic<Client *> current_{nullptr};  // the client inside step() or announce()
-  std::atomic<unsigned> withdrawers_{0};  // withdraw() calls waiting for current_ to change
+  std::atomic<Client *> current_{nullptr};       // the client inside step() or announce()
+  std::atomic<unsigned> withdrawers_{0};         // withdraw() calls waiting for current_ to change
   std::atomic<bool> stop_{false};
 
   // The thread's own.

@@ -15,9 +15,13 @@
 namespace naa {
 
 // No timer: nothing waits to be posted.
-inline progress::Clock::time_point no_timer() { return progress::Clock::time_point::max(); }
+inline progress::Clock::time_point no_timer() {
+  return progress::Clock::time_point::max();
+}
 // Nobody wakes the wait: it ends by done(), its endpoint, its timer or its deadline.
-inline progress::WaitSet *no_waker() { return nullptr; }
+inline progress::WaitSet *no_waker() {
+  return nullptr;
+}
 
 // Drives `ep` until done() or the deadline under `policy`; returns whether done() held. Every
 // completion goes to absorb(completion, first), first telling whether it is the first of what

@@ -75,8 +75,10 @@ void WaitSet::touched(const void *owner) {
 }
 
 void WaitSet::touched_locked(const void *owner) {
-  if (touched_.size() < kMaxTouched) touched_.push_back(owner);
-  else overflowed_ = true;
+  if (touched_.size() < kMaxTouched)
+    touched_.push_back(owner);
+  else
+    overflowed_ = true;
   touches_.fetch_add(1, std::memory_order_release);
 }
 
@@ -104,8 +106,10 @@ size_t WaitSet::fired(const void **out, size_t max) {
   const int n = epoll_wait(epfd_, ev, static_cast<int>(std::min<size_t>(max, 64)), 0);
   size_t owners = 0;
   for (int i = 0; i < n; ++i) {
-    if (ev[i].data.ptr == this) drain_wake();
-    else out[owners++] = ev[i].data.ptr;
+    if (ev[i].data.ptr == this)
+      drain_wake();
+    else
+      out[owners++] = ev[i].data.ptr;
   }
   return owners;
 }

@@ -16,7 +16,9 @@ bool tagged(const uint8_t *after, size_t len, size_t need) {
 
 }  // namespace
 
-bool find_ask(const uint8_t *after, size_t len) { return tagged(after, len, kAskSize); }
+bool find_ask(const uint8_t *after, size_t len) {
+  return tagged(after, len, kAskSize);
+}
 
 std::string encode_answer(const std::string &source) {
   const size_t n = std::min(source.size(), kMaxSourceName);
@@ -44,7 +46,8 @@ uint32_t in_immediate(std::optional<uint64_t> uj) {
     uint64_t mantissa = *uj;
     while (mantissa > kMaxMantissa && exponent < kMaxExponent) mantissa >>= 1, ++exponent;
     // Above the range, and at the code that says unknown: the largest figure there is.
-    mantissa = std::min<uint64_t>(mantissa, exponent == kMaxExponent ? kMaxMantissa - 1 : kMaxMantissa);
+    mantissa =
+        std::min<uint64_t>(mantissa, exponent == kMaxExponent ? kMaxMantissa - 1 : kMaxMantissa);
     e = exponent << kMantissaBits | static_cast<uint32_t>(mantissa);
   }
   return (e >> 8) << 16 | (e & 0xff);

@@ -18,20 +18,32 @@ constexpr uint32_t host_request(uint8_t function_code, uint8_t user0 = 0, uint8_
          uint32_t{function_code} | kStartMarker;
 }
 
-constexpr uint8_t function_code(uint32_t v) { return static_cast<uint8_t>(v & kFunctionMask); }
-constexpr uint32_t user_data(uint32_t v) { return v & 0xffffff00u; }
-constexpr bool is_start(uint32_t v) { return (v & kStartMarker) != 0; }
+constexpr uint8_t function_code(uint32_t v) {
+  return static_cast<uint8_t>(v & kFunctionMask);
+}
+constexpr uint32_t user_data(uint32_t v) {
+  return v & 0xffffff00u;
+}
+constexpr bool is_start(uint32_t v) {
+  return (v & kStartMarker) != 0;
+}
 
 // NAA -> host value R. Where the return code sits is not fixed by the reference (doc/protocol.md
 // §9, AMBIGUOUS item 1); code << 8 is the spec's recommendation because the reference host reads
 // R >> 8, and success (R = 0) reads the same under every interpretation.
-constexpr uint32_t naa_reply(uint8_t return_code) { return uint32_t{return_code} << kReturnShift; }
+constexpr uint32_t naa_reply(uint8_t return_code) {
+  return uint32_t{return_code} << kReturnShift;
+}
 
 // Only 8 bits of R >> 8 are meaningful: the return codes end at 0x7f.
-constexpr uint8_t return_code(uint32_t r) { return static_cast<uint8_t>((r >> kReturnShift) & 0xff); }
+constexpr uint8_t return_code(uint32_t r) {
+  return static_cast<uint8_t>((r >> kReturnShift) & 0xff);
+}
 
 // The reference host ignores these bits and the FPGA may use them for something unknown, so callers
 // log a non-zero value instead of treating it as an error.
-constexpr uint8_t reply_low_byte(uint32_t r) { return static_cast<uint8_t>(r & 0xff); }
+constexpr uint8_t reply_low_byte(uint32_t r) {
+  return static_cast<uint8_t>(r & 0xff);
+}
 
 }  // namespace naa::imm

@@ -41,8 +41,8 @@ DecodeError fail(DecodeError error, std::string *why, const char *fmt, ...) {
 
 // Checks the announced entry count against the limit and the received length, so that the entry
 // loops that follow cannot read past the buffer.
-DecodeError check_entries(const char *what, size_t count, size_t max, size_t entry_size,
-                          size_t len, std::string *why) {
+DecodeError check_entries(const char *what, size_t count, size_t max, size_t entry_size, size_t len,
+                          std::string *why) {
   if (count == 0) return fail(DecodeError::NoEntries, why, "%s without entries", what);
   if (count > max)
     return fail(DecodeError::TooManyEntries, why, "%s count %zu exceeds %zu", what, count, max);
@@ -81,8 +81,8 @@ DecodeError decode_request(const uint8_t *buf, size_t len, Message &out, std::st
 
 DecodeError decode_advert(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   const size_t count = buf[1];
-  if (DecodeError e = check_entries("advertise", count, kMaxAdvertEntries, kAdvertEntrySize, len,
-                                    why);
+  if (DecodeError e =
+          check_entries("advertise", count, kMaxAdvertEntries, kAdvertEntrySize, len, why);
       e != DecodeError::None)
     return e;
   out.advert.reserve(count);
@@ -147,13 +147,14 @@ size_t encode_memory_refusal(const MemoryLimit &limit, uint8_t *out, size_t cap)
 DecodeError decode(const uint8_t *buf, size_t len, Message &out, std::string *why) {
   out = Message{};
   if (len < kHeaderSize)
-    return fail(DecodeError::Truncated, why, "message of %zu bytes is shorter than its header", len);
+    return fail(DecodeError::Truncated, why, "message of %zu bytes is shorter than its header",
+                len);
   switch (buf[0]) {
     case static_cast<uint8_t>(Type::Error):
       out.type = Type::Error;
       out.error_code = buf[1];
-      out.has_memory_limit = buf[1] == static_cast<uint8_t>(ErrorCode::NoMemory) &&
-                             len >= kMemoryLimitSize;
+      out.has_memory_limit =
+          buf[1] == static_cast<uint8_t>(ErrorCode::NoMemory) && len >= kMemoryLimitSize;
       if (out.has_memory_limit)
         out.memory_limit = {get_be(buf + kErrorSize, 8), get_be(buf + kErrorSize + 8, 8)};
       return DecodeError::None;
@@ -186,10 +187,14 @@ bool placeholder_addresses(const uint32_t *sizes, size_t n, uint64_t offset, uin
 
 const char *error_code_name(uint8_t code) {
   switch (code) {
-    case static_cast<uint8_t>(ErrorCode::NoMemory): return "not enough memory";
-    case static_cast<uint8_t>(ErrorCode::InvalidAddress): return "invalid address";
-    case static_cast<uint8_t>(ErrorCode::TooManyRegions): return "too many regions";
-    default: return "unknown MRSP error";
+    case static_cast<uint8_t>(ErrorCode::NoMemory):
+      return "not enough memory";
+    case static_cast<uint8_t>(ErrorCode::InvalidAddress):
+      return "invalid address";
+    case static_cast<uint8_t>(ErrorCode::TooManyRegions):
+      return "too many regions";
+    default:
+      return "unknown MRSP error";
   }
 }
 

@@ -22,7 +22,12 @@ static_assert(kHeaderSize + kMaxRequestEntries * kRequestEntrySize <= kBufferSiz
 static_assert(kHeaderSize + kMaxAdvertEntries * kAdvertEntrySize <= kBufferSize &&
               kHeaderSize + (kMaxAdvertEntries + 1) * kAdvertEntrySize > kBufferSize);
 
-enum class Type : uint8_t { Error = 0x00, AdvertiseRequest = 0x01, Advertise = 0x02, Request = 0x03 };
+enum class Type : uint8_t {
+  Error = 0x00,
+  AdvertiseRequest = 0x01,
+  Advertise = 0x02,
+  Request = 0x03
+};
 enum Flag : uint8_t { kInternal = 0x01, kSingleSend = 0x02, kInput = 0x04, kOutput = 0x08 };
 enum class ErrorCode : uint8_t { NoMemory = 0x01, InvalidAddress = 0x02, TooManyRegions = 0x03 };
 
@@ -56,8 +61,8 @@ size_t encode_memory_refusal(const MemoryLimit &limit, uint8_t *out, size_t cap)
 
 struct Message {
   Type type;
-  uint8_t error_code;                 // for Type::Error; any value, see error_code_name()
-  bool has_memory_limit;              // for Type::Error NoMemory with libnaa's extension:
+  uint8_t error_code;     // for Type::Error; any value, see error_code_name()
+  bool has_memory_limit;  // for Type::Error NoMemory with libnaa's extension:
   MemoryLimit memory_limit;
   std::vector<RequestEntry> request;  // for AdvertiseRequest: all entries in wire order
   std::vector<AdvertEntry> advert;    // for Advertise

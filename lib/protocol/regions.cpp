@@ -9,7 +9,9 @@
 namespace naa {
 namespace {
 
-[[noreturn]] void invalid(const std::string &what) { throw Error(NAA_ERR_INVALID_ARGUMENT, what); }
+[[noreturn]] void invalid(const std::string &what) {
+  throw Error(NAA_ERR_INVALID_ARGUMENT, what);
+}
 
 void check_param(const naa_param_t &p, const char *kind, size_t i) {
   std::string name = std::string(kind) + "[" + std::to_string(i) + "]";
@@ -23,7 +25,8 @@ void check_param(const naa_param_t &p, const char *kind, size_t i) {
 
 std::vector<Region> layout_regions(const naa_param_t *inputs, size_t n_inputs,
                                    const naa_param_t *outputs, size_t n_outputs) {
-  if (n_inputs == 0) invalid("at least one input is required (the last input write starts the kernel)");
+  if (n_inputs == 0)
+    invalid("at least one input is required (the last input write starts the kernel)");
   if (n_outputs == 0) invalid("at least one output is required (the NAA's reply is a write)");
   if (inputs == nullptr) invalid("inputs is NULL");
   if (outputs == nullptr) invalid("outputs is NULL");
@@ -35,7 +38,8 @@ std::vector<Region> layout_regions(const naa_param_t *inputs, size_t n_inputs,
   for (size_t i = 0; i < n_inputs; ++i) {
     check_param(inputs[i], "inputs", i);
     for (const Region &r : regions)
-      if (r.addr == inputs[i].addr) invalid("inputs[" + std::to_string(i) + "] repeats an earlier input buffer");
+      if (r.addr == inputs[i].addr)
+        invalid("inputs[" + std::to_string(i) + "] repeats an earlier input buffer");
     uint8_t flags = mrsp::kInput | (inputs[i].single_send ? mrsp::kSingleSend : 0);
     regions.push_back({inputs[i].addr, static_cast<uint32_t>(inputs[i].size), flags});
   }
@@ -50,7 +54,8 @@ std::vector<Region> layout_regions(const naa_param_t *inputs, size_t n_inputs,
       invalid("outputs[" + std::to_string(o) + "] repeats an earlier output buffer");
     } else if (same->size != outputs[o].size) {
       invalid("outputs[" + std::to_string(o) + "] is an in-place buffer but its size " +
-              std::to_string(outputs[o].size) + " differs from the input's " + std::to_string(same->size));
+              std::to_string(outputs[o].size) + " differs from the input's " +
+              std::to_string(same->size));
     } else {
       same->flags |= mrsp::kOutput;
     }

@@ -12,7 +12,8 @@
 
 static const char kBlank[] = " \t\r\v\f";
 
-static int fail(char *error, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *error, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(char *error, size_t size, const char *fmt, ...) {
   if (error != NULL && size > 0) {
     va_list ap;
@@ -38,7 +39,8 @@ static int parse_line(char *line, const char *where, naa_conf_naa *naa, char *er
   char *host = strtok_r(line, kBlank, &save);
   if (host == NULL) return 1;
   char *port = strtok_r(NULL, kBlank, &save);
-  if (port == NULL) return fail(error, size, "%s: \"%s\" lacks a port and function codes", where, host);
+  if (port == NULL)
+    return fail(error, size, "%s: \"%s\" lacks a port and function codes", where, host);
 
   size_t host_len = strlen(host);
   if (host[0] == '[') { /* brackets as in NAA_SPEC are accepted, not needed */
@@ -74,8 +76,9 @@ static int parse_line(char *line, const char *where, naa_conf_naa *naa, char *er
     naa->n_kernels++;
   }
   if (naa->n_kernels == 0)
-    return fail(error, size, "%s: %s port %s serves no function code (expected <fncode>:<n_inputs> ...)",
-                where, host, port);
+    return fail(error, size,
+                "%s: %s port %s serves no function code (expected <fncode>:<n_inputs> ...)", where,
+                host, port);
   naa->host = strdup(host);
   if (naa->host == NULL) return fail(error, size, "%s: out of memory", where);
   return 0;
@@ -150,16 +153,19 @@ const naa_conf_kernel *naa_conf_kernel_of(const naa_conf_naa *naa, unsigned func
 
 size_t naa_conf_count(const naa_conf *conf, unsigned function_code) {
   size_t n = 0;
-  for (size_t i = 0; i < conf->n_naas; i++) n += naa_conf_kernel_of(&conf->naas[i], function_code) != NULL;
+  for (size_t i = 0; i < conf->n_naas; i++)
+    n += naa_conf_kernel_of(&conf->naas[i], function_code) != NULL;
   return n;
 }
 
-const naa_conf_naa *naa_conf_pick(const naa_conf *conf, unsigned function_code, unsigned long rank) {
+const naa_conf_naa *naa_conf_pick(const naa_conf *conf, unsigned function_code,
+                                  unsigned long rank) {
   const size_t n = naa_conf_count(conf, function_code);
   if (n == 0) return NULL;
   size_t wanted = (size_t)(rank % n);
   for (size_t i = 0; i < conf->n_naas; i++)
-    if (naa_conf_kernel_of(&conf->naas[i], function_code) != NULL && wanted-- == 0) return &conf->naas[i];
+    if (naa_conf_kernel_of(&conf->naas[i], function_code) != NULL && wanted-- == 0)
+      return &conf->naas[i];
   return NULL; /* not reached */
 }
 

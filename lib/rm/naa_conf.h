@@ -37,7 +37,8 @@ typedef struct naa_conf {
 
 /* Parse text (name is used in messages, e.g. the path). Returns 0, or -1 with conf untouched and
  * error set, e.g. "/etc/naa.conf line 3: port "x" is not a number 1..65535". */
-int naa_conf_parse(const char *text, const char *name, naa_conf *conf, char *error, size_t error_size);
+int naa_conf_parse(const char *text, const char *name, naa_conf *conf, char *error,
+                   size_t error_size);
 /* Read and parse a file; a missing or unreadable file is an error naming the path and errno. */
 int naa_conf_load(const char *path, naa_conf *conf, char *error, size_t error_size);
 void naa_conf_free(naa_conf *conf);

@@ -20,14 +20,17 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
 }
 
-bool parse_number(std::string_view text, unsigned long min, unsigned long max, unsigned long &value) {
+bool parse_number(std::string_view text, unsigned long min, unsigned long max,
+                  unsigned long &value) {
   uint64_t v = 0;
   if (naa_parse_number(text.data(), text.size(), min, max, &v) != 0) return false;
   value = static_cast<unsigned long>(v);
   return true;
 }
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string quoted(std::string_view text) {
+  return "\"" + std::string(text) + "\"";
+}
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
   std::vector<std::string_view> parts;

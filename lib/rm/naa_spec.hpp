@@ -19,10 +19,10 @@ struct NaaEntry {
   unsigned n_inputs;
 };
 
-// Parses the whole spec in order. Whitespace around a chunk is trimmed and empty chunks are skipped;
-// everything else is strict (decimal numbers only, port 1..65535, fncode 1..127, n_inputs 1..31,
-// exactly 4 fields, non-empty host). On the first malformed chunk returns false, leaves out
-// unchanged and sets *error (if non-null), e.g.
+// Parses the whole spec in order. Whitespace around a chunk is trimmed and empty chunks are
+// skipped; everything else is strict (decimal numbers only, port 1..65535, fncode 1..127,
+// n_inputs 1..31, exactly 4 fields, non-empty host). On the first malformed chunk returns false,
+// leaves out unchanged and sets *error (if non-null), e.g.
 //   NAA_SPEC chunk 2 "host:x:1:1": port "x" is not a number 1..65535
 bool parse_naa_spec(const std::string &spec, std::vector<NaaEntry> &out, std::string *error);
 

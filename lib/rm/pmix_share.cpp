@@ -39,7 +39,9 @@ Libpmix *loaded = nullptr;
 
 // A client that initialised PMIx and exits without finalising counts as failed (the launcher
 // may end the whole job): ours is finalised at exit, after MPI_Finalize has released its own.
-void finalize_at_exit() { loaded->finalize(nullptr, 0); }
+void finalize_at_exit() {
+  loaded->finalize(nullptr, 0);
+}
 
 template <typename F>
 bool bind(void *lib, const char *name, F &f) {
@@ -120,7 +122,8 @@ std::string node_shared(const std::string &key, const std::function<std::string(
         v.type = PMIX_STRING;
         v.data.string = const_cast<char *>(value.c_str());
         if (lib->put(PMIX_LOCAL, key.c_str(), &v) != PMIX_SUCCESS || lib->commit() != PMIX_SUCCESS)
-          NAA_LOG_DEBUG("PMIx: cannot publish %s; the node's other ranks ask for themselves", key.c_str());
+          NAA_LOG_DEBUG("PMIx: cannot publish %s; the node's other ranks ask for themselves",
+                        key.c_str());
       }
     } publish{lib, pmix_key, shared};
     const std::string value = compute();
@@ -144,8 +147,8 @@ std::string node_shared(const std::string &key, const std::function<std::string(
   do {
     pmix_value_t *v = nullptr;
     rc = lib->get(&leader, pmix_key.c_str(), info, 2, &v);
-    const bool usable = rc == PMIX_SUCCESS && v != nullptr && v->type == PMIX_STRING &&
-                        v->data.string != nullptr;
+    const bool usable =
+        rc == PMIX_SUCCESS && v != nullptr && v->type == PMIX_STRING && v->data.string != nullptr;
     const std::string got = usable ? v->data.string : "";
     release(*lib, v);
     if (usable && got[0] == '=') return got.substr(1);

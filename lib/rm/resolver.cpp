@@ -19,7 +19,9 @@ namespace {
 std::mutex usage_mu;
 std::map<std::string, unsigned> usage;  // "host:port" -> live Targets in this process
 
-std::string key(const std::string &host, uint16_t port) { return host + ":" + std::to_string(port); }
+std::string key(const std::string &host, uint16_t port) {
+  return host + ":" + std::to_string(port);
+}
 
 unsigned use_count(const std::string &host, uint16_t port) {
   std::lock_guard<std::mutex> lock(usage_mu);

@@ -50,7 +50,8 @@ struct Candidate {
   uint16_t port;
   unsigned n_inputs;   // what the NAA's kernel takes
   std::string origin;  // where it is listed: "NAA_SPEC", "/etc/naa.conf line 3"
-  std::string source;  // how it was found, for log lines: "NAA_SPEC entry 2", "... Slurm job 12 --naa=10"
+  std::string
+      source;  // how it was found, for log lines: "NAA_SPEC entry 2", "... Slurm job 12 --naa=10"
 };
 
 // Every NAA serving function_code, in the order NAA_SPEC or naa.conf lists them (never empty).

@@ -155,8 +155,8 @@ std::string query_licenses(uint32_t job_id) {
   if (lib.load_job(&msg, job_id, 0) != 0 || msg == nullptr || msg->record_count < 1) {
     const int e = lib.get_errno();
     if (msg != nullptr) lib.free_job_info_msg(msg);
-    throw Error(NAA_ERR_NO_NAA, "cannot load Slurm job " + std::to_string(job_id) + ": " +
-                                    lib.strerror(e));
+    throw Error(NAA_ERR_NO_NAA,
+                "cannot load Slurm job " + std::to_string(job_id) + ": " + lib.strerror(e));
   }
   const slurm_job_info_t &job = msg->job_array[0];
   std::string licenses = job.licenses != nullptr ? job.licenses : "";
@@ -205,7 +205,8 @@ std::string ask_in_child(const std::string &what, std::chrono::milliseconds limi
   for (;;) {
     int timeout = -1;
     if (limit.count() > 0) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         timed_out = true;
         break;
@@ -230,7 +231,8 @@ std::string ask_in_child(const std::string &what, std::chrono::milliseconds limi
   }
   if (timed_out)
     throw Error(NAA_ERR_TIMEOUT, what + ": libslurm did not answer within NAA_CONNECT_TIMEOUT (" +
-                                     std::to_string(limit.count()) + " ms); the process asking "
+                                     std::to_string(limit.count()) +
+                                     " ms); the process asking "
                                      "it was stopped (is slurm.conf there? SLURM_CONF)");
   if (reply.empty()) {
     std::string how = "ended";
@@ -238,9 +240,10 @@ std::string ask_in_child(const std::string &what, std::chrono::milliseconds limi
       how = "exited with status " + std::to_string(WEXITSTATUS(status));
     else if (waited == child && WIFSIGNALED(status))
       how = "was killed by signal " + std::to_string(WTERMSIG(status));
-    throw Error(NAA_ERR_NO_NAA, what + ": libslurm " + how + " in the process asking it (its "
-                                       "message is on standard error; is slurm.conf usable? "
-                                       "SLURM_CONF); set NAA_SPEC, or give the job --naa");
+    throw Error(NAA_ERR_NO_NAA, what + ": libslurm " + how +
+                                    " in the process asking it (its "
+                                    "message is on standard error; is slurm.conf usable? "
+                                    "SLURM_CONF); set NAA_SPEC, or give the job --naa");
   }
   if (reply[0] == '-') throw Error(NAA_ERR_NO_NAA, reply.substr(1));
   return reply.substr(1);
@@ -287,7 +290,8 @@ JobGrant job_grant(const std::string &job_text, std::chrono::milliseconds limit)
     // One query per node where PMIx runs the job: its first rank asks, the others wait for its
     // answer up to Slurm's default MessageTimeout, then ask for themselves.
     const std::string licenses = node_shared(
-        "licenses." + job_text, [&] { return load_licenses(static_cast<uint32_t>(job_id), limit); }, 10);
+        "licenses." + job_text, [&] { return load_licenses(static_cast<uint32_t>(job_id), limit); },
+        10);
     it = loaded.emplace(job_id, licenses).first;
   }
   g.licenses = it->second;
@@ -325,8 +329,9 @@ std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string
   std::string grant;
   if (!job.naa_codes.empty()) {
     if (!lists(job.naa_codes, code, '\0'))
-      throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code + ": NAA_SPEC is not set and " +
-                                      what + " asked for --naa=" + job.naa_codes + " only");
+      throw Error(NAA_ERR_NO_NAA, "no NAA for function code " + code +
+                                      ": NAA_SPEC is not set and " + what +
+                                      " asked for --naa=" + job.naa_codes + " only");
     grant = "--naa=" + job.naa_codes;
   } else if (lists(job.licenses, "naa", ':')) {
     grant = "licence " + job.licenses;
@@ -347,7 +352,8 @@ std::vector<Candidate> slurm_candidates(uint8_t function_code, const std::string
     const naa_conf_kernel *k = naa_conf_kernel_of(&naa, function_code);
     if (k == nullptr) continue;
     const std::string where = path + " line " + std::to_string(naa.line);
-    found.push_back(Candidate{naa.host, naa.port, k->n_inputs, where, where + ", " + what + " " + grant});
+    found.push_back(
+        Candidate{naa.host, naa.port, k->n_inputs, where, where + ", " + what + " " + grant});
   }
   naa_conf_free(&conf);
   if (found.empty())

@@ -51,8 +51,8 @@ std::string hex(uint32_t v) {
 }  // namespace
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
-                 std::vector<Region> regions, std::unique_ptr<rm::Target> target,
-                 Settings settings, Deadline deadline)
+                 std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
+                 Deadline deadline)
     : timeout_(settings.timeout),
       progress_(settings.progress),
       settings_(std::move(settings)),
@@ -78,7 +78,9 @@ void Session::connect(Deadline deadline) {
   // The ask for the NAA's energy follows the request (doc/protocol.md §3.5): in the connection
   // request to whatever peer (over libfabric both ends are libnaa's; a reference-like one reads
   // no private data), by message only to a libnaa server.
-  const auto asked = [&] { return request_len + (energy::Meter::on() ? energy_report::kAskSize : 0); };
+  const auto asked = [&] {
+    return request_len + (energy::Meter::on() ? energy_report::kAskSize : 0);
+  };
   auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
     register_buffers(ep);
     request_len = encode_request();
@@ -98,25 +100,31 @@ void Session::connect(Deadline deadline) {
   size_t advert_len = 0;
   const uint8_t *advert =
       request_sent && libnaa_server
-          ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity, &advert_len)
+          ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity,
+                                    &advert_len)
           : nullptr;
   exchange_took_ = {};
-  if (advert != nullptr) take_reply(advert, advert_len);
-  else exchange_memory_regions(libnaa_server ? asked() : request_len, deadline);
+  if (advert != nullptr)
+    take_reply(advert, advert_len);
+  else
+    exchange_memory_regions(libnaa_server ? asked() : request_len, deadline);
   naa_message_polled_ = Deadline::Clock::now();
   completed_at_ = naa_message_polled_;
   build_chains();
   first_invoked_ = false;  // single-send inputs go again: a new connection may be a new NAA
   NAA_LOG_INFO("function code %u: connected to %s via %s, %zu regions exchanged %s",
                static_cast<unsigned>(function_code_), peer_.c_str(), transport_->name(),
-               regions_.size(), advert != nullptr ? "in the connection's private data" : "by messages");
+               regions_.size(),
+               advert != nullptr ? "in the connection's private data" : "by messages");
   naa_uj_.reset();
   if (naa_energy_)
     NAA_LOG_INFO("NAA at %s reports the energy of each kernel run: %s", peer_.c_str(),
                  naa_energy_source_.c_str());
   else if (energy::Meter::on())
-    NAA_LOG_INFO("NAA at %s reports no energy (a reference NAA, or a naa-server without "
-                 "NAA_ENERGY or a readable source): only the host's is counted", peer_.c_str());
+    NAA_LOG_INFO(
+        "NAA at %s reports no energy (a reference NAA, or a naa-server without "
+        "NAA_ENERGY or a readable source): only the host's is counted",
+        peer_.c_str());
   if (libnaa_server) {
     pacing_.reset(std::chrono::microseconds(0), false,
                   target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
@@ -125,10 +133,11 @@ void Session::connect(Deadline deadline) {
   } else {
     pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
                   target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
-    NAA_LOG_INFO("NAA at %s does not identify itself: each invocation's final write waits until "
-                 "%ld us (NAA_PACING_US%s) after its last reply",
-                 peer_.c_str(), static_cast<long>(pacing_.guard().count()),
-                 settings_.pacing_adaptive ? ", or half the memory-region exchange's round trip" : "");
+    NAA_LOG_INFO(
+        "NAA at %s does not identify itself: each invocation's final write waits until "
+        "%ld us (NAA_PACING_US%s) after its last reply",
+        peer_.c_str(), static_cast<long>(pacing_.guard().count()),
+        settings_.pacing_adaptive ? ", or half the memory-region exchange's round trip" : "");
   }
 }
 
@@ -147,10 +156,11 @@ void Session::connect_first(Deadline deadline) {
       if (e.code() == NAA_ERR_TIMEOUT && deadline.expired() &&
           std::strstr(e.what(), "NAA_CONNECT_TIMEOUT") == nullptr)
         throw Error(NAA_ERR_TIMEOUT, std::string(e.what()) + " (NAA_CONNECT_TIMEOUT: " +
-                                         std::to_string(settings_.connect_timeout.count()) + " ms)");
+                                         std::to_string(settings_.connect_timeout.count()) +
+                                         " ms)");
       if (!unreachable || others == 0 || deadline.expired()) throw;
-      NAA_LOG_WARN("function code %u: cannot connect to %s: %s", static_cast<unsigned>(function_code_),
-                   peer_.c_str(), e.what());
+      NAA_LOG_WARN("function code %u: cannot connect to %s: %s",
+                   static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
       fail_over();
     }
   }
@@ -195,8 +205,8 @@ void Session::disconnect() {
 int Session::reconnect() {
   constexpr auto kFirstPause = std::chrono::milliseconds(10);
   constexpr auto kLongestPause = std::chrono::milliseconds(500);
-  static thread_local std::minstd_rand jitter(
-      static_cast<unsigned>(std::random_device{}()) ^ static_cast<unsigned>(getpid()));
+  static thread_local std::minstd_rand jitter(static_cast<unsigned>(std::random_device{}()) ^
+                                              static_cast<unsigned>(getpid()));
   const auto began = Deadline::Clock::now();
   const Deadline deadline = Deadline::after(settings_.connect_timeout);
   const size_t naas = target_->alternatives() + 1;
@@ -209,18 +219,21 @@ int Session::reconnect() {
       NAA_LOG_WARN("function code %u: reconnected to %s (attempt %u, after %ld ms)",
                    static_cast<unsigned>(function_code_), peer_.c_str(), attempt,
                    static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         Deadline::Clock::now() - began).count()));
+                                         Deadline::Clock::now() - began)
+                                         .count()));
       const std::string why = transport_->detour();
       if (transport_name_ != before && !why.empty())
-        NAA_LOG_WARN("function code %u: the handle's connection to %s is now over %s, not %s as "
-                     "before (%s); a later reconnect tries %s first again",
-                     static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
-                     before.c_str(), why.c_str(), before.c_str());
+        NAA_LOG_WARN(
+            "function code %u: the handle's connection to %s is now over %s, not %s as "
+            "before (%s); a later reconnect tries %s first again",
+            static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
+            before.c_str(), why.c_str(), before.c_str());
       else if (transport_name_ != before)
-        NAA_LOG_WARN("function code %u: the handle's connection to %s is now over %s, not %s as "
-                     "before (NAA_TRANSPORT=auto's choice for it now)",
-                     static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
-                     before.c_str());
+        NAA_LOG_WARN(
+            "function code %u: the handle's connection to %s is now over %s, not %s as "
+            "before (NAA_TRANSPORT=auto's choice for it now)",
+            static_cast<unsigned>(function_code_), peer_.c_str(), transport_name_.c_str(),
+            before.c_str());
       state_ = State::Ready;
       return NAA_SUCCESS;
     } catch (const Error &e) {
@@ -229,12 +242,13 @@ int Session::reconnect() {
                                e.code() == NAA_ERR_TIMEOUT;
       const std::string tried = peer_;
       // Why this attempt was not over the transport the handle had, where it was not.
-      const std::string detour = transport_->name() != before ? transport_->detour() : std::string();
+      const std::string detour =
+          transport_->name() != before ? transport_->detour() : std::string();
       const bool moved = fail_over();
       // The last attempt's failure is naa_invoke's: the caller's code, with its cause.
       if (!unreachable || deadline.expired()) {
-        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-            Deadline::Clock::now() - began);
+        const auto took =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::Clock::now() - began);
         return last_error::returned(
             e.code(), "function code " + std::to_string(function_code_) + ": cannot reconnect to " +
                           tried + " (attempt " + std::to_string(attempt) + ", " +
@@ -243,10 +257,12 @@ int Session::reconnect() {
                           "; the next naa_invoke tries again");
       }
       if (attempt == 1)
-        NAA_LOG_WARN("function code %u: reconnecting to %s failed (%s%s%s%s%s); trying again until "
-                     "NAA_CONNECT_TIMEOUT", static_cast<unsigned>(function_code_), tried.c_str(), e.what(),
-                     detour.empty() ? "" : "; not over ", detour.empty() ? "" : before.c_str(),
-                     detour.empty() ? "" : ": ", detour.c_str());
+        NAA_LOG_WARN(
+            "function code %u: reconnecting to %s failed (%s%s%s%s%s); trying again until "
+            "NAA_CONNECT_TIMEOUT",
+            static_cast<unsigned>(function_code_), tried.c_str(), e.what(),
+            detour.empty() ? "" : "; not over ", detour.empty() ? "" : before.c_str(),
+            detour.empty() ? "" : ": ", detour.c_str());
       else
         NAA_LOG_DEBUG("function code %u: reconnect attempt %u to %s failed (%s)",
                       static_cast<unsigned>(function_code_), attempt, tried.c_str(), e.what());
@@ -254,7 +270,8 @@ int Session::reconnect() {
       const auto half = pause / 2;
       const auto jittered = half + Deadline::Clock::duration(std::uniform_int_distribution<int64_t>(
                                        0, static_cast<int64_t>(half.count()))(jitter));
-      std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(jittered, deadline.remaining()));
+      std::this_thread::sleep_for(
+          std::min<Deadline::Clock::duration>(jittered, deadline.remaining()));
       pause = std::min<Deadline::Clock::duration>(2 * pause, kLongestPause);
     }
   }
@@ -263,8 +280,10 @@ int Session::reconnect() {
 Session::~Session() {
   // In a forked child the engine's thread is not there to withdraw from, nor to join: its
   // reference is dropped on the floor rather than destroyed.
-  if (engine_ && engine_->orphaned()) new std::shared_ptr<ProgressEngine>(std::move(engine_));
-  else if (engine_) engine_->withdraw(this);
+  if (engine_ && engine_->orphaned())
+    new std::shared_ptr<ProgressEngine>(std::move(engine_));
+  else if (engine_)
+    engine_->withdraw(this);
   abandon();
   unwatch();
 }
@@ -282,7 +301,8 @@ size_t Session::encode_request() {
   for (const Region &r : regions_) sizes.push_back(r.size);
   std::vector<uint64_t> placeholders(regions_.size());
   if (!mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, placeholders.data()))
-    throw Error(NAA_ERR_INVALID_ARGUMENT, "regions too large for the protocol's 56-bit NAA addresses");
+    throw Error(NAA_ERR_INVALID_ARGUMENT,
+                "regions too large for the protocol's 56-bit NAA addresses");
 
   std::vector<mrsp::RequestEntry> request;
   for (size_t k = 0; k < regions_.size(); ++k)
@@ -319,12 +339,15 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
       got_reply = true;
       received = c.bytes;
     } else {
-      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
+      throw Error(NAA_ERR_PROTOCOL,
+                  "NAA at " + ep_->peer() + " sent data before the memory-region exchange ended");
     }
   };
-  if (!progress_until(*ep_, policy, deadline, [&] { return sent && got_reply; }, absorb))
-    throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() + " did not answer the memory-region "
-                                 "exchange in time (NAA_CONNECT_TIMEOUT)");
+  if (!progress_until(
+          *ep_, policy, deadline, [&] { return sent && got_reply; }, absorb))
+    throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() +
+                                     " did not answer the memory-region "
+                                     "exchange in time (NAA_CONNECT_TIMEOUT)");
   exchange_took_ = progress::Clock::now() - asked;
   answer_took.observe(exchange_took_);
   take_reply(recv_buf, received);
@@ -357,9 +380,10 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
                                       std::to_string(regions_.size()));
   for (size_t k = 0; k < regions_.size(); ++k)
     if (reply.advert[k].size < regions_[k].size)
-      throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " advertised region " +
-                                        std::to_string(k) + " with " + std::to_string(reply.advert[k].size) +
-                                        " bytes, smaller than our " + std::to_string(regions_[k].size));
+      throw Error(NAA_ERR_PROTOCOL,
+                  "NAA at " + ep_->peer() + " advertised region " + std::to_string(k) + " with " +
+                      std::to_string(reply.advert[k].size) + " bytes, smaller than our " +
+                      std::to_string(regions_[k].size));
   naa_regions_ = std::move(reply.advert);
   take_energy_answer(msg, len, mrsp::kHeaderSize + mrsp::kAdvertEntrySize * naa_regions_.size());
 }
@@ -375,8 +399,8 @@ void Session::build_chains() {
   std::vector<transport::WriteSegment> all, steady;
   for (size_t k = 0; k < regions_.size(); ++k) {
     if (!(regions_[k].flags & mrsp::kInput)) continue;
-    transport::WriteSegment s{region_mrs_[k].get(), 0, regions_[k].size, naa_regions_[k].naa_address,
-                              naa_regions_[k].rkey};
+    transport::WriteSegment s{region_mrs_[k].get(), 0, regions_[k].size,
+                              naa_regions_[k].naa_address, naa_regions_[k].rkey};
     all.push_back(s);
     if (!(regions_[k].flags & mrsp::kSingleSend)) steady.push_back(s);
   }
@@ -384,7 +408,8 @@ void Session::build_chains() {
   // invocations carry no data: a zero-length write to region 0 (as the spec's error path does,
   // but with the function code) starts the kernel on the data the NAA kept.
   if (steady.empty())
-    steady.push_back({region_mrs_[0].get(), 0, 0, naa_regions_[0].naa_address, naa_regions_[0].rkey});
+    steady.push_back(
+        {region_mrs_[0].get(), 0, 0, naa_regions_[0].naa_address, naa_regions_[0].rkey});
   first_chain_ = ep_->prepare_writes(all, kWrites);
   steady_chain_ = ep_->prepare_writes(steady, kWrites);
 }
@@ -394,10 +419,12 @@ int Session::fail(const Error &e) {
   const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
   if (lost && settings_.reconnect > 0) {
     // e may be the progress engine's error, which disconnect() clears: the cause goes first.
-    const std::string cause = "function code " + std::to_string(function_code_) + " at " +
-                              peer_ + ": " + e.what();
-    NAA_LOG_WARN("%s; the invocation is lost, the handle will reconnect on the next naa_invoke "
-                 "(NAA_RECONNECT)", cause.c_str());
+    const std::string cause =
+        "function code " + std::to_string(function_code_) + " at " + peer_ + ": " + e.what();
+    NAA_LOG_WARN(
+        "%s; the invocation is lost, the handle will reconnect on the next naa_invoke "
+        "(NAA_RECONNECT)",
+        cause.c_str());
     disconnect();
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
     return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
@@ -405,8 +432,8 @@ int Session::fail(const Error &e) {
   phase_ = Phase::Idle;
   state_ = State::Failed;
   failed_code_ = e.code();
-  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
-                                            " at " + peer_ + ": " + e.what());
+  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) + " at " +
+                                            peer_ + ": " + e.what());
 }
 
 void Session::describe(naa_handle_info_t *info) {
@@ -423,9 +450,10 @@ void Session::describe(naa_handle_info_t *info) {
 
 Session::Stages Session::last_stages() {
   std::lock_guard<std::mutex> lock(mu_);
-  return Stages{invoked_at_, writes_completed_, final_write_posted_, final_write_returned_,
-                naa_message_polled_, naa_uj_.has_value(), naa_uj_.value_or(0),
-                naa_uj_ ? naa_energy_source_ : std::string()};
+  return Stages{invoked_at_,         writes_completed_,
+                final_write_posted_, final_write_returned_,
+                naa_message_polled_, naa_uj_.has_value(),
+                naa_uj_.value_or(0), naa_uj_ ? naa_energy_source_ : std::string()};
 }
 
 // The invocation in flight is given up (naa_cancel, naa_finalize; the connection closes next):
@@ -433,9 +461,10 @@ Session::Stages Session::last_stages() {
 void Session::abandon() {
   if (state_ != State::Running || phase_ != Phase::Overdue || !pacing_.adaptive()) return;
   const long doubled_us = static_cast<long>(pacing_.unanswered().count());
-  NAA_LOG_WARN("function code %u: the NAA at %s acknowledged a request and never answered it; "
-               "its pacing guard doubles, to %ld us, for the rest of the process",
-               static_cast<unsigned>(function_code_), peer_.c_str(), doubled_us);
+  NAA_LOG_WARN(
+      "function code %u: the NAA at %s acknowledged a request and never answered it; "
+      "its pacing guard doubles, to %ld us, for the rest of the process",
+      static_cast<unsigned>(function_code_), peer_.c_str(), doubled_us);
 }
 
 // What a call that reports to the application returns: a lost invocation is reported once.
@@ -463,23 +492,28 @@ int Session::cancel() {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (take_cancel() || state_ != State::Failed) return NAA_SUCCESS;
-  NAA_LOG_INFO("naa_cancel: function code %u at %s: clearing the failure; the next naa_invoke "
-               "connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  NAA_LOG_INFO(
+      "naa_cancel: function code %u at %s: clearing the failure; the next naa_invoke "
+      "connects again",
+      static_cast<unsigned>(function_code_), peer_.c_str());
   close_connection();
   return NAA_SUCCESS;
 }
 
 // Whether a cancel() asked to end the invocation last started (in flight or not).
 bool Session::cancel_asked() const {
-  return cancel_asked_.load(std::memory_order_acquire) == invocation_.load(std::memory_order_relaxed);
+  return cancel_asked_.load(std::memory_order_acquire) ==
+         invocation_.load(std::memory_order_relaxed);
 }
 
 // Under mu_, first thing in every call that looks at the invocation in flight: ends it if a
 // cancel() asked for it; true then.
 bool Session::take_cancel() {
   if ((state_ != State::Running && state_ != State::Lost) || !cancel_asked()) return false;
-  NAA_LOG_INFO("naa_cancel: function code %u at %s: closing the connection; the next "
-               "naa_invoke connects again", static_cast<unsigned>(function_code_), peer_.c_str());
+  NAA_LOG_INFO(
+      "naa_cancel: function code %u at %s: closing the connection; the next "
+      "naa_invoke connects again",
+      static_cast<unsigned>(function_code_), peer_.c_str());
   close_connection();
   last_cancelled_ = invocation_.load(std::memory_order_relaxed);
   return true;
@@ -494,16 +528,18 @@ void Session::close_connection() {
 
 // What a call waiting for the invocation that a cancel ended returns.
 int Session::cancelled() {
-  return last_error::returned(NAA_ERR_CANCELED, "naa_cancel ended the invocation this call waited "
-                                                "for; the next naa_invoke connects again");
+  return last_error::returned(NAA_ERR_CANCELED,
+                              "naa_cancel ended the invocation this call waited "
+                              "for; the next naa_invoke connects again");
 }
 
 // What a call that waited for invocation `invocation` returns when that ended elsewhere: in a
 // cancel, or in another thread's call, which reported it.
 int Session::ended_elsewhere(uint64_t invocation) {
   if (invocation == last_cancelled_) return cancelled();
-  return last_error::returned(NAA_ERR_STATE, "the invocation this call waited for ended in another "
-                                             "call on the handle, which reported it");
+  return last_error::returned(NAA_ERR_STATE,
+                              "the invocation this call waited for ended in another "
+                              "call on the handle, which reported it");
 }
 
 // The calling thread's set, as a wait for this handle goes to sleep: registered first, so that
@@ -531,8 +567,9 @@ int Session::invoke() {
   take_cancel();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
-    return last_error::returned(NAA_ERR_STATE, "an invocation is still in flight on this handle "
-                                               "(naa_wait it first)");
+    return last_error::returned(NAA_ERR_STATE,
+                                "an invocation is still in flight on this handle "
+                                "(naa_wait it first)");
   }
   if (state_ == State::Ready) {
     const int rc = look_before_invoking();
@@ -553,8 +590,9 @@ int Session::invoke() {
   }
   if (engine_) {
     if (engine_->orphaned())
-      return fail(Error(NAA_ERR_STATE, "this handle was created before fork(); its progress "
-                                       "thread stayed in the parent"));
+      return fail(Error(NAA_ERR_STATE,
+                        "this handle was created before fork(); its progress "
+                        "thread stayed in the parent"));
     phase_ = Phase::Unposted;
     state_ = State::Running;
     hand_over();
@@ -584,12 +622,16 @@ void Session::check_single_send() {
     if (!(r.flags & mrsp::kSingleSend) || !(r.flags & mrsp::kInput) || (r.flags & mrsp::kOutput))
       continue;
     const uint64_t sum = checksum(r.addr, r.size);
-    if (!single_send_summed_) single_send_sums_.push_back(sum);
+    if (!single_send_summed_)
+      single_send_sums_.push_back(sum);
     else if (sum != single_send_sums_[s++])
       throw Error(NAA_ERR_STATE,
-                  "single-send input (region " + std::to_string(k) + ") changed since it was "
-                  "first sent; the new connection to " + peer_ + " would compute from the new "
-                  "contents: restore the buffer and naa_cancel the handle, or create it again");
+                  "single-send input (region " + std::to_string(k) +
+                      ") changed since it was "
+                      "first sent; the new connection to " +
+                      peer_ +
+                      " would compute from the new "
+                      "contents: restore the buffer and naa_cancel the handle, or create it again");
   }
   single_send_summed_ = true;
 }
@@ -607,11 +649,13 @@ int Session::look_before_invoking() {
     poll_once();  // first: reading the CQ is what moves some providers' progress (tcp)
     if (Deadline::Clock::now() - completed_at_ >= kLookAfterIdle) ep_->check_connection();
   } catch (const Error &e) {
-    if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) || settings_.reconnect == 0)
+    if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) ||
+        settings_.reconnect == 0)
       return fail(e);
-    NAA_LOG_WARN("function code %u at %s: %s; nothing was in flight: reconnecting before the "
-                 "invocation (NAA_RECONNECT)", static_cast<unsigned>(function_code_),
-                 peer_.c_str(), e.what());
+    NAA_LOG_WARN(
+        "function code %u at %s: %s; nothing was in flight: reconnecting before the "
+        "invocation (NAA_RECONNECT)",
+        static_cast<unsigned>(function_code_), peer_.c_str(), e.what());
     disconnect();
     state_ = State::Disconnected;
   }
@@ -680,8 +724,10 @@ void Session::absorb(const transport::Completion &c, bool first_of_poll) {
 // completes once, after its final write: no other phase sees this.
 void Session::writes_through() {
   writes_completed_ = seen_at_;
-  if (phase_ == Phase::Posted) phase_ = Phase::Written;
-  else if (phase_ == Phase::Answered) phase_ = Phase::Done;
+  if (phase_ == Phase::Posted)
+    phase_ = Phase::Written;
+  else if (phase_ == Phase::Answered)
+    phase_ = Phase::Done;
 }
 
 // Posted -> Answered, Written or Overdue -> Done: the NAA's reply. In any other phase it
@@ -700,7 +746,8 @@ void Session::replied(const transport::Completion &c) {
       break;
     default:
       throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " wrote a reply (immediate " +
-                                        hex(c.imm) + ") to no request in flight; the connection "
+                                        hex(c.imm) +
+                                        ") to no request in flight; the connection "
                                         "is closed, its replies can no longer be matched");
   }
   reply_ = c;
@@ -731,8 +778,9 @@ int Session::complete(naa_status *status) {
   round_trip_.observe(completed_at_ - invoked_at_);
   uint8_t rc = imm::return_code(reply_.imm);
   if (imm::reply_low_byte(reply_.imm) != 0)
-    NAA_LOG_DEBUG("NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
-                  hex(reply_.imm).c_str());
+    NAA_LOG_DEBUG(
+        "NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
+        hex(reply_.imm).c_str());
   if (status != nullptr) {
     status->naa_return_code = rc;
     status->immediate = reply_.imm;
@@ -903,7 +951,7 @@ Session::Watch Session::arm(progress::Armed *armed, const std::shared_ptr<progre
 }
 
 Session::Watch Session::join_wait(progress::Policy *policy, const progress::WaitSet *set,
-                                   uint64_t *invocation) {
+                                  uint64_t *invocation) {
   std::lock_guard<std::mutex> lock(mu_);
   take_cancel();
   *invocation = invocation_.load(std::memory_order_relaxed);
@@ -984,10 +1032,11 @@ int Session::timed_out() {
 int Session::wait_on_endpoint(naa_status *status) {
   disarm();  // progress_until polls the endpoint itself
   try {
-    if (!progress_until(*ep_, policy_locked(), Deadline::after(timeout_),
-                        [this] { return finished() || cancel_asked(); },
-                        [this](const transport::Completion &c, bool first) { absorb(c, first); },
-                        [this] { return final_write_due(); }, [this] { return sleeping(); }))
+    if (!progress_until(
+            *ep_, policy_locked(), Deadline::after(timeout_),
+            [this] { return finished() || cancel_asked(); },
+            [this](const transport::Completion &c, bool first) { absorb(c, first); },
+            [this] { return final_write_due(); }, [this] { return sleeping(); }))
       return timed_out();
   } catch (const Error &e) {
     return fail(e);
@@ -1013,8 +1062,9 @@ int Session::unanswered() {
 // or finalize.
 int Session::writes_timed_out() const {
   return last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + peer_ +
-                                                 " did not complete within NAA_TIMEOUT (" +
-                                                 std::to_string(timeout_.count()) + " ms); the invocation is still in flight");
+                                                   " did not complete within NAA_TIMEOUT (" +
+                                                   std::to_string(timeout_.count()) +
+                                                   " ms); the invocation is still in flight");
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between
@@ -1044,10 +1094,14 @@ progress::Clock::time_point Session::due() const {
 
 // Engine -> Settled, on the engine's thread once it dropped us: the release publishes what
 // the engine wrote to whoever reads Settled.
-void Session::announce() { owner_.store(Owner::Settled, std::memory_order_release); }
+void Session::announce() {
+  owner_.store(Owner::Settled, std::memory_order_release);
+}
 
 // Settled -> Caller: the invocation the engine ended, now back in the application's hands.
-void Session::collect() { owner_.store(Owner::Caller, std::memory_order_relaxed); }
+void Session::collect() {
+  owner_.store(Owner::Caller, std::memory_order_relaxed);
+}
 
 int Session::settled(naa_status *status) {
   collect();

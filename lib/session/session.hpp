@@ -40,9 +40,9 @@ namespace naa {
 class Session : private ProgressEngine::Client {
  public:
   // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP by `deadline`
-  // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final write of each invocation unless
-  // the NAA identifies itself as a libnaa server. Keeps the transport for reconnecting.
-  // Throws Error.
+  // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final
+  // write of each invocation unless the NAA identifies itself as a libnaa server. Keeps the
+  // transport for reconnecting. Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
           std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
           Deadline deadline);
@@ -86,7 +86,7 @@ class Session : private ProgressEngine::Client {
   std::chrono::milliseconds timeout() const { return timeout_; }
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
-  void describe(naa_handle_info_t *info);  // naa_handle_info(3)
+  void describe(naa_handle_info_t *info);                  // naa_handle_info(3)
   // When the last completed invocation's stages were seen, for NAA_STATS and NAA_TRACE (the
   // C entry layer asks after the call that completed it): naa_invoke began, our writes were
   // seen complete, the final write-with-immediate was posted, the NAA's reply was polled.
@@ -236,7 +236,7 @@ class Session : private ProgressEngine::Client {
   Deadline::Clock::time_point invoked_at_{};
   Deadline::Clock::time_point completed_at_{};  // the last invocation's end, or the connection's
   Deadline::Clock::time_point writes_completed_{};  // for Stages
-  Deadline::Clock::time_point seen_at_{};  // when the poll absorb() is handling returned
+  Deadline::Clock::time_point seen_at_{};           // when the poll absorb() is handling returned
 
   Phase phase_ = Phase::Idle;
   transport::WriteChain *chain_ = nullptr;  // the invocation's: first_chain_ or steady_chain_
@@ -247,7 +247,8 @@ class Session : private ProgressEngine::Client {
   Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
   Deadline::Clock::time_point final_write_posted_{};  // for Stages
-  Deadline::Clock::duration exchange_took_{};  // the memory-region exchange's round trip, for pacing_
+  Deadline::Clock::duration
+      exchange_took_{};  // the memory-region exchange's round trip, for pacing_
   // When that post returned: over shm the post itself copies the data (NAA_STATS' transfer).
   Deadline::Clock::time_point final_write_returned_{};
 

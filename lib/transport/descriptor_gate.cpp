@@ -44,12 +44,15 @@ bool descriptors_spare(size_t count) {
 void DescriptorClaim::hold(bool waiting) {
   if (waiting == held_) return;
   held_ = waiting;
-  if (waiting) claims.fetch_add(1, std::memory_order_relaxed);
-  else claims.fetch_sub(1, std::memory_order_relaxed);
+  if (waiting)
+    claims.fetch_add(1, std::memory_order_relaxed);
+  else
+    claims.fetch_sub(1, std::memory_order_relaxed);
 }
 
 bool accepts_spare() {
-  return claims.load(std::memory_order_relaxed) == 0 || descriptors_spare(kSpareDescriptors + kClaimHeadroom);
+  return claims.load(std::memory_order_relaxed) == 0 ||
+         descriptors_spare(kSpareDescriptors + kClaimHeadroom);
 }
 
 int retry_while_short(const std::function<int()> &attempt, Deadline deadline) {
@@ -58,7 +61,8 @@ int retry_while_short(const std::function<int()> &attempt, Deadline deadline) {
     const int err = attempt();
     if ((err != EMFILE && err != ENFILE) || deadline.expired()) return err;
     claim.hold(true);
-    std::this_thread::sleep_for(std::min<Deadline::Clock::duration>(kClaimNap, deadline.remaining()));
+    std::this_thread::sleep_for(
+        std::min<Deadline::Clock::duration>(kClaimNap, deadline.remaining()));
   }
 }
 

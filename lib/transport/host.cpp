@@ -30,7 +30,8 @@ bool same_address(const sockaddr *a, const sockaddr *b) {
            reinterpret_cast<const sockaddr_in *>(b)->sin_addr.s_addr;
   if (a->sa_family == AF_INET6)
     return std::memcmp(&reinterpret_cast<const sockaddr_in6 *>(a)->sin6_addr,
-                       &reinterpret_cast<const sockaddr_in6 *>(b)->sin6_addr, sizeof(in6_addr)) == 0;
+                       &reinterpret_cast<const sockaddr_in6 *>(b)->sin6_addr,
+                       sizeof(in6_addr)) == 0;
   return false;
 }
 
@@ -54,7 +55,8 @@ sockaddr_in resolve_ipv4(const std::string &host, uint16_t port, naa_error_t cod
   if (host.empty() || host == "*") return sa;  // the wildcard
   int gai = 0;
   AddrInfo found = lookup(host, AF_INET, &gai);
-  if (!found) throw Error(code, "cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(gai));
+  if (!found)
+    throw Error(code, "cannot resolve '" + host + "' to an IPv4 address: " + gai_strerror(gai));
   sa.sin_addr = reinterpret_cast<const sockaddr_in *>(found->ai_addr)->sin_addr;
   return sa;
 }

@@ -27,17 +27,31 @@ void bind_host(const ModuleHost *h) {
   if (host == nullptr) host = h;
 }
 
-std::mutex &descriptor_gate() { return host->descriptor_gate(); }
-bool descriptors_spare(size_t count) { return host->descriptors_spare(count); }
-bool accepts_spare() { return host->accepts_spare(); }
-void DescriptorClaim::hold(bool waiting) { host->claim_hold(this, waiting); }
+std::mutex &descriptor_gate() {
+  return host->descriptor_gate();
+}
+bool descriptors_spare(size_t count) {
+  return host->descriptors_spare(count);
+}
+bool accepts_spare() {
+  return host->accepts_spare();
+}
+void DescriptorClaim::hold(bool waiting) {
+  host->claim_hold(this, waiting);
+}
 
 sockaddr_in resolve_ipv4(const std::string &name, uint16_t port, naa_error_t code) {
   return host->resolve_ipv4(name, port, code);
 }
-void require_resolvable(const std::string &name) { host->require_resolvable(name); }
-in_addr local_ipv4(const std::string &local_ip) { return host->local_ipv4(local_ip); }
-bool is_local_host(const std::string &name) { return host->is_local_host(name); }
+void require_resolvable(const std::string &name) {
+  host->require_resolvable(name);
+}
+in_addr local_ipv4(const std::string &local_ip) {
+  return host->local_ipv4(local_ip);
+}
+bool is_local_host(const std::string &name) {
+  return host->is_local_host(name);
+}
 std::string private_data_text(const void *data, size_t length) {
   return host->private_data_text(data, length);
 }
@@ -46,7 +60,9 @@ std::string private_data_text(const void *data, size_t length) {
 
 namespace log {
 
-Level threshold() { return host->log_threshold(); }
+Level threshold() {
+  return host->log_threshold();
+}
 
 // Formatted here, as the host's write takes no va_list; lines are as long as the host's.
 void write(Level level, const char *fmt, ...) {
@@ -65,8 +81,12 @@ namespace progress {
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
   return host->wait_plan(expected, spin, woken);
 }
-microseconds idle_nap(nanoseconds idle) { return host->idle_nap(idle); }
-microseconds idle_slice(nanoseconds idle) { return host->idle_slice(idle); }
+microseconds idle_nap(nanoseconds idle) {
+  return host->idle_nap(idle);
+}
+microseconds idle_slice(nanoseconds idle) {
+  return host->idle_slice(idle);
+}
 
 }  // namespace progress
 }  // namespace naa

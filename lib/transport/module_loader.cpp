@@ -27,20 +27,13 @@ namespace {
 
 const ModuleHost &host_table() {
   static const ModuleHost host = {
-      kModuleAbi,
-      &log::threshold,
-      &log::write,
-      &progress::wait_plan,
-      &progress::idle_nap,
-      &progress::idle_slice,
-      &descriptor_gate,
-      &descriptors_spare,
-      &accepts_spare,
-      [](DescriptorClaim *claim, bool waiting) { claim->hold(waiting); },
-      &resolve_ipv4,
-      &require_resolvable,
-      &local_ipv4,
-      &is_local_host,
+      kModuleAbi,          &log::threshold,
+      &log::write,         &progress::wait_plan,
+      &progress::idle_nap, &progress::idle_slice,
+      &descriptor_gate,    &descriptors_spare,
+      &accepts_spare,      [](DescriptorClaim *claim, bool waiting) { claim->hold(waiting); },
+      &resolve_ipv4,       &require_resolvable,
+      &local_ipv4,         &is_local_host,
       &private_data_text,
   };
   return host;
@@ -64,7 +57,8 @@ std::string own_file() {
 // modules, which libtool leaves in lib/.libs; an installed one, $(pkglibdir)'s.
 std::string default_dir() {
   const std::string tree = real(NAA_BUILDDIR) + "/";
-  if (own_file().compare(0, tree.size(), tree) == 0) return std::string(NAA_BUILDDIR) + "/lib/.libs";
+  if (own_file().compare(0, tree.size(), tree) == 0)
+    return std::string(NAA_BUILDDIR) + "/lib/.libs";
   return NAA_PKGLIBDIR;
 }
 
@@ -125,7 +119,8 @@ const Entry &module_entry(const std::string &module, const char *row) {
   const std::string path = module_path(module);
   std::lock_guard<std::mutex> lock(modules_mu);
   const Module &m = load(path);
-  if (m.table == nullptr) throw Error(NAA_ERR_UNSUPPORTED, "transport " + std::string(row) + ": " + m.why);
+  if (m.table == nullptr)
+    throw Error(NAA_ERR_UNSUPPORTED, "transport " + std::string(row) + ": " + m.why);
   loaded.emplace(module, path);
   const Entry *e = m.table->entry(row);
   if (e == nullptr)

@@ -120,8 +120,7 @@ const Entry &entry_of(const ParsedName &parsed, const std::string &name) {
 const Entry *usable_entry(const Registration &row, std::string *why) {
   try {
     const Entry *e = row.entry != nullptr ? row.entry() : nullptr;
-    if (e == nullptr && why != nullptr)
-      *why = std::string("not built (") + row.build_hint + ")";
+    if (e == nullptr && why != nullptr) *why = std::string("not built (") + row.build_hint + ")";
     return e;
   } catch (const Error &e) {
     if (why != nullptr) *why = e.what();

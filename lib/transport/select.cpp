@@ -30,8 +30,9 @@ std::vector<std::pair<Registration, const Entry *>> by_connect_rank(bool same_ho
     if (e == nullptr || (!same_host_too && e->capabilities("").same_host)) continue;
     usable.emplace_back(r, e);
   }
-  std::stable_sort(usable.begin(), usable.end(),
-                   [](const auto &a, const auto &b) { return a.first.connect_rank < b.first.connect_rank; });
+  std::stable_sort(usable.begin(), usable.end(), [](const auto &a, const auto &b) {
+    return a.first.connect_rank < b.first.connect_rank;
+  });
   return usable;
 }
 
@@ -60,7 +61,8 @@ class AutoTransport : public Transport {
     std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     if (!capabilities_of(choice).same_host)
-      detour_ = "no same-host transport (shared memory) serves " + host + ":" + std::to_string(port) + " now";
+      detour_ = "no same-host transport (shared memory) serves " + host + ":" +
+                std::to_string(port) + " now";
     if (capabilities_of(choice).same_host) {
       const auto limit = shm_connect_limit(deadline);
       try {
@@ -70,16 +72,19 @@ class AutoTransport : public Transport {
         if (!e.path_only()) throw;
         detour_ = e.what();
         choice = network_transport_for(host, local_ip, options_.device, deadline);
-        NAA_LOG_INFO("NAA_TRANSPORT=auto: %s; connecting with %s instead", e.what(), choice.c_str());
-      } catch (const Error &e) {
-        detour_ = "no shared-memory connection within " +
-                  std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(limit).count()) +
-                  " ms: " + e.what();
-        choice = network_transport_for(host, local_ip, options_.device, deadline);
-        NAA_LOG_WARN("NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "
-                     "connecting with %s instead",
-                     host.c_str(), port, std::chrono::duration<double>(limit).count(), e.what(),
+        NAA_LOG_INFO("NAA_TRANSPORT=auto: %s; connecting with %s instead", e.what(),
                      choice.c_str());
+      } catch (const Error &e) {
+        detour_ =
+            "no shared-memory connection within " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(limit).count()) +
+            " ms: " + e.what();
+        choice = network_transport_for(host, local_ip, options_.device, deadline);
+        NAA_LOG_WARN(
+            "NAA_TRANSPORT=auto: no shared-memory connection to %s:%u within %.2f s (%s); "
+            "connecting with %s instead",
+            host.c_str(), port, std::chrono::duration<double>(limit).count(), e.what(),
+            choice.c_str());
       }
     }
     return connect_with(choice, host, port, local_ip, deadline, private_data, before_connect);
@@ -112,8 +117,8 @@ class AutoTransport : public Transport {
                                          Deadline deadline, const std::string &private_data,
                                          const BeforeConnect &before_connect) {
     name_ = "auto: " + choice;
-    return open_transport(choice, options_)->connect(host, port, local_ip, deadline, private_data,
-                                                     before_connect);
+    return open_transport(choice, options_)
+        ->connect(host, port, local_ip, deadline, private_data, before_connect);
   }
 
   const TransportOptions options_;
@@ -136,7 +141,9 @@ bool is_libnaa_server(const std::string &peer_data) {
   return private_data_text(peer_data.data(), peer_data.size()) == kServerIdentity;
 }
 
-std::string transport_from_environment() { return params::Values::read().text("NAA_TRANSPORT"); }
+std::string transport_from_environment() {
+  return params::Values::read().text("NAA_TRANSPORT");
+}
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {
   if (!parse_name(name).is_auto) return {name};

@@ -54,7 +54,8 @@ enum class CompletionKind : uint8_t {
   Send,       // our MRSP send completed
   Recv,       // an MRSP message arrived (`bytes` long)
   Writes,     // a posted chain has completed locally
-  RemoteImm,  // the peer's write-with-immediate arrived: `imm` (host order), `bytes` of its last write
+  RemoteImm,  // the peer's write-with-immediate arrived: `imm` (host order), `bytes` of its last
+              // write
 };
 
 struct Completion {

@@ -35,7 +35,8 @@ static naa_handle *handles_of(PyObject *seq, int *count, PyObject **keep) {
 /* Every handle of the tuple keep enters libnaa (begin) or has returned from it: a handle
  * closed by another thread meanwhile keeps its buffers exported until the call returns. */
 static void use_all(PyObject *keep, int begin) {
-  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++) naapy_handle_use(PyTuple_GET_ITEM(keep, i), begin);
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keep); i++)
+    naapy_handle_use(PyTuple_GET_ITEM(keep, i), begin);
 }
 
 PyObject *naapy_wait_any(PyObject *module, PyObject *handles) {
@@ -46,10 +47,8 @@ PyObject *naapy_wait_any(PyObject *module, PyObject *handles) {
   if (h == NULL) return NULL;
   naa_status status = {0};
   use_all(keep, 1);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_waitany(n, h, &index, &status);
-  Py_END_ALLOW_THREADS
-  use_all(keep, 0);
+  Py_BEGIN_ALLOW_THREADS rc = naa_waitany(n, h, &index, &status);
+  Py_END_ALLOW_THREADS use_all(keep, 0);
   if (rc != NAA_SUCCESS) {
     naapy_raise("naa_waitany", rc, &status);
     PyObject *type, *value, *tb;
@@ -82,8 +81,10 @@ static PyObject *status_list(const naa_handle *h, const naa_status *st, int n, i
       v = Py_NewRef(Py_None);
     else
       v = naapy_status(&st[i]);
-    if (v == NULL) Py_CLEAR(list);
-    else PyList_SET_ITEM(list, i, v);
+    if (v == NULL)
+      Py_CLEAR(list);
+    else
+      PyList_SET_ITEM(list, i, v);
   }
   return list;
 }
@@ -100,10 +101,8 @@ PyObject *naapy_wait_all(PyObject *module, PyObject *handles) {
     goto out;
   }
   use_all(keep, 1);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_waitall(n, h, st);
-  Py_END_ALLOW_THREADS
-  use_all(keep, 0);
+  Py_BEGIN_ALLOW_THREADS rc = naa_waitall(n, h, st);
+  Py_END_ALLOW_THREADS use_all(keep, 0);
   result = status_list(h, st, n, 0);
   if (result != NULL && rc != NAA_SUCCESS) {
     PyObject *errors = status_list(h, st, n, 1), *type, *value, *tb;

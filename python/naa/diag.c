@@ -119,7 +119,8 @@ static PyObject *function_energy(const naa_stats_energy_function_t *f) {
       put(d, "naa_runs", PyLong_FromUnsignedLongLong(f->naa_runs)) < 0 ||
       put(d, "naa_j", PyFloat_FromDouble(f->naa_j)) < 0 ||
       put(d, "naa_bytes", PyLong_FromUnsignedLongLong(f->naa_bytes)) < 0 ||
-      put(d, "naa_source", PyUnicode_DecodeASCII(f->naa_source, strlen(f->naa_source), "replace")) < 0) {
+      put(d, "naa_source", PyUnicode_DecodeASCII(f->naa_source, strlen(f->naa_source), "replace")) <
+          0) {
     Py_DECREF(d);
     return NULL;
   }

@@ -7,12 +7,22 @@
 
 PyObject *naapy_error;
 
-static const char *const code_names[] = {
-    "NAA_SUCCESS", "NAA_ERR_INVALID_ARGUMENT", "NAA_ERR_INVALID_HANDLE", "NAA_ERR_NO_NAA",
-    "NAA_ERR_CONNECTION", "NAA_ERR_TRANSPORT", "NAA_ERR_TIMEOUT", "NAA_ERR_NAA",
-    "NAA_ERR_NO_RESOURCES", "NAA_ERR_PROTOCOL", "NAA_ERR_STATE", "NAA_ERR_CONFIG",
-    "NAA_ERR_UNSUPPORTED", "NAA_ERR_INTERNAL", "NAA_ERR_IN_STATUS",
-    "NAA_ERR_CANCELED"};
+static const char *const code_names[] = {"NAA_SUCCESS",
+                                         "NAA_ERR_INVALID_ARGUMENT",
+                                         "NAA_ERR_INVALID_HANDLE",
+                                         "NAA_ERR_NO_NAA",
+                                         "NAA_ERR_CONNECTION",
+                                         "NAA_ERR_TRANSPORT",
+                                         "NAA_ERR_TIMEOUT",
+                                         "NAA_ERR_NAA",
+                                         "NAA_ERR_NO_RESOURCES",
+                                         "NAA_ERR_PROTOCOL",
+                                         "NAA_ERR_STATE",
+                                         "NAA_ERR_CONFIG",
+                                         "NAA_ERR_UNSUPPORTED",
+                                         "NAA_ERR_INTERNAL",
+                                         "NAA_ERR_IN_STATUS",
+                                         "NAA_ERR_CANCELED"};
 #define N_CODES (sizeof code_names / sizeof code_names[0])
 
 const char *naapy_code_name(int rc) {
@@ -56,7 +66,8 @@ PyObject *naapy_raise(const char *call, int rc, const naa_status *status) {
   cause_of(rc, text, sizeof text);
   const size_t n = strlen(call);
   /* libnaa's cause starts with the call's name already */
-  const char *what = strncmp(text, call, n) == 0 && strncmp(text + n, ": ", 2) == 0 ? text + n + 2 : text;
+  const char *what =
+      strncmp(text, call, n) == 0 && strncmp(text + n, ": ", 2) == 0 ? text + n + 2 : text;
   PyObject *cause;
   if (rc == NAA_ERR_NAA && status != NULL)
     cause = PyUnicode_FromFormat("%s: %s (%s; the NAA's return code is 0x%02x)", call, what,
@@ -76,7 +87,8 @@ PyObject *naapy_raise_create(int rc, const char *format, ...) {
   va_start(ap, format);
   PyObject *call = PyUnicode_FromFormatV(format, ap);
   va_end(ap);
-  PyObject *cause = call ? PyUnicode_FromFormat("%U: %s (%s)", call, what, naapy_code_name(rc)) : NULL;
+  PyObject *cause =
+      call ? PyUnicode_FromFormat("%U: %s (%s)", call, what, naapy_code_name(rc)) : NULL;
   Py_XDECREF(call);
   return raise(rc, cause, NULL);
 }
@@ -101,7 +113,7 @@ int naapy_error_init(PyObject *m) {
       "answered with a non-zero return code, else None).",
       NULL, NULL);
   if (naapy_error == NULL || PyModule_AddObjectRef(m, "Error", naapy_error) < 0) return -1;
-  for (size_t rc = 1; rc < N_CODES; rc++)  /* "NAA_ERR_TIMEOUT" -> naa.ERR_TIMEOUT */
+  for (size_t rc = 1; rc < N_CODES; rc++) /* "NAA_ERR_TIMEOUT" -> naa.ERR_TIMEOUT */
     if (PyModule_AddIntConstant(m, code_names[rc] + 4, (long)rc) < 0) return -1;
   return 0;
 }

@@ -10,13 +10,12 @@
 #include "naapy.h"
 
 typedef struct {
-  PyObject_HEAD
-  naa_handle handle;
+  PyObject_HEAD naa_handle handle;
   uint32_t function_code;
   Py_ssize_t n_views;
   Py_buffer *views; /* inputs then outputs, each holding an export until close() and the
-                       * return of the last call on the handle */
-  Py_ssize_t users;  /* calls inside libnaa on the handle (wait, wait_any, ...), GIL released */
+                     * return of the last call on the handle */
+  Py_ssize_t users; /* calls inside libnaa on the handle (wait, wait_any, ...), GIL released */
   Py_ssize_t n_inputs;
   PyObject *inputs, *outputs; /* tuples of the objects, as given */
 } Handle;
@@ -75,15 +74,19 @@ int naapy_handle_peek(PyObject *obj, naa_handle *handle) {
  * last to return after close() releases the exports, since naa_finalize returns at once while
  * another thread is inside a call on the handle and libnaa writes the outputs until that
  * call returns. Both with the GIL held. */
-static void use_begin(Handle *self) { self->users++; }
+static void use_begin(Handle *self) {
+  self->users++;
+}
 
 static void use_end(Handle *self) {
   if (--self->users == 0 && self->handle.id == NAA_HANDLE_NULL.id) release_views(self);
 }
 
 void naapy_handle_use(PyObject *obj, int begin) {
-  if (begin) use_begin((Handle *)obj);
-  else use_end((Handle *)obj);
+  if (begin)
+    use_begin((Handle *)obj);
+  else
+    use_end((Handle *)obj);
 }
 
 int naapy_handle_get(PyObject *obj, naa_handle *handle) {
@@ -98,7 +101,8 @@ int naapy_handle_get(PyObject *obj, naa_handle *handle) {
 
 /* Exports obj as parameter `what`[index] into view: C-contiguous, 1..2^32-1 bytes, writable
  * for an output. -1 with an exception set if not. */
-static int export(PyObject *obj, const char *what, Py_ssize_t index, int writable, Py_buffer *view) {
+static int export(PyObject *obj, const char *what, Py_ssize_t index, int writable,
+                  Py_buffer *view) {
   if (PyObject_GetBuffer(obj, view, PyBUF_STRIDES | (writable ? PyBUF_WRITABLE : 0)) < 0) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
@@ -106,14 +110,15 @@ static int export(PyObject *obj, const char *what, Py_ssize_t index, int writabl
     if (readonly) PyBuffer_Release(view);
     PyErr_Clear();
     if (readonly)
-      naapy_raise_cause(NAA_ERR_INVALID_ARGUMENT, "%s[%zd] (%.100s) is read-only: an output must be writable",
-                        what, index, Py_TYPE(obj)->tp_name);
+      naapy_raise_cause(NAA_ERR_INVALID_ARGUMENT,
+                        "%s[%zd] (%.100s) is read-only: an output must be writable", what, index,
+                        Py_TYPE(obj)->tp_name);
     else if (PyObject_CheckBuffer(obj))
       naapy_raise_cause(NAA_ERR_INVALID_ARGUMENT, "%s[%zd] (%.100s) cannot be exported: %S", what,
                         index, Py_TYPE(obj)->tp_name, value ? value : Py_None);
     else
-      PyErr_Format(PyExc_TypeError, "%s[%zd]: a %.100s does not support the buffer protocol",
-                   what, index, Py_TYPE(obj)->tp_name);
+      PyErr_Format(PyExc_TypeError, "%s[%zd]: a %.100s does not support the buffer protocol", what,
+                   index, Py_TYPE(obj)->tp_name);
     Py_XDECREF(type), Py_XDECREF(value), Py_XDECREF(tb);
     return -1;
   }
@@ -210,20 +215,20 @@ static int int_attr(PyObject *value, const char *name, int64_t *field) {
 }
 
 static int Handle_init(Handle *self, PyObject *args, PyObject *kwds) {
-  static char *kwlist[] = {"function_code", "inputs", "outputs", "single_send", "naa",
-                           "transport", "timeout_ms", "progress", "auth_key", "local_ip",
-                           "device", "pacing_us", "params", NULL};
+  static char *kwlist[] = {"function_code", "inputs",     "outputs",  "single_send", "naa",
+                           "transport",     "timeout_ms", "progress", "auth_key",    "local_ip",
+                           "device",        "pacing_us",  "params",   NULL};
   unsigned long code;
   PyObject *inputs, *outputs, *single_send = NULL;
-  PyObject *a_naa = NULL, *a_transport = NULL, *a_timeout = NULL, *a_progress = NULL,
-           *a_key = NULL, *a_ip = NULL, *a_device = NULL, *a_pacing = NULL, *a_params = NULL;
+  PyObject *a_naa = NULL, *a_transport = NULL, *a_timeout = NULL, *a_progress = NULL, *a_key = NULL,
+           *a_ip = NULL, *a_device = NULL, *a_pacing = NULL, *a_params = NULL;
   if (self->views != NULL || self->handle.id != NAA_HANDLE_NULL.id) {
     PyErr_SetString(PyExc_RuntimeError, "naa.Handle.__init__ called twice");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "kOO|$OOOOOOOOOO", kwlist, &code, &inputs,
-                                   &outputs, &single_send, &a_naa, &a_transport, &a_timeout,
-                                   &a_progress, &a_key, &a_ip, &a_device, &a_pacing, &a_params))
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "kOO|$OOOOOOOOOO", kwlist, &code, &inputs, &outputs,
+                                   &single_send, &a_naa, &a_transport, &a_timeout, &a_progress,
+                                   &a_key, &a_ip, &a_device, &a_pacing, &a_params))
     return -1;
   naa_attr_t attr = NAA_ATTR_INIT;
   PyObject *keep_params = NULL;
@@ -269,10 +274,9 @@ static int Handle_init(Handle *self, PyObject *args, PyObject *kwds) {
   self->function_code = (uint32_t)code;
   naa_handle h = NAA_HANDLE_NULL;
   int err;
-  Py_BEGIN_ALLOW_THREADS
-  err = naa_create_attr((uint32_t)code, p, (size_t)n_in, p + n_in, (size_t)n_out, &attr, &h);
-  Py_END_ALLOW_THREADS
-  if (err != NAA_SUCCESS) {
+  Py_BEGIN_ALLOW_THREADS err =
+      naa_create_attr((uint32_t)code, p, (size_t)n_in, p + n_in, (size_t)n_out, &attr, &h);
+  Py_END_ALLOW_THREADS if (err != NAA_SUCCESS) {
     naapy_raise_create(err, "naa_create(function code %lu, %zd inputs, %zd outputs)", code, n_in,
                        n_out);
     goto done;
@@ -301,10 +305,8 @@ static int close_handle(Handle *self) {
   self->handle = NAA_HANDLE_NULL;
   if (h.id != NAA_HANDLE_NULL.id) {
     use_begin(self); /* a thread that returns meanwhile must not release the exports */
-    Py_BEGIN_ALLOW_THREADS
-    rc = naa_finalize(&h);
-    Py_END_ALLOW_THREADS
-    use_end(self);
+    Py_BEGIN_ALLOW_THREADS rc = naa_finalize(&h);
+    Py_END_ALLOW_THREADS use_end(self);
   } else if (self->users == 0) {
     release_views(self); /* a failed __init__ */
   }
@@ -344,10 +346,8 @@ static PyObject *Handle_invoke(Handle *self, PyObject *unused) {
   int rc;
   if (usable(self, "naa_invoke", &h) < 0) return NULL;
   use_begin(self);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_invoke(&h);
-  Py_END_ALLOW_THREADS
-  use_end(self);
+  Py_BEGIN_ALLOW_THREADS rc = naa_invoke(&h);
+  Py_END_ALLOW_THREADS use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_invoke", rc, NULL);
   Py_RETURN_NONE;
 }
@@ -357,10 +357,8 @@ static int test_once(Handle *self, naa_handle *h, naa_status *status) {
   bool flag = false;
   int rc;
   use_begin(self);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_test(h, &flag, status);
-  Py_END_ALLOW_THREADS
-  use_end(self);
+  Py_BEGIN_ALLOW_THREADS rc = naa_test(h, &flag, status);
+  Py_END_ALLOW_THREADS use_end(self);
   if (rc != NAA_SUCCESS) {
     naapy_raise("naa_test", rc, status);
     return -1;
@@ -402,10 +400,8 @@ static PyObject *wait_for(Handle *self, naa_handle *h, double timeout) {
     double d = nap < left ? nap : left;
     ts.tv_sec = (time_t)d;
     ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
-    Py_BEGIN_ALLOW_THREADS
-    nanosleep(&ts, NULL);
-    Py_END_ALLOW_THREADS
-    if (nap < 1e-3) nap *= 2;
+    Py_BEGIN_ALLOW_THREADS nanosleep(&ts, NULL);
+    Py_END_ALLOW_THREADS if (nap < 1e-3) nap *= 2;
     if (check_views(self) < 0) return NULL;
   }
 }
@@ -424,10 +420,8 @@ static PyObject *Handle_wait(Handle *self, PyObject *args, PyObject *kwds) {
   naa_status status = {0};
   int rc;
   use_begin(self);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_wait(&h, &status);
-  Py_END_ALLOW_THREADS
-  use_end(self);
+  Py_BEGIN_ALLOW_THREADS rc = naa_wait(&h, &status);
+  Py_END_ALLOW_THREADS use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_wait", rc, &status);
   return naapy_status(&status);
 }
@@ -438,10 +432,8 @@ static PyObject *Handle_cancel(Handle *self, PyObject *unused) {
   int rc;
   if (usable(self, "naa_cancel", &h) < 0) return NULL;
   use_begin(self);
-  Py_BEGIN_ALLOW_THREADS
-  rc = naa_cancel(&h);
-  Py_END_ALLOW_THREADS
-  use_end(self);
+  Py_BEGIN_ALLOW_THREADS rc = naa_cancel(&h);
+  Py_END_ALLOW_THREADS use_end(self);
   if (rc != NAA_SUCCESS) return naapy_raise("naa_cancel", rc, NULL);
   Py_RETURN_NONE;
 }
@@ -469,7 +461,8 @@ static PyObject *Handle_enter(Handle *self, PyObject *unused) {
 static PyObject *Handle_exit(Handle *self, PyObject *args) {
   (void)args;
   PyObject *r = Handle_close(self, NULL);
-  if (r == NULL && PyErr_Occurred() && PyTuple_Size(args) > 0 && PyTuple_GET_ITEM(args, 0) != Py_None)
+  if (r == NULL && PyErr_Occurred() && PyTuple_Size(args) > 0 &&
+      PyTuple_GET_ITEM(args, 0) != Py_None)
     PyErr_Clear(); /* the exception that left the with block is the one to see */
   else if (r == NULL)
     return NULL;
@@ -499,8 +492,14 @@ static PyObject *get_tuple(PyObject *t) {
   Py_INCREF(t);
   return t;
 }
-static PyObject *get_inputs(Handle *self, void *unused) { (void)unused; return get_tuple(self->inputs); }
-static PyObject *get_outputs(Handle *self, void *unused) { (void)unused; return get_tuple(self->outputs); }
+static PyObject *get_inputs(Handle *self, void *unused) {
+  (void)unused;
+  return get_tuple(self->inputs);
+}
+static PyObject *get_outputs(Handle *self, void *unused) {
+  (void)unused;
+  return get_tuple(self->outputs);
+}
 
 static PyMethodDef methods[] = {
     {"invoke", (PyCFunction)Handle_invoke, METH_NOARGS,
@@ -539,33 +538,33 @@ static PyGetSetDef getset[] = {
     {"outputs", (getter)get_outputs, NULL, "the output objects, as given", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(handle_doc,
-  "Handle(function_code, inputs, outputs, *, single_send=False, naa=None, transport=None,\n"
-  "       timeout_ms=None, progress=None, auth_key=None, local_ip=None, device=None,\n"
-  "       pacing_us=None, params=None)\n--\n\n"
-  "A libnaa handle (naa_create_attr): connects to the NAA serving function_code and registers\n"
-  "the parameters, which are used in place (zero-copy). inputs and outputs are sequences of\n"
-  "buffer-protocol objects (NumPy arrays, bytearray, memoryview, array.array): C-contiguous,\n"
-  "1 .. 2^32-1 bytes each, the outputs writable. The same object among the inputs and the\n"
-  "outputs is one in-place region. single_send: True (every input) or one bool per input; such\n"
-  "an input travels on the first invoke() only. The keyword arguments naa .. params are the\n"
-  "fields of naa_attr_t (see naa_create_attr(3)); params is a dict {NAME: value} or a sequence\n"
-  "of 'NAME=value'. The handle holds a buffer export of every parameter until close(), so\n"
-  "they cannot be resized meanwhile. Use it as a context manager to close it.");
+PyDoc_STRVAR(
+    handle_doc,
+    "Handle(function_code, inputs, outputs, *, single_send=False, naa=None, transport=None,\n"
+    "       timeout_ms=None, progress=None, auth_key=None, local_ip=None, device=None,\n"
+    "       pacing_us=None, params=None)\n--\n\n"
+    "A libnaa handle (naa_create_attr): connects to the NAA serving function_code and registers\n"
+    "the parameters, which are used in place (zero-copy). inputs and outputs are sequences of\n"
+    "buffer-protocol objects (NumPy arrays, bytearray, memoryview, array.array): C-contiguous,\n"
+    "1 .. 2^32-1 bytes each, the outputs writable. The same object among the inputs and the\n"
+    "outputs is one in-place region. single_send: True (every input) or one bool per input; such\n"
+    "an input travels on the first invoke() only. The keyword arguments naa .. params are the\n"
+    "fields of naa_attr_t (see naa_create_attr(3)); params is a dict {NAME: value} or a sequence\n"
+    "of 'NAME=value'. The handle holds a buffer export of every parameter until close(), so\n"
+    "they cannot be resized meanwhile. Use it as a context manager to close it.");
 
-static PyType_Slot slots[] = {
-    {Py_tp_doc, (void *)handle_doc},
-    {Py_tp_new, PyType_GenericNew},
-    {Py_tp_init, Handle_init},
-    {Py_tp_dealloc, Handle_dealloc},
-    {Py_tp_traverse, Handle_traverse},
-    {Py_tp_repr, Handle_repr},
-    {Py_tp_methods, methods},
-    {Py_tp_getset, getset},
-    {0, NULL}};
+static PyType_Slot slots[] = {{Py_tp_doc, (void *)handle_doc},
+                              {Py_tp_new, PyType_GenericNew},
+                              {Py_tp_init, Handle_init},
+                              {Py_tp_dealloc, Handle_dealloc},
+                              {Py_tp_traverse, Handle_traverse},
+                              {Py_tp_repr, Handle_repr},
+                              {Py_tp_methods, methods},
+                              {Py_tp_getset, getset},
+                              {0, NULL}};
 
-static PyType_Spec spec = {"naa.Handle", sizeof(Handle), 0,
-                           Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
+static PyType_Spec spec = {"naa.Handle", sizeof(Handle), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+                           slots};
 
 int naapy_handle_init(PyObject *m) {
   naapy_handle_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &spec, NULL);

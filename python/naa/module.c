@@ -53,15 +53,22 @@ static PyMethodDef functions[] = {
     {NULL, NULL, 0, NULL}};
 
 static int exec_module(PyObject *m) {
-  if (naapy_error_init(m) < 0 || naapy_status_init(m) < 0 || naapy_handle_init(m) < 0)
-    return -1;
+  if (naapy_error_init(m) < 0 || naapy_status_init(m) < 0 || naapy_handle_init(m) < 0) return -1;
   return PyModule_AddIntConstant(m, "UNDEFINED", NAA_UNDEFINED);
 }
 
 static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, exec_module}, {0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "naa._naa",
-                                    "libnaa's C ABI for Python (see the package naa).", 0,
-                                    functions, module_slots, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "naa._naa",
+                                    "libnaa's C ABI for Python (see the package naa).",
+                                    0,
+                                    functions,
+                                    module_slots,
+                                    NULL,
+                                    NULL,
+                                    NULL};
 
-PyMODINIT_FUNC PyInit__naa(void) { return PyModuleDef_Init(&module); }
+PyMODINIT_FUNC PyInit__naa(void) {
+  return PyModuleDef_Init(&module);
+}

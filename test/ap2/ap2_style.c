@@ -15,8 +15,8 @@
  * "ap2_style: N invocations correct" and exits 0, else names the first mismatch and exits 1. */
 #include <naaice_ap2.h>
 
-#define N 1024          /* doubles per vector */
-#define LIFETIME 10     /* invocations per handle */
+#define N 1024      /* doubles per vector */
+#define LIFETIME 10 /* invocations per handle */
 
 static int expect_reported_bytes;
 
@@ -98,7 +98,8 @@ static int daxpy_rounds(int invocations) {
   while (done < invocations) {
     struct naa_handle h;
     memset(&h, 0, sizeof h);
-    naa_param_t in[3] = {{&alpha, sizeof alpha, true}, {x, N * sizeof(double), true},
+    naa_param_t in[3] = {{&alpha, sizeof alpha, true},
+                         {x, N * sizeof(double), true},
                          {y, N * sizeof(double), false}};
     naa_param_t out[1] = {{r, N * sizeof(double), false}};
     if (naa_create(11, in, 3, out, 1, &h)) return fail("naa_create daxpy", &h);
@@ -113,7 +114,8 @@ static int daxpy_rounds(int invocations) {
       }
       for (int i = 0; i < N; i++)
         if (r[i] != 3.0 * i + done + i % 7) {
-          printf("ap2_style: FAIL: daxpy r[%d] = %g, expected %g\n", i, r[i], 3.0 * i + done + i % 7);
+          printf("ap2_style: FAIL: daxpy r[%d] = %g, expected %g\n", i, r[i],
+                 3.0 * i + done + i % 7);
           return -1;
         }
     }

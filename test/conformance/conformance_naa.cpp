@@ -45,11 +45,12 @@
 // and served otherwise, as any other request.
 //
 // Usage: conformance-naa [--transport NAME] [--address ADDR] [--port PORT] [--ready-file PATH]
-//                        [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... [--max-clients N]
+//                        [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... [--max-clients
+//                        N]
 //                        [--memory SIZE] [--verbose]
-// (naa-server's names where they mean the same; defaults $NAA_TRANSPORT or ofi+tcp, 127.0.0.1, 0, window 1000 us,
-// 8 clients, 1G per client.)
-// On exit (SIGTERM) it prints "conformance-naa: N invocations served, S requests stranded".
+// (naa-server's names where they mean the same; defaults $NAA_TRANSPORT or ofi+tcp, 127.0.0.1, 0,
+// window 1000 us, 8 clients, 1G per client.) On exit (SIGTERM) it prints "conformance-naa: N
+// invocations served, S requests stranded".
 #include <getopt.h>
 #include <signal.h>
 
@@ -86,7 +87,7 @@ std::atomic<unsigned long> served{0}, stranded{0}, early{0};
 struct Order {
   enum class Kind { Window };
   Kind kind;
-  unsigned long n;      // the invocation it applies to, from 1
+  unsigned long n;     // the invocation it applies to, from 1
   uint64_t value = 0;  // its argument (microseconds for window)
 };
 
@@ -131,7 +132,8 @@ struct Options {
   std::string transport = "ofi+tcp", address = "127.0.0.1", ready_file;
   uint16_t port = 0;
   std::chrono::microseconds window{1000};
-  std::chrono::microseconds slow{0};  // --slow-us: each event's delay; the window grows by a quarter
+  std::chrono::microseconds slow{
+      0};  // --slow-us: each event's delay; the window grows by a quarter
   unsigned max_clients = 8;
   uint64_t memory = uint64_t{1} << 30;  // per client: beyond it MRSP is answered with 0x01
   std::vector<Order> orders;
@@ -148,7 +150,8 @@ enum : uint64_t { kRecv = 1, kSend = 2, kReply = 3 };
 
 class Client {
  public:
-  Client(std::unique_ptr<naa::transport::Endpoint> ep, const Options &o) : ep_(std::move(ep)), o_(o) {}
+  Client(std::unique_ptr<naa::transport::Endpoint> ep, const Options &o)
+      : ep_(std::move(ep)), o_(o) {}
 
   void run() {
     try {
@@ -168,8 +171,10 @@ class Client {
   Completion next(naa::Deadline deadline) {
     Completion c{};
     while (!stop.load())
-      if (ep_->wait(&c, 1, naa::Deadline::after(kSlice)) == 1) return c;
-      else if (deadline.expired()) throw naa::Error(NAA_ERR_TIMEOUT, "client went silent");
+      if (ep_->wait(&c, 1, naa::Deadline::after(kSlice)) == 1)
+        return c;
+      else if (deadline.expired())
+        throw naa::Error(NAA_ERR_TIMEOUT, "client went silent");
     throw naa::Error(NAA_ERR_CONNECTION, "stopping");
   }
 
@@ -179,13 +184,15 @@ class Client {
     naa::mrsp::Message m;
     std::string why;
     uint64_t total = 0;
-    bool ok = c.kind == CompletionKind::Recv && naa::mrsp::decode(buf_.data(), c.bytes, m, &why) == naa::mrsp::DecodeError::None &&
+    bool ok = c.kind == CompletionKind::Recv &&
+              naa::mrsp::decode(buf_.data(), c.bytes, m, &why) == naa::mrsp::DecodeError::None &&
               m.type == naa::mrsp::Type::AdvertiseRequest;
     for (const auto &e : m.request) total += e.size;
     if (!ok || total > o_.memory) {
       NAA_LOG_WARN("client %s: MRSP refused (%s)", ep_->peer().c_str(),
                    ok ? "not enough memory" : why.c_str());
-      size_t len = naa::mrsp::encode_error(naa::mrsp::ErrorCode::NoMemory, send_buf(), naa::mrsp::kBufferSize);
+      size_t len = naa::mrsp::encode_error(naa::mrsp::ErrorCode::NoMemory, send_buf(),
+                                           naa::mrsp::kBufferSize);
       ep_->post_send(send_buf(), len, *mrsp_mr_, kSend);
       next(naa::Deadline::after(std::chrono::seconds(1)));  // the send's completion
       return false;
@@ -203,7 +210,8 @@ class Client {
     if (outputs.empty())
       outputs.push_back({mrs_[0].get(), 0, 0, m.request[0].host_address, m.request[0].host_rkey});
     reply_ = ep_->prepare_writes(outputs, kReply);
-    size_t len = naa::mrsp::encode_advert(advert.data(), advert.size(), send_buf(), naa::mrsp::kBufferSize);
+    size_t len =
+        naa::mrsp::encode_advert(advert.data(), advert.size(), send_buf(), naa::mrsp::kBufferSize);
     ep_->post_send(send_buf(), len, *mrsp_mr_, kSend);
     return true;
   }
@@ -257,8 +265,10 @@ class Client {
       if (c.kind == CompletionKind::Writes) return false;
       if (c.kind == CompletionKind::RemoteImm) {
         ++early;
-        NAA_LOG_INFO("client %s: request before our write completion (the reference drops the "
-                     "connection here)", ep_->peer().c_str());
+        NAA_LOG_INFO(
+            "client %s: request before our write completion (the reference drops the "
+            "connection here)",
+            ep_->peer().c_str());
         if (strands(end)) return true;
         pending_ = c;
       }
@@ -284,14 +294,17 @@ class Client {
   bool strands(Clock::time_point end) {
     if (Clock::now() >= end) return false;
     ++stranded;
-    NAA_LOG_WARN("client %s: request stranded (it arrived within the window after our reply: "
-                 "lost wake-up, doc/protocol.md §4.4)", ep_->peer().c_str());
+    NAA_LOG_WARN(
+        "client %s: request stranded (it arrived within the window after our reply: "
+        "lost wake-up, doc/protocol.md §4.4)",
+        ep_->peer().c_str());
     return true;
   }
 
   // The re-arm window after reply n: an order's, else --window-us plus the slow mode's quarter.
   std::chrono::microseconds window(unsigned long n) const {
-    if (const Order *w = o_.order(Order::Kind::Window, n)) return std::chrono::microseconds(w->value);
+    if (const Order *w = o_.order(Order::Kind::Window, n))
+      return std::chrono::microseconds(w->value);
     return o_.window + o_.slow / 4;
   }
 
@@ -330,26 +343,37 @@ int main(int argc, char **argv) {
   naa::log::set_program("conformance-naa");
   Options o;
   // Like naa-server: NAA_TRANSPORT names the transport unless --transport does.
-  if (const char *t = std::getenv("NAA_TRANSPORT"); t != nullptr && *t != '\0' && std::strcmp(t, "auto") != 0)
+  if (const char *t = std::getenv("NAA_TRANSPORT");
+      t != nullptr && *t != '\0' && std::strcmp(t, "auto") != 0)
     o.transport = t;
   int opt;
   uint64_t n = 0;
-  static const option long_options[] = {
-      {"transport", required_argument, nullptr, 't'}, {"address", required_argument, nullptr, 'a'},
-      {"port", required_argument, nullptr, 'p'},      {"ready-file", required_argument, nullptr, 'r'},
-      {"window-us", required_argument, nullptr, 'w'}, {"max-clients", required_argument, nullptr, 'c'},
-      {"memory", required_argument, nullptr, 'm'},    {"verbose", no_argument, nullptr, 'v'},
-      {"slow-us", required_argument, nullptr, 's'},   {"order", required_argument, nullptr, 'o'},
-      {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {{"transport", required_argument, nullptr, 't'},
+                                        {"address", required_argument, nullptr, 'a'},
+                                        {"port", required_argument, nullptr, 'p'},
+                                        {"ready-file", required_argument, nullptr, 'r'},
+                                        {"window-us", required_argument, nullptr, 'w'},
+                                        {"max-clients", required_argument, nullptr, 'c'},
+                                        {"memory", required_argument, nullptr, 'm'},
+                                        {"verbose", no_argument, nullptr, 'v'},
+                                        {"slow-us", required_argument, nullptr, 's'},
+                                        {"order", required_argument, nullptr, 'o'},
+                                        {nullptr, 0, nullptr, 0}};
   while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:o:", long_options, nullptr)) != -1) {
     switch (opt) {
-      case 't': o.transport = optarg; break;
-      case 'a': o.address = optarg; break;
+      case 't':
+        o.transport = optarg;
+        break;
+      case 'a':
+        o.address = optarg;
+        break;
       case 'p':
         if (!naa::parse_count(optarg, 65535, &n)) return 2;
         o.port = static_cast<uint16_t>(n);
         break;
-      case 'r': o.ready_file = optarg; break;
+      case 'r':
+        o.ready_file = optarg;
+        break;
       case 'w':
         if (!naa::parse_count(optarg, 10000000, &n)) return 2;
         o.window = std::chrono::microseconds(n);
@@ -368,12 +392,16 @@ int main(int argc, char **argv) {
       case 'm':
         if (!naa::parse_count(optarg, UINT64_MAX, &o.memory, true)) return 2;
         break;
-      case 'v': setenv("NAA_LOG_LEVEL", "info", 0); break;
+      case 'v':
+        setenv("NAA_LOG_LEVEL", "info", 0);
+        break;
       default:
-        std::fprintf(stderr, "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
-                             "[--ready-file PATH] [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... "
-                             "[--max-clients N] "
-                             "[--memory SIZE] [--verbose]\n");
+        std::fprintf(
+            stderr,
+            "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
+            "[--ready-file PATH] [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... "
+            "[--max-clients N] "
+            "[--memory SIZE] [--verbose]\n");
         return 2;
     }
   }
@@ -388,7 +416,8 @@ int main(int argc, char **argv) {
     if (!o.ready_file.empty()) write_ready_file(o.ready_file, listener->port());
     std::fprintf(stderr, "conformance-naa: listening on %s:%u (%s), window %ld us, slow %ld us\n",
                  o.address.c_str(), static_cast<unsigned>(listener->port()), transport->name(),
-                 static_cast<long>((o.window + o.slow / 4).count()), static_cast<long>(o.slow.count()));
+                 static_cast<long>((o.window + o.slow / 4).count()),
+                 static_cast<long>(o.slow.count()));
     std::list<Running> clients;
     while (!stop.load()) {
       auto ep = listener->next_request(naa::Deadline::after(kSlice));
@@ -413,8 +442,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "conformance-naa: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr, "conformance-naa: %lu invocations served, %lu requests stranded, %lu "
-                       "requests seen before our write completion\n",
+  std::fprintf(stderr,
+               "conformance-naa: %lu invocations served, %lu requests stranded, %lu "
+               "requests seen before our write completion\n",
                served.load(), stranded.load(), early.load());
   return 0;
 }

@@ -77,10 +77,11 @@ int run(const Options &o) {
   naa::mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, naa_addresses.data());
   std::vector<naa::mrsp::RequestEntry> request;
   for (size_t k = 0; k < regions.size(); ++k)
-    request.push_back({static_cast<uint8_t>(naa::mrsp::kInput | naa::mrsp::kOutput), naa_addresses[k],
-                       mrs[k]->remote_addr, mrs[k]->rkey, sizes[k]});
+    request.push_back({static_cast<uint8_t>(naa::mrsp::kInput | naa::mrsp::kOutput),
+                       naa_addresses[k], mrs[k]->remote_addr, mrs[k]->rkey, sizes[k]});
   uint8_t *send_buf = mrsp_buf.data() + naa::mrsp::kBufferSize;
-  const size_t len = naa::mrsp::encode_request(request.data(), request.size(), send_buf, naa::mrsp::kBufferSize);
+  const size_t len =
+      naa::mrsp::encode_request(request.data(), request.size(), send_buf, naa::mrsp::kBufferSize);
   ep->post_recv(mrsp_buf.data(), naa::mrsp::kBufferSize, *mrsp_mr, kRecv);
   ep->post_send(send_buf, len, *mrsp_mr, kSend);
   size_t received = 0;
@@ -98,8 +99,8 @@ int run(const Options &o) {
   }
   std::vector<naa::transport::WriteSegment> writes;
   for (size_t k = 0; k < regions.size(); ++k)
-    writes.push_back({mrs[k].get(), 0, regions[k].size(), advert.advert[k].naa_address,
-                      advert.advert[k].rkey});
+    writes.push_back(
+        {mrs[k].get(), 0, regions[k].size(), advert.advert[k].naa_address, advert.advert[k].rkey});
   auto chain = ep->prepare_writes(writes, kWrites);
 
   uint64_t done = 0;
@@ -115,16 +116,19 @@ int run(const Options &o) {
       const Completion c = next(*ep, deadline);
       if (c.kind == CompletionKind::Writes) written = true;
       if (c.kind == CompletionKind::RemoteImm && (!written || Clock::now() < acked)) {
-        std::fprintf(stderr, "conformance-client: invocation %llu: Work completion opcode (wc "
-                             "opcode): IBV_WC_RECV_RDMA_WITH_IMM, not handled for state: "
-                             "NAAICE_DATA_SENDING (the NAA's reply came before our write completed)\n",
+        std::fprintf(stderr,
+                     "conformance-client: invocation %llu: Work completion opcode (wc "
+                     "opcode): IBV_WC_RECV_RDMA_WITH_IMM, not handled for state: "
+                     "NAAICE_DATA_SENDING (the NAA's reply came before our write completed)\n",
                      static_cast<unsigned long long>(done + 1));
         std::fprintf(stderr, "conformance-client: %llu of %llu invocations\n",
-                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(o.invocations));
+                     static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(o.invocations));
         return 1;
       }
       if (c.kind == CompletionKind::RemoteImm) {
-        if (naa::imm::return_code(c.imm) != 0) throw naa::Error(NAA_ERR_NAA, "the NAA answered an error");
+        if (naa::imm::return_code(c.imm) != 0)
+          throw naa::Error(NAA_ERR_NAA, "the NAA answered an error");
         break;
       }
     }
@@ -134,7 +138,8 @@ int run(const Options &o) {
         if (b != want) throw naa::Error(NAA_ERR_PROTOCOL, "a region holds a wrong result");
   }
   std::fprintf(stderr, "conformance-client: %llu of %llu invocations\n",
-               static_cast<unsigned long long>(done), static_cast<unsigned long long>(o.invocations));
+               static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(o.invocations));
   return 0;
 }
 
@@ -142,36 +147,52 @@ int run(const Options &o) {
 
 int main(int argc, char **argv) {
   Options o;
-  if (const char *t = std::getenv("NAA_TRANSPORT"); t != nullptr && *t != '\0' && std::strcmp(t, "auto") != 0)
+  if (const char *t = std::getenv("NAA_TRANSPORT");
+      t != nullptr && *t != '\0' && std::strcmp(t, "auto") != 0)
     o.transport = t;
-  static const option long_options[] = {
-      {"transport", required_argument, nullptr, 't'}, {"address", required_argument, nullptr, 'a'},
-      {"port", required_argument, nullptr, 'p'},      {"invocations", required_argument, nullptr, 'n'},
-      {"regions", required_argument, nullptr, 'r'},   {"size", required_argument, nullptr, 's'},
-      {"ack-us", required_argument, nullptr, 'k'},    {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {{"transport", required_argument, nullptr, 't'},
+                                        {"address", required_argument, nullptr, 'a'},
+                                        {"port", required_argument, nullptr, 'p'},
+                                        {"invocations", required_argument, nullptr, 'n'},
+                                        {"regions", required_argument, nullptr, 'r'},
+                                        {"size", required_argument, nullptr, 's'},
+                                        {"ack-us", required_argument, nullptr, 'k'},
+                                        {nullptr, 0, nullptr, 0}};
   int opt;
   uint64_t n = 0;
   while ((opt = getopt_long(argc, argv, "t:a:p:n:r:s:k:", long_options, nullptr)) != -1) {
     bool ok = true;
     switch (opt) {
-      case 't': o.transport = optarg; break;
-      case 'a': o.address = optarg; break;
+      case 't':
+        o.transport = optarg;
+        break;
+      case 'a':
+        o.address = optarg;
+        break;
       case 'p':
         ok = naa::parse_count(optarg, 65535, &n);
         o.port = static_cast<uint16_t>(n);
         break;
-      case 'n': ok = naa::parse_count(optarg, 100000000, &o.invocations); break;
-      case 'r': ok = naa::parse_count(optarg, 31, &o.regions) && o.regions > 0; break;
-      case 's': ok = naa::parse_count(optarg, 1 << 30, &o.size) && o.size > 0; break;
+      case 'n':
+        ok = naa::parse_count(optarg, 100000000, &o.invocations);
+        break;
+      case 'r':
+        ok = naa::parse_count(optarg, 31, &o.regions) && o.regions > 0;
+        break;
+      case 's':
+        ok = naa::parse_count(optarg, 1 << 30, &o.size) && o.size > 0;
+        break;
       case 'k':
         ok = naa::parse_count(optarg, 10000000, &n);
         o.ack = std::chrono::microseconds(n);
         break;
-      default: ok = false;
+      default:
+        ok = false;
     }
     if (!ok) {
-      std::fprintf(stderr, "usage: conformance-client --port PORT [--address ADDR] [--transport NAME] "
-                           "[--invocations N] [--regions N] [--size BYTES] [--ack-us N]\n");
+      std::fprintf(stderr,
+                   "usage: conformance-client --port PORT [--address ADDR] [--transport NAME] "
+                   "[--invocations N] [--regions N] [--size BYTES] [--ack-us N]\n");
       return 2;
     }
   }

@@ -71,7 +71,8 @@ static void back_to_back(size_t size, long rounds) {
     naa_status st;
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     int rc = naa_wait(&h, &st);
-    if (rc != NAA_SUCCESS) fail_msg("invocation %ld of %ld at %zu B: %s", r, rounds, size, naa_strerror(rc));
+    if (rc != NAA_SUCCESS)
+      fail_msg("invocation %ld of %ld at %zu B: %s", r, rounds, size, naa_strerror(rc));
     assert_int_equal(buf[0], (uint8_t)r);
     assert_int_equal(buf[size - 1], (uint8_t)r);
   }
@@ -82,15 +83,23 @@ static void back_to_back(size_t size, long rounds) {
   assert_int_equal(test_server_stop(&s), 0);
 }
 
-static void one_byte(void **state) { (void)state; back_to_back(1, env_long("NAA_CONFORMANCE_ITERATIONS", 1000)); }
-static void four_kib(void **state) { (void)state; back_to_back(4096, env_long("NAA_CONFORMANCE_ITERATIONS", 1000)); }
+static void one_byte(void **state) {
+  (void)state;
+  back_to_back(1, env_long("NAA_CONFORMANCE_ITERATIONS", 1000));
+}
+static void four_kib(void **state) {
+  (void)state;
+  back_to_back(4096, env_long("NAA_CONFORMANCE_ITERATIONS", 1000));
+}
 static void one_mib(void **state) {
   (void)state;
-  back_to_back(1 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
+  back_to_back(1 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS",
+                                 env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
 }
 static void sixteen_mib(void **state) {
   (void)state;
-  back_to_back(16 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS", env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
+  back_to_back(16 << 20, env_long("NAA_CONFORMANCE_LARGE_ITERATIONS",
+                                  env_long("NAA_CONFORMANCE_ITERATIONS", 1000)));
 }
 
 /* A single-send input, a plain input and an output-only region: data writes precede the paced
@@ -220,7 +229,8 @@ static void pacing_off_is_stranded(void **state) {
 enum { SLOW_ROUNDS = 4 };
 static long slow_loop(const char *adaptive) {
   char slow[32], timeout[16];
-  snprintf(slow, sizeof slow, "%ld", env_long("NAA_CONFORMANCE_SLOW_US", (long)(400000 * test_time_scale())));
+  snprintf(slow, sizeof slow, "%ld",
+           env_long("NAA_CONFORMANCE_SLOW_US", (long)(400000 * test_time_scale())));
   snprintf(timeout, sizeof timeout, "%d", (int)(2 * test_time_scale()));
   strcpy(window_arg, "0");
   setenv("NAA_PACING_US", "100", 1);
@@ -235,8 +245,10 @@ static long slow_loop(const char *adaptive) {
     naa_status st;
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     int rc = naa_wait(&h, &st);
-    if (rc == NAA_ERR_TIMEOUT) timed_out = r;
-    else assert_int_equal(rc, NAA_SUCCESS), assert_int_equal(b, (uint8_t)r);
+    if (rc == NAA_ERR_TIMEOUT)
+      timed_out = r;
+    else
+      assert_int_equal(rc, NAA_SUCCESS), assert_int_equal(b, (uint8_t)r);
   }
   printf("slow NAA (%s us), NAA_PACING_ADAPTIVE=%s: %s\n", slow, adaptive,
          timed_out ? "stranded" : "every invocation completed");

@@ -68,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t request_len = 0;
     if (const uint8_t *request = mrsp::from_connect_data(pd, data_end, &request_len)) {
       const auto *end = reinterpret_cast<const uint8_t *>(pd.data()) + pd.size();
-      if (request < reinterpret_cast<const uint8_t *>(pd.data()) || request + request_len != end) std::abort();
+      if (request < reinterpret_cast<const uint8_t *>(pd.data()) || request + request_len != end)
+        std::abort();
       // A copy of exactly those bytes: ASan sees a read past them.
       std::vector<uint8_t> bytes(request, request + request_len);
       mrsp::Message m;

@@ -20,9 +20,15 @@ using namespace naa;
 // parses names against them) link to none of the transports' code here.
 namespace naa::transport {
 #ifdef NAA_BUILTIN_TRANSPORTS
-const Entry *ofi_entry() { return nullptr; }
-const Entry *shm_entry() { return nullptr; }
-const Entry *verbs_entry() { return nullptr; }
+const Entry *ofi_entry() {
+  return nullptr;
+}
+const Entry *shm_entry() {
+  return nullptr;
+}
+const Entry *verbs_entry() {
+  return nullptr;
+}
 #else
 const Entry &module_entry(const std::string &, const char *row) {
   throw Error(NAA_ERR_UNSUPPORTED, std::string("transport ") + row + ": no modules here");

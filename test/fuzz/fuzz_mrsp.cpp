@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Message m;
   std::string why;
   if (decode(copy, size, m, &why) == DecodeError::None) {
-    if (m.type == Type::AdvertiseRequest) check_roundtrip(m.request, encode_request, &Message::request);
+    if (m.type == Type::AdvertiseRequest)
+      check_roundtrip(m.request, encode_request, &Message::request);
     if (m.type == Type::Advertise) check_roundtrip(m.advert, encode_advert, &Message::advert);
   } else if (why.empty()) {
     std::abort();  // every refusal names its cause for the log line

@@ -27,7 +27,8 @@ void believe(const std::string &name, uint32_t pid) {
   } else if (why.empty()) {
     std::abort();  // a refusal always says why
   }
-  if (shm::shm_region_of(name, static_cast<pid_t>(pid)) && static_cast<uint32_t>(named) != pid) std::abort();
+  if (shm::shm_region_of(name, static_cast<pid_t>(pid)) && static_cast<uint32_t>(named) != pid)
+    std::abort();
   const std::string object = shm::shm_object(name);
   if (!object.empty() && object[0] != '/') std::abort();
 }

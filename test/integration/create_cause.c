@@ -22,8 +22,10 @@ int main(int argc, char **argv) {
   naa_handle h;
   const int rc = naa_create_attr(1, &p, 1, &p, 1, &attr, &h);
   char cause[1024] = "ok";
-  if (rc != NAA_SUCCESS) naa_last_error(NULL, cause, sizeof cause);
-  else naa_finalize(&h);
+  if (rc != NAA_SUCCESS)
+    naa_last_error(NULL, cause, sizeof cause);
+  else
+    naa_finalize(&h);
   printf("%d %s\n", rc, cause);
   free(buf);
   return 0;

@@ -27,7 +27,8 @@ int main(void) {
   if (child == 0) exit(0);
   printf("child %d\n", (int)child);
   int status;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return 1;
   for (int i = 0; i < 2; i++)
     if (invoke(&h)) return 1;
   return naa_finalize(&h) == NAA_SUCCESS ? 0 : 1;

@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "handle %d after the pause: %s (%s)\n", i, naa_strerror(rc), why);
       return 1;
     }
-    const double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    const double ms =
+        (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (ms > slowest) slowest = ms;
   }
   printf("slowest after the pause: %.3f ms\n", slowest);

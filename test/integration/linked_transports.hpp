@@ -20,6 +20,8 @@ inline void use_linked_ofi() {
   transport::use_linked_entry("ofi+shm", transport::shm_entry);
 }
 
-inline void use_linked_verbs() { transport::use_linked_entry("verbs", transport::verbs_entry); }
+inline void use_linked_verbs() {
+  transport::use_linked_entry("verbs", transport::verbs_entry);
+}
 
 }  // namespace naa::test

@@ -34,7 +34,8 @@ class RawClient {
   // `local_ip` (may be empty) is the source address: another loopback address (127.0.0.2)
   // makes the client another peer host for the server's per-peer limits.
   // `private_data` travels with the connection request (an encoded key, see lib/config/auth.hpp).
-  explicit RawClient(int port, const std::string &local_ip = "", const std::string &private_data = "")
+  explicit RawClient(int port, const std::string &local_ip = "",
+                     const std::string &private_data = "")
       : transport_(transport::open_transport(transport::transport_from_environment())) {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,
                               Deadline::after(patience_), private_data);
@@ -69,7 +70,8 @@ class RawClient {
         if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kRecv) {
           mrsp::Message m;
           std::string why;
-          if (mrsp::decode(buf_.data(), c[i].bytes, m, &why) != mrsp::DecodeError::None) fail_msg("bad MRSP answer: %s", why.c_str());
+          if (mrsp::decode(buf_.data(), c[i].bytes, m, &why) != mrsp::DecodeError::None)
+            fail_msg("bad MRSP answer: %s", why.c_str());
           return m;
         }
     }
@@ -92,7 +94,8 @@ class RawClient {
 
   // A well-formed MRSP exchange for one region of `size` bytes (in place unless `flags` say
   // otherwise), optionally after an internal scratch region as the reference host orders them.
-  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput, bool internal_first = false) {
+  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput,
+             bool internal_first = false) {
     region_.assign(size, 0);
     region_mr_ = ep_->register_memory(region_.data(), size, true);
     std::vector<mrsp::RequestEntry> e;
@@ -105,8 +108,8 @@ class RawClient {
     mrsp::Message m = answer();
     assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Advertise));
     assert_int_equal(m.advert.size(), 1);
-    chain_ = ep_->prepare_writes({{region_mr_.get(), 0, size, m.advert[0].naa_address, m.advert[0].rkey}},
-                                 kWrites);
+    chain_ = ep_->prepare_writes(
+        {{region_mr_.get(), 0, size, m.advert[0].naa_address, m.advert[0].rkey}}, kWrites);
   }
 
   // Posts one invocation with immediate V; returns the server's return code, or -1 when no

@@ -29,8 +29,7 @@ const char *test_host(void) {
   return host != NULL && *host != '\0' ? host : "127.0.0.1";
 }
 
-static int start(test_server *s, const char *binary_variable, const char *const *extra,
-                 int logged);
+static int start(test_server *s, const char *binary_variable, const char *const *extra, int logged);
 
 int test_server_start(test_server *s, const char *const *extra) {
   return start(s, "NAA_SERVER", extra, 0);
@@ -220,7 +219,9 @@ double test_time_scale(void) {
   return f >= 1 ? f : 1;
 }
 
-pid_t test_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+pid_t test_thread_id(void) {
+  return (pid_t)syscall(SYS_gettid);
+}
 
 long test_thread_syscall(pid_t tid) {
   char path[64], text[256];

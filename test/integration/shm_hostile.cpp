@@ -65,11 +65,13 @@ int main(int argc, char **argv) {
   if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0) die("fi_av_open", rc);
   if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0) die("fi_cq_open", rc);
   if ((rc = fi_endpoint(domain, own, &ep, nullptr)) != 0) die("fi_endpoint", rc);
-  if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0 || (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+  if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0 ||
+      (rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
     die("fi_ep_bind", rc);
   if ((rc = fi_enable(ep)) != 0) die("fi_enable", rc);
   fi_addr_t listener;
-  if (fi_av_insert(av, server->dest_addr, 1, &listener, 0, nullptr) != 1) die("fi_av_insert", -FI_EINVAL);
+  if (fi_av_insert(av, server->dest_addr, 1, &listener, 0, nullptr) != 1)
+    die("fi_av_insert", -FI_EINVAL);
 
   control::Message m;
   m.type = control::Type::Request;
@@ -82,14 +84,16 @@ int main(int argc, char **argv) {
     m.name = argv[3];
   }
   m.name.push_back('\0');  // as libnaa sends FI_ADDR_STR names
-  m.pid = std::strcmp(argv[4], "self") == 0 ? static_cast<uint32_t>(getpid())
-                                            : static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
+  m.pid = std::strcmp(argv[4], "self") == 0
+              ? static_cast<uint32_t>(getpid())
+              : static_cast<uint32_t>(std::strtoul(argv[4], nullptr, 10));
   uint8_t msg[control::kMaxMessage];
   const size_t len = control::encode(m, msg, sizeof msg);
   const long count = std::strtol(argv[2], nullptr, 10);
   for (long i = 0; i < count; ++i) {
     auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((rc = static_cast<int>(fi_tsend(ep, msg, len, nullptr, listener, control::kControlTag, nullptr))) == -FI_EAGAIN) {
+    while ((rc = static_cast<int>(fi_tsend(ep, msg, len, nullptr, listener, control::kControlTag,
+                                           nullptr))) == -FI_EAGAIN) {
       fi_cq_tagged_entry e[8];
       fi_cq_read(cq, e, 8);
       if (std::chrono::steady_clock::now() > give_up) die("fi_tsend", rc);

@@ -8,11 +8,15 @@
 
 namespace {
 
-void bind(const naa::transport::ModuleHost *) { std::abort(); }
-const naa::transport::Entry *entry(const char *) { std::abort(); }
+void bind(const naa::transport::ModuleHost *) {
+  std::abort();
+}
+const naa::transport::Entry *entry(const char *) {
+  std::abort();
+}
 
 }  // namespace
 
 extern "C" __attribute__((visibility("default")))
-const naa::transport::ModuleTable naa_transport_module = {
-    naa::transport::kModuleAbi + 1, "0.0.1-stale", "nothing", bind, entry};
+const naa::transport::ModuleTable naa_transport_module = {naa::transport::kModuleAbi + 1,
+                                                          "0.0.1-stale", "nothing", bind, entry};

@@ -34,12 +34,12 @@ static int stop_shared(void **state) {
 }
 
 /* The call failed with -1, and the handle's last error is `code` with a cause naming `why`. */
-#define assert_failed(call, h, code, why)                                   \
-  do {                                                                      \
-    assert_int_equal((call), -1);                                           \
-    const char *cause_ = NULL;                                              \
-    assert_int_equal(naaice_last_error((h), &cause_), (code));              \
-    assert_non_null(cause_);                                                \
+#define assert_failed(call, h, code, why)                                                    \
+  do {                                                                                       \
+    assert_int_equal((call), -1);                                                            \
+    const char *cause_ = NULL;                                                               \
+    assert_int_equal(naaice_last_error((h), &cause_), (code));                               \
+    assert_non_null(cause_);                                                                 \
     if (strstr(cause_, (why)) == NULL) fail_msg("cause \"%s\" lacks \"%s\"", cause_, (why)); \
   } while (0)
 
@@ -82,8 +82,8 @@ static void test_create_bad_arguments(void **state) {
   static uint8_t many[MAX_MRS][8];
   naa_param_t params[MAX_MRS];
   for (int i = 0; i < MAX_MRS; i++) params[i] = (naa_param_t){many[i], sizeof many[i], false};
-  assert_failed(naa_create(FN_ADD1, params, MAX_MRS, out, 1, &h), &h,
-                NAAICE_ERR_INVALID_ARGUMENT, "more than 31");
+  assert_failed(naa_create(FN_ADD1, params, MAX_MRS, out, 1, &h), &h, NAAICE_ERR_INVALID_ARGUMENT,
+                "more than 31");
   assert_failed(naa_create(FN_ADD1, params, 16, params + 16, 16, &h), &h,
                 NAAICE_ERR_INVALID_ARGUMENT, "32 distinct buffers");
 }
@@ -256,7 +256,8 @@ static void test_threads(void **state) {
   static uint8_t bufs[THREADS][32];
   pthread_t t[THREADS];
   test_server_use(&server, FN_ADD1, 1);
-  for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, thread_body, bufs[i]), 0);
+  for (int i = 0; i < THREADS; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, thread_body, bufs[i]), 0);
   for (int i = 0; i < THREADS; i++) {
     void *bad;
     assert_int_equal(pthread_join(t[i], &bad), 0);
@@ -298,7 +299,8 @@ static void test_reconnect_after_restart(void **state) {
     assert_true(round < 2);
     failed++;
   }
-  printf("naa-server killed and restarted under an AP2 handle: %d of 6 invocations failed\n", failed);
+  printf("naa-server killed and restarted under an AP2 handle: %d of 6 invocations failed\n",
+         failed);
   assert_int_equal(naa_finalize(&h), 0);
   assert_int_equal(test_server_stop(&s), 0);
 }

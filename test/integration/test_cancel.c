@@ -59,7 +59,8 @@ static void until_asleep(waiter *w, double limit_s) {
     const long nr = test_thread_syscall(atomic_load(&w->tid));
     if (nr == SYS_ppoll) return;
     if (nr == -2) fail_msg("thread A's wait returned before it slept");
-    if (now_s() > give_up) fail_msg("thread A never went to sleep in its wait (system call %ld)", nr);
+    if (now_s() > give_up)
+      fail_msg("thread A never went to sleep in its wait (system call %ld)", nr);
     sleep_ms(1);
   }
 }
@@ -85,7 +86,7 @@ static void join_by(pthread_t t, double seconds) {
 
 typedef struct fixture {
   test_server server;
-  double timeout;      /* NAA_TIMEOUT, seconds */
+  double timeout; /* NAA_TIMEOUT, seconds */
   uint8_t in[8], out[4096];
   naa_handle h;
 } fixture;
@@ -137,10 +138,11 @@ static void cancel_wakes_wait(const char *progress) {
   assert_int_equal(naa_cancel(&f.h), NAA_SUCCESS);
   const double took = now_s() - t0;
   join_by(t, f.timeout / 2);
-  printf("NAA_PROGRESS=%s: naa_cancel took %.1f ms, thread A's naa_wait ended %.1f ms after "
-         "the cancel began with %s\n",
-         progress != NULL ? progress : "(default)", 1e3 * took, 1e3 * (w.ended - t0),
-         naa_strerror(w.rc));
+  printf(
+      "NAA_PROGRESS=%s: naa_cancel took %.1f ms, thread A's naa_wait ended %.1f ms after "
+      "the cancel began with %s\n",
+      progress != NULL ? progress : "(default)", 1e3 * took, 1e3 * (w.ended - t0),
+      naa_strerror(w.rc));
   if (took > f.timeout / 2)
     fail_msg("naa_cancel waited %.1f s, for thread A's wait to end (NAA_TIMEOUT %.1f s)", took,
              f.timeout);

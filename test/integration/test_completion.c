@@ -27,15 +27,21 @@ enum { FN_ADD1 = 1, FN_PLUGIN_SPIN = 102, N = 8, SIZE = 4096 };
 /* Every deadline in this file, the handles' own timeouts included, is stretched by
  * NAA_TEST_TIME_SCALE: a loaded machine or a sanitizer build is that much slower, and a
  * deadline left fixed while the kernel timeout below grows would end the wait first. */
-static int64_t scaled_ms(int64_t ms) { return (int64_t)((double)ms * test_time_scale() + 0.5); }
-static double scaled_s(double s) { return s * test_time_scale(); }
+static int64_t scaled_ms(int64_t ms) {
+  return (int64_t)((double)ms * test_time_scale() + 0.5);
+}
+static double scaled_s(double s) {
+  return s * test_time_scale();
+}
 
 /* The first server answers a spinning kernel 0x02 after this many seconds (2, stretched as
  * every deadline here). */
-static int kernel_timeout_s(void) { return (int)((scaled_ms(2000) + 500) / 1000); }
+static int kernel_timeout_s(void) {
+  return (int)((scaled_ms(2000) + 500) / 1000);
+}
 
-static char attr_naa[96];      /* "host:port" of the first server */
-static pid_t first_pid;        /* to kill it at the end (the parent reaps it) */
+static char attr_naa[96]; /* "host:port" of the first server */
+static pid_t first_pid;   /* to kill it at the end (the parent reaps it) */
 static uint8_t buf[N][SIZE];
 static naa_param_t param[N];
 static naa_handle h[N];
@@ -59,7 +65,8 @@ static int create_all(void **state) {
     attr.timeout_ms = scaled_ms(10000);
     attr.pacing_us = 0;
     if (i % 2 == 0) attr.naa = attr_naa;
-    if (naa_create_attr(FN_ADD1, &param[i], 1, &param[i], 1, &attr, &h[i]) != NAA_SUCCESS) return -1;
+    if (naa_create_attr(FN_ADD1, &param[i], 1, &param[i], 1, &attr, &h[i]) != NAA_SUCCESS)
+      return -1;
   }
   return 0;
 }
@@ -262,8 +269,8 @@ static double cpu_seconds(void) {
  * progress mode and timeout, all created before any is invoked. Skips the test without the
  * plugin. A short timeout also bounds connect + MRSP, which a loaded machine under TSan may
  * miss: such a create is tried again (up to 5 times), as these tests are about the waits. */
-static void create_spinners(naa_handle *s, const char *const *modes, const int64_t *timeouts,
-                            int n, uint8_t *bytes) {
+static void create_spinners(naa_handle *s, const char *const *modes, const int64_t *timeouts, int n,
+                            uint8_t *bytes) {
   if (getenv("NAA_TEST_KERNEL_PLUGIN") == NULL) {
     fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set: test skipped\n");
     skip();
@@ -275,7 +282,8 @@ static void create_spinners(naa_handle *s, const char *const *modes, const int64
     attr.progress = modes[i];
     attr.timeout_ms = timeouts[i];
     int rc, tries = 0;
-    while ((rc = naa_create_attr(FN_PLUGIN_SPIN, &p, 1, &p, 1, &attr, &s[i])) == NAA_ERR_TIMEOUT && ++tries < 5)
+    while ((rc = naa_create_attr(FN_PLUGIN_SPIN, &p, 1, &p, 1, &attr, &s[i])) == NAA_ERR_TIMEOUT &&
+           ++tries < 5)
       print_message("naa_create_attr with %lld ms timed out; again\n", (long long)timeouts[i]);
     assert_int_equal(rc, NAA_SUCCESS);
   }
@@ -330,7 +338,8 @@ static void test_waitany_deadline(void **state) {
   naa_status st;
   assert_int_equal(naa_waitany(2, s, &index, &st), NAA_ERR_TIMEOUT);
   double took = seconds_since(&t0);
-  print_message("waitany: the %lld ms handle timed out after %.2f s\n", (long long)timeouts[1], took);
+  print_message("waitany: the %lld ms handle timed out after %.2f s\n", (long long)timeouts[1],
+                took);
   /* Index 1 with a timeout is the proof that its own deadline ended the wait, not the other
    * handle's 0x02 answer; no upper bound on the time: the spinning kernels themselves take the
    * cores of a loaded 2-core machine, and a late wake-up there is not a defect. */
@@ -376,8 +385,8 @@ static void test_error_in_status(void **state) {
   for (int i = 1; i < N; i += 2) assert_int_equal(st[i].error, NAA_SUCCESS);
   int failed = 0;
   for (int i = 0; i < N; i += 2) failed += st[i].error != NAA_SUCCESS;
-  print_message("waitall after the kill: %s, %d of 4 failed in %.2f s\n", naa_strerror(rc),
-                failed, seconds_since(&t0));
+  print_message("waitall after the kill: %s, %d of 4 failed in %.2f s\n", naa_strerror(rc), failed,
+                seconds_since(&t0));
   assert_int_equal(rc, failed > 0 ? NAA_ERR_IN_STATUS : NAA_SUCCESS);
   /* The next round reaches only the second server. */
   int invoked = 0;

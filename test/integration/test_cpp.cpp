@@ -36,7 +36,9 @@ int start_shared(void **) {
   return test_server_start_shared(&server);
 }
 
-int stop_shared(void **) { return test_server_stop(&server) == 0 ? 0 : -1; }
+int stop_shared(void **) {
+  return test_server_stop(&server) == 0 ? 0 : -1;
+}
 
 /* Runs f, which must throw naa::error with `code`; returns the exception for further checks. */
 template <class F>
@@ -68,14 +70,16 @@ void test_vecadd_vectors(void **) {
   assert_int_equal(st->naa_return_code, NAA_RC_SUCCESS);
   assert_int_equal(st->function_code, FN_VECADD);
   for (std::size_t i = 0; i < n; i++)
-    if (c[i] != 4.0 * double(i)) fail_msg("round 1: c[%zu] = %g, expected %g", i, c[i], 4.0 * double(i));
+    if (c[i] != 4.0 * double(i))
+      fail_msg("round 1: c[%zu] = %g, expected %g", i, c[i], 4.0 * double(i));
 
   for (std::size_t i = 0; i < n; i++) a[i] = 0.5 * double(i), b[i] = -7.0, c[i] = -1.0;
   h.invoke();
   naa_status st2 = h.wait();
   assert_int_equal(st2.naa_return_code, NAA_RC_SUCCESS);
   for (std::size_t i = 0; i < n; i++)
-    if (c[i] != 3.5 * double(i)) fail_msg("round 2: c[%zu] = %g, expected %g", i, c[i], 3.5 * double(i));
+    if (c[i] != 3.5 * double(i))
+      fail_msg("round 2: c[%zu] = %g, expected %g", i, c[i], 3.5 * double(i));
   h.finalize();
   assert_false(bool(h));
 }
@@ -131,11 +135,12 @@ void test_attr(void **) {
   }
   assert_int_equal(buf[99], 8);
   attr.timeout_ms = -5;
-  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT,
-                              [&] { naa::handle h(FN_ADD1, std::vector<naa::buffer>{buf},
-                                                  std::vector<naa::buffer>{buf}, attr); });
+  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] {
+    naa::handle h(FN_ADD1, std::vector<naa::buffer>{buf}, std::vector<naa::buffer>{buf}, attr);
+  });
   // what() carries the cause (naa_last_error(3)), naming the field.
-  assert_string_equal(e.what(), "naa_create_attr: naa_attr_t.timeout_ms -5 is not in 1..31536000000");
+  assert_string_equal(e.what(),
+                      "naa_create_attr: naa_attr_t.timeout_ms -5 is not in 1..31536000000");
 }
 
 /* Failures are naa::error with the library's code and the cause's text; nothing is created. */
@@ -147,22 +152,25 @@ void test_errors(void **) {
   naa::error e = expect_error(NAA_ERR_NO_NAA, [&] { naa::handle h(FN_UNSERVED, {a, b}, {out}); });
   assert_string_equal(e.what(), (std::string("naa_create: no NAA for function code ") +
                                  std::to_string(FN_UNSERVED) + " in NAA_SPEC (it lists codes " +
-                                 std::to_string(FN_VECADD) + ")").c_str());
+                                 std::to_string(FN_VECADD) + ")")
+                                    .c_str());
 
   expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(0, {a, b}, {out}); });
   expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_VECADD, {a, b}, {}); });
-  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_VECADD, {a, b}, {const_out}); });
+  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] {
+    naa::handle h(FN_VECADD, {a, b}, {const_out});
+  });
   assert_true(std::string(e.what()).find("const") != std::string::npos);
 
   naa::handle h(FN_VECADD, {const_out, b}, {out});  // const inputs are fine
-  expect_error(NAA_ERR_STATE, [&] { h.wait(); });    // nothing in flight
+  expect_error(NAA_ERR_STATE, [&] { h.wait(); });   // nothing in flight
   h.invoke();
   expect_error(NAA_ERR_STATE, [&] { h.invoke(); });  // still in flight
   h.wait();
   h.invoke();
-  h.cancel();                                        // abandoned: nothing in flight
+  h.cancel();  // abandoned: nothing in flight
   expect_error(NAA_ERR_STATE, [&] { h.wait(); });
-  h.invoke();                                        // connected again
+  h.invoke();  // connected again
   h.wait();
 }
 
@@ -213,15 +221,18 @@ void test_many_and_attr_builder(void **) {
   assert_false(naa::wait_any({hx, hy}).has_value());  // none active
   naa::attr bad;
   bad.naa(where).param("NAA_NO_SUCH_THING=1");
-  naa::error e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, bad); });
+  naa::error e =
+      expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, bad); });
   assert_true(std::string(e.what()).find("NAA_NO_SUCH_THING=1") != std::string::npos);
   // The issue-25 fields reach naa_attr_t: out of range, they name themselves.
   naa::attr slow_connect, many_attempts;
   slow_connect.naa(where).connect_timeout_ms(-2);
-  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, slow_connect); });
+  e = expect_error(NAA_ERR_INVALID_ARGUMENT,
+                   [&] { naa::handle h(FN_ADD1, {x}, {x}, slow_connect); });
   assert_true(std::string(e.what()).find("naa_attr_t.connect_timeout_ms -2") != std::string::npos);
   many_attempts.naa(where).reconnect(1000);
-  e = expect_error(NAA_ERR_INVALID_ARGUMENT, [&] { naa::handle h(FN_ADD1, {x}, {x}, many_attempts); });
+  e = expect_error(NAA_ERR_INVALID_ARGUMENT,
+                   [&] { naa::handle h(FN_ADD1, {x}, {x}, many_attempts); });
   assert_true(std::string(e.what()).find("naa_attr_t.reconnect 1000") != std::string::npos);
 }
 

@@ -153,9 +153,10 @@ static void check_naa_joules(unsigned regions, uint64_t runs, uint64_t bytes) {
   const size_t n = invoke_n(FN_JOULE, &measuring, regions, f, 8);
   const naa_stats_energy_function_t *e = entry_of(f, n, FN_JOULE, measuring.port);
   assert_non_null(e);
-  print_message("NAA: %.6f J over %llu kernel runs (%s), %llu bytes; host %.6f J over %llu windows\n",
-                e->naa_j, (unsigned long long)e->naa_runs, e->naa_source,
-                (unsigned long long)e->naa_bytes, e->host_j, (unsigned long long)e->windows);
+  print_message(
+      "NAA: %.6f J over %llu kernel runs (%s), %llu bytes; host %.6f J over %llu windows\n",
+      e->naa_j, (unsigned long long)e->naa_runs, e->naa_source, (unsigned long long)e->naa_bytes,
+      e->host_j, (unsigned long long)e->windows);
   assert_int_equal(e->naa_runs, runs);
   assert_true(e->naa_j > runs * 1.0 - 1e-6 && e->naa_j < runs * 1.0 + 1e-6); /* 1 J per run */
   assert_string_equal(e->naa_source, "powercap (package-0)");
@@ -219,10 +220,8 @@ int main(void) {
   if (test_server_start_shared(&server) != 0) return 99;
   test_server_use(&server, FN_ADD1, 1);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_off),
-      cmocka_unit_test(test_windows),
-      cmocka_unit_test(test_naa_joules),
-      cmocka_unit_test(test_naa_joules_by_messages),
+      cmocka_unit_test(test_off),           cmocka_unit_test(test_windows),
+      cmocka_unit_test(test_naa_joules),    cmocka_unit_test(test_naa_joules_by_messages),
       cmocka_unit_test(test_reference_naa),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);

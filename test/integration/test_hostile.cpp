@@ -92,12 +92,17 @@ double seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double time_scale() { return test_time_scale(); }
+double time_scale() {
+  return test_time_scale();
+}
 
 // "--handshake-timeout" and friends take whole seconds.
-std::string scaled_seconds(int s) { return std::to_string(static_cast<int>(s * time_scale() + 0.5)); }
+std::string scaled_seconds(int s) {
+  return std::to_string(static_cast<int>(s * time_scale() + 0.5));
+}
 std::chrono::milliseconds scaled(std::chrono::milliseconds d) {
-  return std::chrono::milliseconds(static_cast<long long>(static_cast<double>(d.count()) * time_scale()));
+  return std::chrono::milliseconds(
+      static_cast<long long>(static_cast<double>(d.count()) * time_scale()));
 }
 
 struct VecaddResult {
@@ -121,8 +126,10 @@ struct NoIdleEndpoints {
 VecaddResult vecadd_once(const test_server &s) {
   constexpr size_t kN = 1024;
   std::vector<double> a(kN), b(kN), sum(kN, 0);
-  for (size_t i = 0; i < kN; ++i) a[i] = static_cast<double>(i), b[i] = 0.5 * static_cast<double>(i);
-  naa_param_t in[2] = {{a.data(), sizeof(double) * kN, false}, {b.data(), sizeof(double) * kN, false}};
+  for (size_t i = 0; i < kN; ++i)
+    a[i] = static_cast<double>(i), b[i] = 0.5 * static_cast<double>(i);
+  naa_param_t in[2] = {{a.data(), sizeof(double) * kN, false},
+                       {b.data(), sizeof(double) * kN, false}};
   naa_param_t out[1] = {{sum.data(), sizeof(double) * kN, false}};
   test_server_use(&s, kFnVecadd, 2);
   VecaddResult r;
@@ -134,9 +141,12 @@ VecaddResult vecadd_once(const test_server &s) {
   }
   if (r.rc != NAA_SUCCESS) return r.failed = "naa_create", r;
   naa_status st;
-  if ((r.rc = naa_invoke(&h)) != NAA_SUCCESS) r.failed = "naa_invoke";
-  else if ((r.rc = naa_wait(&h, &st)) != NAA_SUCCESS) r.failed = "naa_wait";
-  else if ((r.rc = st.naa_return_code) != 0) r.failed = "the NAA's return code";
+  if ((r.rc = naa_invoke(&h)) != NAA_SUCCESS)
+    r.failed = "naa_invoke";
+  else if ((r.rc = naa_wait(&h, &st)) != NAA_SUCCESS)
+    r.failed = "naa_wait";
+  else if ((r.rc = st.naa_return_code) != 0)
+    r.failed = "the NAA's return code";
   int rc = naa_finalize(&h);
   if (r.failed != nullptr) return r;
   if ((r.rc = rc) != NAA_SUCCESS) return r.failed = "naa_finalize", r;
@@ -168,7 +178,8 @@ void legit_vecadd_tcp_and_shm(const test_server &s, const char *attack) {
     const VecaddResult r = vecadd_over(s, transport);
     if (r.failed != nullptr)
       fail_msg("%s: legitimate vecadd over %s: %s gave %d", attack, transport, r.failed, r.rc);
-    std::fprintf(stderr, "  %s: a legitimate vecadd over %s took %.3f s\n", attack, transport, r.took);
+    std::fprintf(stderr, "  %s: a legitimate vecadd over %s took %.3f s\n", attack, transport,
+                 r.took);
   }
 }
 
@@ -208,9 +219,10 @@ struct Target {
     std::this_thread::sleep_for(std::chrono::seconds(kQuietSeconds));
     ProcStats later = stats_of(server.pid);
     double cpu = (later.cpu - now.cpu) / kQuietSeconds;
-    std::fprintf(stderr,
-                 "  %s: afterwards threads %ld (idle %ld), fds %ld (idle %ld), CPU %.3f s a second\n",
-                 attack, later.threads, idle.threads, later.fds, idle.fds, cpu);
+    std::fprintf(
+        stderr,
+        "  %s: afterwards threads %ld (idle %ld), fds %ld (idle %ld), CPU %.3f s a second\n",
+        attack, later.threads, idle.threads, later.fds, idle.fds, cpu);
     assert_true(later.threads <= idle.threads);
     assert_true(later.fds <= idle.fds);
     assert_true(cpu < kIdleCpuSeconds);
@@ -253,9 +265,11 @@ void idle_sessions_time_out(void **) {
   double took = legit_vecadd(t.server);
   report_latency("4 idle sessions", took);
   auto t0 = Clock::now();
-  for (auto &c : idle) assert_true(c->dropped_within(Deadline::after(scaled(std::chrono::seconds(10)))));
+  for (auto &c : idle)
+    assert_true(c->dropped_within(Deadline::after(scaled(std::chrono::seconds(10)))));
   double dropped = seconds(t0);
-  std::fprintf(stderr, "  4 idle sessions: all dropped %.3f s after the legitimate vecadd\n", dropped);
+  std::fprintf(stderr, "  4 idle sessions: all dropped %.3f s after the legitimate vecadd\n",
+               dropped);
   assert_true(dropped > 0.5 && dropped < 5 * time_scale());
   idle.clear();
   t.assert_back_to_idle("4 idle sessions", std::chrono::seconds(5));
@@ -317,13 +331,15 @@ int raw_connection(int port, const std::vector<uint8_t> &bytes) {
   to.sin_port = htons(static_cast<uint16_t>(port));
   assert_int_equal(bind(fd, reinterpret_cast<sockaddr *>(&from), sizeof from), 0);
   assert_int_equal(connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to), 0);
-  if (!bytes.empty()) assert_int_equal(send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+  if (!bytes.empty())
+    assert_int_equal(send(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
   return fd;
 }
 
 // True when the server closed `fd` (end of file or reset) within `patience`.
 bool closed_by_server(int fd, std::chrono::milliseconds patience) {
-  timeval tv{static_cast<time_t>(patience.count() / 1000), static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
+  timeval tv{static_cast<time_t>(patience.count() / 1000),
+             static_cast<suseconds_t>(patience.count() % 1000 * 1000)};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   char c;
   ssize_t n = recv(fd, &c, 1, 0);
@@ -336,7 +352,8 @@ unsigned closed_within(const std::vector<int> &fds, std::chrono::seconds patienc
   unsigned closed = 0;
   Deadline all_closed = Deadline::after(scaled(patience));
   for (int fd : fds) {
-    closed += closed_by_server(fd, std::chrono::milliseconds(std::max(1, all_closed.remaining_ms(INT32_MAX))));
+    closed += closed_by_server(
+        fd, std::chrono::milliseconds(std::max(1, all_closed.remaining_ms(INT32_MAX))));
     close(fd);
   }
   return closed;
@@ -367,7 +384,8 @@ void stalled_connection_request(void **) {
   assert_true(took < 3 * time_scale());
   auto t0 = Clock::now();
   assert_true(closed_by_server(fd, scaled(std::chrono::seconds(6))));
-  std::fprintf(stderr, "  request announcing 64 bytes: closed by the server after %.3f s more\n", seconds(t0));
+  std::fprintf(stderr, "  request announcing 64 bytes: closed by the server after %.3f s more\n",
+               seconds(t0));
   close(fd);
   t.assert_back_to_idle("request announcing 64 bytes, sending none", std::chrono::seconds(5));
 }
@@ -456,7 +474,8 @@ void shm_requests_amid_connection_churn(void **) {
     for (int fd : open) close(fd);
   });
   const std::string command = "NAA_TRANSPORT=ofi+shm NAA_TIMEOUT=" + scaled_seconds(10) +
-                              " NAA_CONNECT_TIMEOUT=" + scaled_seconds(10) + " NAA_SPEC=" + test_host() + ":" + std::to_string(t.server.port) +
+                              " NAA_CONNECT_TIMEOUT=" + scaled_seconds(10) +
+                              " NAA_SPEC=" + test_host() + ":" + std::to_string(t.server.port) +
                               ":10:2 timeout " + scaled_seconds(30) + " " + examples +
                               "/vecadd 1000 2>&1";
   // A client may be refused (the server short of descriptors for its regions answers MRSP
@@ -499,7 +518,8 @@ void kernel_worker_isolation(void **) {
   constexpr uint32_t kXor = 100, kTrample = 103, kOverrun = 104;
   RawClient victim(t.server.port);
   victim.setup(1 << 16);
-  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0 -> 0xff
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)),
+                   0);  // 0 -> 0xff
   for (uint8_t b : victim.region_) assert_int_equal(b, 0xff);
   RawClient attacker(t.server.port, kAttacker);
   attacker.setup(4096);
@@ -509,7 +529,8 @@ void kernel_worker_isolation(void **) {
   int rc = attacker.invoke(imm::host_request(kOverrun), std::chrono::seconds(10));
   std::fprintf(stderr, "  kernel writing 16 KiB past its region: answered 0x%02x\n", rc);
   assert_int_equal(rc, NAA_KERNEL_RC_CRASHED);
-  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)), 0);  // 0xff -> 0
+  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)),
+                   0);  // 0xff -> 0
   for (uint8_t b : victim.region_) assert_int_equal(b, 0);
   double took = legit_vecadd(t.server);
   report_latency("plugin kernels trampling and overrunning", took);
@@ -534,14 +555,16 @@ void key_guessing(void **) {
   char path[] = "/tmp/naa-hostile-key-XXXXXX";
   int kfd = mkstemp(path);
   assert_true(kfd >= 0);
-  assert_int_equal(write(kfd, (key + "\n").data(), key.size() + 1), static_cast<ssize_t>(key.size() + 1));
+  assert_int_equal(write(kfd, (key + "\n").data(), key.size() + 1),
+                   static_cast<ssize_t>(key.size() + 1));
   close(kfd);
   setenv("NAA_AUTH_KEY", key.c_str(), 1);  // the legitimate client's
   {
     Target t({"--auth-key-file", path});
     auto t0 = Clock::now();
     unsigned admitted = 0;
-    for (int guess = 0; guess < 20; ++guess) admitted += attacker_admitted(t.server.port, std::to_string(1000 + guess));
+    for (int guess = 0; guess < 20; ++guess)
+      admitted += attacker_admitted(t.server.port, std::to_string(1000 + guess));
     std::fprintf(stderr, "  20 wrong keys: %u admitted, %.3f s\n", admitted, seconds(t0));
     assert_int_equal(admitted, 0);
     assert_false(attacker_admitted(t.server.port, key));  // within the backoff: not even checked
@@ -555,11 +578,11 @@ void key_guessing(void **) {
   unlink(path);
 }
 
-
 // --- issue 29: a misbehaving neighbour on the same host, over ofi+shm ----------------------
 
 // Runs test/integration/shm_hostile (see there) to its end: true when it sent every request.
-bool shm_hostile(int port, int count, const std::string &name, const std::string &pid, int linger_ms) {
+bool shm_hostile(int port, int count, const std::string &name, const std::string &pid,
+                 int linger_ms) {
   const char *builddir = std::getenv("NAA_BUILDDIR");
   const std::string command = std::string(builddir != nullptr ? builddir : ".") +
                               "/test/integration/shm_hostile " + std::to_string(port) + " " +
@@ -572,7 +595,9 @@ std::string listener_region(int port) {
   return "/dev/shm/naa-" + std::to_string(getuid()) + "-" + std::to_string(port);
 }
 
-bool exists(const std::string &path) { return access(path.c_str(), F_OK) == 0; }
+bool exists(const std::string &path) {
+  return access(path.c_str(), F_OK) == 0;
+}
 
 // 29.1: requests over shm that name an endpoint nobody can map and claim pid 1, 40 at a time
 // under one name (past --peer-clients when each name counted as a host of its own), again and
@@ -585,12 +610,14 @@ void shm_requests_for_unmappable_endpoints(void **) {
   std::atomic<bool> stop{false};
   std::atomic<int> rounds{0};
   std::thread attacker([&] {
-    while (!stop.load() && shm_hostile(t.server.port, 40, "fi_shm://1-0123456789abcdef:0:0", "1", 0)) {
+    while (!stop.load() &&
+           shm_hostile(t.server.port, 40, "fi_shm://1-0123456789abcdef:0:0", "1", 0)) {
       ++rounds;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
   });
-  for (auto give_up = Clock::now() + std::chrono::seconds(10); rounds.load() == 0 && Clock::now() < give_up;)
+  for (auto give_up = Clock::now() + std::chrono::seconds(10);
+       rounds.load() == 0 && Clock::now() < give_up;)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the server has read them
   // A generous deadline still (connections take 0.3 s over shm, 0.01 s over tcp), but shorter
@@ -604,15 +631,18 @@ void shm_requests_for_unmappable_endpoints(void **) {
   attacker.join();
   std::fprintf(stderr, "  %s: %d rounds of 40 sent\n", attack, rounds.load());
   assert_true(rounds.load() > 0);
-  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
-  if (shm.failed != nullptr) fail_msg("legitimate vecadd over ofi+shm: %s gave %d", shm.failed, shm.rc);
-  std::fprintf(stderr, "  %s: legitimate vecadds during it took %.3f s (tcp), %.3f s (shm)\n", attack,
-               tcp.took, shm.took);
+  if (tcp.failed != nullptr)
+    fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  if (shm.failed != nullptr)
+    fail_msg("legitimate vecadd over ofi+shm: %s gave %d", shm.failed, shm.rc);
+  std::fprintf(stderr, "  %s: legitimate vecadds during it took %.3f s (tcp), %.3f s (shm)\n",
+               attack, tcp.took, shm.took);
   legit_vecadd_tcp_and_shm(t.server, attack);
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
   auto t0 = Clock::now();
   const int status = test_server_stop(&t.server);
-  std::fprintf(stderr, "  %s: SIGTERM ended the server in %.3f s (status %d)\n", attack, seconds(t0), status);
+  std::fprintf(stderr, "  %s: SIGTERM ended the server in %.3f s (status %d)\n", attack,
+               seconds(t0), status);
   assert_int_equal(status, 0);
 }
 
@@ -638,14 +668,16 @@ struct HeldHandle {
   }
   bool invokes() {
     naa_status st;
-    return naa_invoke(&h) == NAA_SUCCESS && naa_wait(&h, &st) == NAA_SUCCESS && st.naa_return_code == 0;
+    return naa_invoke(&h) == NAA_SUCCESS && naa_wait(&h, &st) == NAA_SUCCESS &&
+           st.naa_return_code == 0;
   }
 };
 
 // Two handles of this process over shm are served, a third is refused: the server's limits for
 // one host (`options`) hold for shm, which named each handle a host of its own. tcp clients
 // (another host: 127.0.0.1) and, once the two are released, shm clients are served.
-void one_process_at_its_shm_limit(const char *attack, std::vector<const char *> options, size_t bytes) {
+void one_process_at_its_shm_limit(const char *attack, std::vector<const char *> options,
+                                  size_t bytes) {
   Target t(std::move(options));
   std::vector<std::unique_ptr<HeldHandle>> held;
   for (int i = 0; i < 2; ++i) held.push_back(std::make_unique<HeldHandle>(t.server, bytes));
@@ -655,7 +687,8 @@ void one_process_at_its_shm_limit(const char *attack, std::vector<const char *> 
                third.rc == NAA_SUCCESS ? "served" : naa_strerror(third.rc));
   assert_int_not_equal(third.rc, NAA_SUCCESS);
   const VecaddResult tcp = vecadd_over(t.server, "ofi+tcp");
-  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  if (tcp.failed != nullptr)
+    fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
   report_latency(attack, tcp.took);
   for (auto &h : held) assert_true(h->invokes());
   held.clear();
@@ -671,9 +704,9 @@ void shm_peer_slot_limit(void **) {
 
 // 29.2: --peer-memory over shm: two handles of 3 x 256 KiB fit in 2 MiB, a third does not.
 void shm_peer_memory_limit(void **) {
-  one_process_at_its_shm_limit("one process at --peer-memory over shm",
-                               {"--client-memory", "1M", "--total-memory", "8M", "--peer-memory", "2M"},
-                               256 * 1024);
+  one_process_at_its_shm_limit(
+      "one process at --peer-memory over shm",
+      {"--client-memory", "1M", "--total-memory", "8M", "--peer-memory", "2M"}, 256 * 1024);
 }
 
 // This process's shm objects in /dev/shm (its endpoints' regions: "PID-RANDOM...").
@@ -682,7 +715,8 @@ std::vector<std::string> own_shm_regions() {
   const std::string prefix = std::to_string(getpid()) + "-";
   if (DIR *d = opendir("/dev/shm")) {
     while (dirent *e = readdir(d))
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) names.emplace_back(e->d_name);
+      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+        names.emplace_back(e->d_name);
     closedir(d);
   }
   return names;
@@ -711,7 +745,8 @@ void shm_spoofed_names_not_removed(void **) {
   assert_true(shm_hostile(t.server.port, 1, "fi_shm://naa-" + uid + "-" + port, "self", 1500));
   std::this_thread::sleep_for(std::chrono::seconds(1));  // the requesters' ends are seen
   std::fprintf(stderr, "  %s: listener's region %s, client's %s\n", attack,
-               exists(listener) ? "kept" : "REMOVED", exists("/dev/shm/" + regions[0]) ? "kept" : "REMOVED");
+               exists(listener) ? "kept" : "REMOVED",
+               exists("/dev/shm/" + regions[0]) ? "kept" : "REMOVED");
   assert_true(exists(listener));
   for (const std::string &r : regions) assert_true(exists("/dev/shm/" + r));
   assert_true(victim->invokes());
@@ -728,7 +763,8 @@ void shm_off(void **) {
   const VecaddResult shm = vecadd_over(t.server, "ofi+shm");
   assert_non_null(shm.failed);
   const VecaddResult tcp = vecadd_over(t.server, "ofi+tcp");
-  if (tcp.failed != nullptr) fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
+  if (tcp.failed != nullptr)
+    fail_msg("legitimate vecadd over ofi+tcp: %s gave %d", tcp.failed, tcp.rc);
   report_latency(attack, tcp.took);
   legit_vecadd(t.server);  // auto: over tcp
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
@@ -741,9 +777,9 @@ void shm_process_group_only(void **) {
   const char *attack = "--shm pgid, a client of another process group";
   Target t({"--shm", "pgid"});
   auto other_group = [&](const char *transport) {
-    const std::string command = std::string("NAA_TRANSPORT=") + transport + " NAA_SPEC=" + test_host() +
-                                ":" + std::to_string(t.server.port) + ":10:2 setsid " + examples +
-                                "/vecadd 1000 > /dev/null 2>&1";
+    const std::string command = std::string("NAA_TRANSPORT=") + transport +
+                                " NAA_SPEC=" + test_host() + ":" + std::to_string(t.server.port) +
+                                ":10:2 setsid " + examples + "/vecadd 1000 > /dev/null 2>&1";
     return std::system(command.c_str());
   };
   const int refused = other_group("ofi+shm");
@@ -755,7 +791,9 @@ void shm_process_group_only(void **) {
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
 }
 
-bool process_gone(pid_t pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
+bool process_gone(pid_t pid) {
+  return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 // 29.5: a plugin kernel that forks a busy child and a busy orphan in a session of its own and
 // returns. Both end with the invocation (they kept a core each, reparented to init).
@@ -779,7 +817,8 @@ void forking_kernel_leaves_no_process(void **) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::fprintf(stderr, "  %s: child %d %s, orphan %d %s after the invocation\n", attack, child,
-               process_gone(child) ? "gone" : "LEFT", orphan, process_gone(orphan) ? "gone" : "LEFT");
+               process_gone(child) ? "gone" : "LEFT", orphan,
+               process_gone(orphan) ? "gone" : "LEFT");
   for (pid_t pid : {child, orphan})
     if (pid > 0 && !process_gone(pid)) kill(pid, SIGKILL);
   assert_true(child > 0 && orphan > 0);

@@ -158,7 +158,8 @@ static void test_failed_reconnect_explained(void **state) {
   if (rc == NAA_SUCCESS) rc = naa_wait(&h, NULL);
   assert_int_equal(rc, NAA_ERR_CONNECTION);
   assert_int_equal(naa_last_error(&h, cause, sizeof cause), NAA_ERR_CONNECTION);
-  if (strstr(cause, "the handle will reconnect") == NULL) assert_contains(cause, "cannot reconnect to ");
+  if (strstr(cause, "the handle will reconnect") == NULL)
+    assert_contains(cause, "cannot reconnect to ");
   /* The next naa_invoke tries to reconnect and cannot: its own cause, not the stale one. */
   rc = naa_invoke(&h);
   assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
@@ -193,7 +194,8 @@ static void test_create_fails_over(void **state) {
   naa_handle h = NAA_HANDLE_NULL;
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_set_log_handler(NULL, NULL), NAA_SUCCESS);
-  snprintf(line, sizeof line, "warning: function code %d: failing over from %s:%d to %s:%d (NAA_SPEC entry 1)",
+  snprintf(line, sizeof line,
+           "warning: function code %d: failing over from %s:%d to %s:%d (NAA_SPEC entry 1)",
            FN_ADD1, test_host(), nobody, test_host(), server.port);
   pthread_mutex_lock(&lines_mu);
   assert_contains(lines, line);
@@ -243,7 +245,8 @@ static void reenter(int level, const char *line, void *arg) {
   naa_handle_info_t info;
   bool flag = true;
   if (naa_handle_info(&reentry_handle, &info) == NAA_SUCCESS &&
-      naa_test(&reentry_handle, &flag, NULL) == NAA_ERR_STATE && naa_cancel(&reentry_handle) == NAA_SUCCESS)
+      naa_test(&reentry_handle, &flag, NULL) == NAA_ERR_STATE &&
+      naa_cancel(&reentry_handle) == NAA_SUCCESS)
     reentry_calls++;
   in_handler = 0;
 }
@@ -251,7 +254,8 @@ static void reenter(int level, const char *line, void *arg) {
 static void deadlocked(int sig) {
   (void)sig;
   static const char msg[] = "test_log_handler_reentry: the handler's call deadlocked\n";
-  if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* exiting anyway */ }
+  if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* exiting anyway */
+  }
   _exit(1);
 }
 
@@ -279,9 +283,12 @@ int main(void) {
   test_server_use(&server, FN_ADD1, 1);
   snprintf(server_naa, sizeof server_naa, "%s:%d", test_host(), server.port);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_failed_create_explained), cmocka_unit_test(test_per_handle),
-      cmocka_unit_test(test_unknown_function_named),  cmocka_unit_test(test_rc_string),
-      cmocka_unit_test(test_log_handler), cmocka_unit_test(test_failed_reconnect_explained),
+      cmocka_unit_test(test_failed_create_explained),
+      cmocka_unit_test(test_per_handle),
+      cmocka_unit_test(test_unknown_function_named),
+      cmocka_unit_test(test_rc_string),
+      cmocka_unit_test(test_log_handler),
+      cmocka_unit_test(test_failed_reconnect_explained),
       cmocka_unit_test(test_create_fails_over),
       cmocka_unit_test(test_log_handler_reentry),
   };

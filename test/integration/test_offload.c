@@ -23,8 +23,14 @@
 #include "roundtrip.h"
 #include "server.h"
 
-enum { FN_ADD1 = 1, FN_VECADD = 10, FN_DAXPY = 11, FN_DGEMM = 12, FN_PLUGIN_XOR = 100,
-       FN_PLUGIN_SPIN = 102 };
+enum {
+  FN_ADD1 = 1,
+  FN_VECADD = 10,
+  FN_DAXPY = 11,
+  FN_DGEMM = 12,
+  FN_PLUGIN_XOR = 100,
+  FN_PLUGIN_SPIN = 102
+};
 
 static test_server server; /* shared by the tests that need a healthy NAA */
 
@@ -182,11 +188,13 @@ static void test_threads(void **state) {
     naa_param_t p = {w[i].buf, sizeof w[i].buf, false};
     assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &w[i].h), NAA_SUCCESS);
   }
-  for (int i = 0; i < T; i++) assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
+  for (int i = 0; i < T; i++)
+    assert_int_equal(pthread_create(&tid[i], NULL, worker_main, &w[i]), 0);
   for (int i = 0; i < T; i++) pthread_join(tid[i], NULL);
   for (int i = 0; i < T; i++) {
     assert_int_equal(w[i].failures, 0);
-    for (size_t j = 0; j < sizeof w[i].buf; j++) assert_int_equal(w[i].buf[j], (uint8_t)(10 * i + 200));
+    for (size_t j = 0; j < sizeof w[i].buf; j++)
+      assert_int_equal(w[i].buf[j], (uint8_t)(10 * i + 200));
     assert_int_equal(naa_finalize(&w[i].h), NAA_SUCCESS);
   }
 }
@@ -235,17 +243,17 @@ static void test_state_errors(void **state) {
   bool done = true;
   test_server_use(&server, FN_ADD1, 1);
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
-  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE);      /* wait without invoke */
+  assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE); /* wait without invoke */
   assert_int_equal(naa_test(&h, &done, NULL), NAA_ERR_STATE);
   assert_false(done);
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
-  assert_int_equal(naa_invoke(&h), NAA_ERR_STATE);          /* invoke while running */
+  assert_int_equal(naa_invoke(&h), NAA_ERR_STATE); /* invoke while running */
   assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
   naa_handle copy = h;
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(h.id, NAA_HANDLE_NULL.id);
-  assert_int_equal(naa_finalize(&h), NAA_ERR_INVALID_HANDLE);    /* double finalize */
-  assert_int_equal(naa_invoke(&copy), NAA_ERR_INVALID_HANDLE);   /* stale copy */
+  assert_int_equal(naa_finalize(&h), NAA_ERR_INVALID_HANDLE);  /* double finalize */
+  assert_int_equal(naa_invoke(&copy), NAA_ERR_INVALID_HANDLE); /* stale copy */
   assert_int_equal(naa_finalize(&copy), NAA_ERR_INVALID_HANDLE);
   /* A new handle may reuse the slot; the stale copy must still be refused. */
   naa_handle h2;
@@ -400,7 +408,8 @@ static void test_plugin_kernel(void **state) {
   assert_int_equal(naa_create(FN_PLUGIN_XOR, &pin, 1, &pout, 1, &h), NAA_SUCCESS);
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
-  for (size_t i = 0; i < sizeof out; i++) assert_int_equal(out[i], 0xff); /* NAA's zeroed output ^ 0xff */
+  for (size_t i = 0; i < sizeof out; i++)
+    assert_int_equal(out[i], 0xff); /* NAA's zeroed output ^ 0xff */
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
   assert_int_equal(test_server_stop(&ps), 0);
 }

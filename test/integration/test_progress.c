@@ -3,8 +3,8 @@
  * conformance NAA: the progress thread completes invocations that only naa_test looks at,
  * serves several handles and threads at once, honours pacing (a request it posts too early is
  * stranded, as pacing_off proves), pins to NAA_PROGRESS_CPU, dozes between invocations and
- * sleeps after a pause, stops with the last handle, survives finalize in flight and a dead NAA, and a
- * forked child gets a thread of its own. scripts/sanitize.sh runs it under TSan. */
+ * sleeps after a pause, stops with the last handle, survives finalize in flight and a dead NAA, and
+ * a forked child gets a thread of its own. scripts/sanitize.sh runs it under TSan. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -168,7 +168,8 @@ static void threads(void **state) {
   assert_int_equal(engines, 1);
   for (int i = 0; i < T; i++) {
     assert_int_equal(w[i].failures, 0);
-    for (size_t j = 0; j < sizeof w[i].buf; j++) assert_int_equal(w[i].buf[j], (uint8_t)(10 * i + 200));
+    for (size_t j = 0; j < sizeof w[i].buf; j++)
+      assert_int_equal(w[i].buf[j], (uint8_t)(10 * i + 200));
   }
   assert_int_equal(progress_threads(), 0);
 }
@@ -184,7 +185,8 @@ static long cpu_ticks(long tid) {
   const char *p = strrchr(line, ')'); /* the name may hold blanks */
   long utime = 0, stime = 0;
   /* after ')': state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-  assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime), 2);
+  assert_int_equal(
+      sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime), 2);
   return utime + stime;
 }
 
@@ -335,16 +337,18 @@ static void naa_dies(void **state) {
 static void fork_child(void **state) {
   (void)state;
 #ifdef __SANITIZE_THREAD__
-  fprintf(stderr, "fork_child skipped: TSan does not support threads started after a fork of a "
-                  "threaded process\n");
+  fprintf(stderr,
+          "fork_child skipped: TSan does not support threads started after a fork of a "
+          "threaded process\n");
   skip();
 #endif
   const char *transport = getenv("NAA_TRANSPORT");
   if (transport != NULL && strcmp(transport, "verbs") == 0) {
     /* Seen on Soft-RoCE in rdma-vm: the child's naa_create fails in its MRSP send
      * (ibv_post_send: EACCES), before the progress mode plays any part. */
-    fprintf(stderr, "fork_child skipped: a child forked from a process with open verbs "
-                    "connections cannot post on its own (ibv_post_send fails with EACCES)\n");
+    fprintf(stderr,
+            "fork_child skipped: a child forked from a process with open verbs "
+            "connections cannot post on its own (ibv_post_send fails with EACCES)\n");
     skip();
   }
   uint8_t b = 0;
@@ -383,9 +387,13 @@ static void fork_child(void **state) {
 static long conformance_rounds(const char *pacing_us, long rounds, const char *window1) {
   test_server peer;
   const char *transport = getenv("NAA_TRANSPORT"); /* the peer speaks what the host speaks */
-  const char *args[] = {"--window-us", "1000", "--transport",
+  const char *args[] = {"--window-us",
+                        "1000",
+                        "--transport",
                         transport != NULL && *transport != '\0' ? transport : "ofi+tcp",
-                        window1 != NULL ? "--order" : NULL, window1, NULL};
+                        window1 != NULL ? "--order" : NULL,
+                        window1,
+                        NULL};
   assert_int_equal(test_peer_start(&peer, "NAA_CONFORMANCE_NAA", args), 0);
   char timeout[16];
   snprintf(timeout, sizeof timeout, "%d", (int)(2 * test_time_scale()));
@@ -418,18 +426,21 @@ static void pacing(void **state) {
   char window1[48];
   snprintf(window1, sizeof window1, "window@1=%ld", (long)(1000000 * test_time_scale()));
   long unpaced = conformance_rounds("0", 300, window1);
-  printf("conformance NAA, 1 ms window (1 s after the first reply unpaced): %ld of 300 completed "
-         "paced, unpaced stranded after %ld\n", paced, unpaced);
+  printf(
+      "conformance NAA, 1 ms window (1 s after the first reply unpaced): %ld of 300 completed "
+      "paced, unpaced stranded after %ld\n",
+      paced, unpaced);
   assert_int_equal(paced, 300);
   assert_int_equal(unpaced, 1);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(lifecycle), cmocka_unit_test(dozes_then_sleeps), cmocka_unit_test(sizes),
-      cmocka_unit_test(threads),
+      cmocka_unit_test(lifecycle), cmocka_unit_test(dozes_then_sleeps),
+      cmocka_unit_test(sizes),     cmocka_unit_test(threads),
       cmocka_unit_test(pinned),    cmocka_unit_test(finalize_in_flight),
-      cmocka_unit_test(naa_dies),  cmocka_unit_test(fork_child), cmocka_unit_test(pacing),
+      cmocka_unit_test(naa_dies),  cmocka_unit_test(fork_child),
+      cmocka_unit_test(pacing),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }

@@ -25,7 +25,6 @@
 #include "nap_fill.h"
 #include "server.h"
 
-
 enum { FN_VECADD = 10, FN_GATE_FILL = 108 };
 
 static void set_seconds(const char *name, double seconds) {
@@ -226,8 +225,10 @@ static void test_restart_while_idle(void **state) {
   const double took = seconds_since(&t0);
   char why[512] = "";
   naa_last_error(&h, why, sizeof why);
-  printf("naa-server killed while idle, back after %ld ms: the next invocation %s after %.0f ms%s%s\n",
-         l.delay_ms, naa_strerror(rc), 1000 * took, rc == NAA_SUCCESS ? "" : ": ", rc == NAA_SUCCESS ? "" : why);
+  printf(
+      "naa-server killed while idle, back after %ld ms: the next invocation %s after %.0f ms%s%s\n",
+      l.delay_ms, naa_strerror(rc), 1000 * took, rc == NAA_SUCCESS ? "" : ": ",
+      rc == NAA_SUCCESS ? "" : why);
   assert_int_equal(rc, NAA_SUCCESS);
   assert_true(took >= l.delay_ms / 1000.0 * 0.9);
   for (int round = 2; round < 5; round++) assert_int_equal(checked_vecadd(&h, round), NAA_SUCCESS);
@@ -261,8 +262,8 @@ static void test_restart_never(void **state) {
   const double took = seconds_since(&t0);
   char why[512] = "";
   assert_int_equal(naa_last_error(&h, why, sizeof why), rc);
-  printf("naa-server killed for good, NAA_CONNECT_TIMEOUT %.1f s: %s after %.0f ms: %s\n",
-         deadline, naa_strerror(rc), 1000 * took, why);
+  printf("naa-server killed for good, NAA_CONNECT_TIMEOUT %.1f s: %s after %.0f ms: %s\n", deadline,
+         naa_strerror(rc), 1000 * took, why);
   assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_TRANSPORT || rc == NAA_ERR_TIMEOUT);
   assert_true(took >= 0.9 * deadline);
   assert_true(took <= deadline + 2 * test_time_scale());
@@ -361,7 +362,6 @@ static void test_reconnect_after_restart(void **state) {
   assert_int_equal(test_server_stop(&s), 0);
 }
 
-
 /* Two NAAs serve the function code, however the handle learnt of them (`how`); the one it uses
  * (`first`, which is where a process without a rank starts) dies for good: the handle moves on
  * to `second`. */
@@ -375,11 +375,15 @@ static void fail_over_from(test_server *first, test_server *second, const char *
   int failed = 0;
   double moved = -1;
   for (int round = 5; round < 40; round++) {
-    if (checked_vecadd(&h, round) != NAA_SUCCESS) failed++;
-    else if (moved < 0) moved = seconds_since(&killed);
+    if (checked_vecadd(&h, round) != NAA_SUCCESS)
+      failed++;
+    else if (moved < 0)
+      moved = seconds_since(&killed);
   }
-  printf("first of two NAAs (%s) killed: %d of 35 invocations failed, the first success on the "
-         "second %.0f ms after the kill\n", how, failed, 1000 * moved);
+  printf(
+      "first of two NAAs (%s) killed: %d of 35 invocations failed, the first success on the "
+      "second %.0f ms after the kill\n",
+      how, failed, 1000 * moved);
   /* The invocation after the pause finds the NAA gone before sending anything and fails over
    * at once: nothing is lost. */
   assert_true(failed == 0);
@@ -419,10 +423,13 @@ static void fail_over_in_slurm_job(int spec) {
   setenv("NAA_CONF", conf, 1);
   setenv("SLURM_JOB_ID", "25", 1);
   setenv("SLURM_SPANK_NAA_CODES", "10", 1);
-  if (spec) test_server_use(&first, FN_VECADD, 2);
-  else unsetenv("NAA_SPEC");
-  fail_over_from(&first, &second, spec ? "NAA_SPEC of the naa_spank plugin, then naa.conf"
-                                       : "naa.conf in a Slurm job");
+  if (spec)
+    test_server_use(&first, FN_VECADD, 2);
+  else
+    unsetenv("NAA_SPEC");
+  fail_over_from(
+      &first, &second,
+      spec ? "NAA_SPEC of the naa_spank plugin, then naa.conf" : "naa.conf in a Slurm job");
   unlink(conf);
   unsetenv("NAA_CONF");
   unsetenv("SLURM_JOB_ID");

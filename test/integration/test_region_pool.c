@@ -83,7 +83,9 @@ static size_t region_fds_of(const test_server *s) {
   return n;
 }
 
-static size_t region_fds(void) { return region_fds_of(&server); }
+static size_t region_fds(void) {
+  return region_fds_of(&server);
+}
 
 /* Waits for the `count`-th client of server `s` to have given its regions up (its log line,
  * see above); returns how many of them the server kept. */

@@ -40,7 +40,9 @@ namespace {
 
 constexpr int kConnections = 24;
 
-Deadline soon() { return Deadline::after(std::chrono::seconds(20)); }
+Deadline soon() {
+  return Deadline::after(std::chrono::seconds(20));
+}
 
 // Both sides keep their shm endpoints, as naa-server and libnaa do by default: a fresh one
 // costs milliseconds.
@@ -63,7 +65,7 @@ void check_arrival_rule() {
   for (int i = 0; i < 12; ++i) poll.observe(microseconds(150));
   assert_true(poll.due() == microseconds(300));
   assert_true(poll.due(microseconds(500)) == microseconds(500));  // the spin at least
-  poll.observe(std::chrono::seconds(2));  // seldom again
+  poll.observe(std::chrono::seconds(2));                          // seldom again
   assert_int_equal(poll.due().count(), 0);
 }
 
@@ -126,9 +128,11 @@ ListenerCounts connections_in_turn(const char *name, unsigned long *close) {
   assert_int_equal(pclose(child), 0);
   assert_int_equal(read, 3);
   assert_int_equal(failed, 0);
-  std::fprintf(stderr, "  %s: %lu requests, %lu of them within %ld us of the one before, %lu found while polling\n",
-               name, counts.requests, *close,
-               static_cast<long>(naa::progress::ArrivalPoll::kPollableGap.count()), counts.polled);
+  std::fprintf(
+      stderr,
+      "  %s: %lu requests, %lu of them within %ld us of the one before, %lu found while polling\n",
+      name, counts.requests, *close,
+      static_cast<long>(naa::progress::ArrivalPoll::kPollableGap.count()), counts.polled);
   return counts;
 }
 
@@ -145,7 +149,9 @@ void check_polled(const char *name) {
   assert_true(counts.polled >= 1);
 }
 
-void test_tcp_requests_in_turn_are_polled_for(void **) { check_polled("ofi+tcp"); }
+void test_tcp_requests_in_turn_are_polled_for(void **) {
+  check_polled("ofi+tcp");
+}
 
 void test_shm_requests_in_turn_are_polled_for(void **) {
   if (!ofi_provider_available("shm")) skip();

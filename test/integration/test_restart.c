@@ -5,8 +5,8 @@
  * restart: it kills the server while the handle is idle, starts an invocation in another
  * thread, and starts the server again (on the same port) only once that thread sleeps in the
  * pause between two reconnect attempts (its system call, read from /proc), so the invocation
- * is certainly inside its reconnect loop, with an attempt failed, when the NAA comes back. Over the transport NAA_TRANSPORT names (transports.sh runs it over
- * ofi+tcp and ofi+shm). */
+ * is certainly inside its reconnect loop, with an attempt failed, when the NAA comes back. Over the
+ * transport NAA_TRANSPORT names (transports.sh runs it over ofi+tcp and ofi+shm). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,8 +107,8 @@ static void test_restart_loop(void **state) {
     }
     assert_int_equal(test_server_start(&s, args), 0);
     pthread_join(t, NULL);
-    printf("cycle %d: naa-server restarted while naa_invoke reconnected: %s after %.0f ms\n",
-           cycle, v.rc == WRONG ? "a wrong result" : naa_strerror(v.rc), 1e3 * v.took);
+    printf("cycle %d: naa-server restarted while naa_invoke reconnected: %s after %.0f ms\n", cycle,
+           v.rc == WRONG ? "a wrong result" : naa_strerror(v.rc), 1e3 * v.took);
     assert_int_equal(v.rc, NAA_SUCCESS);
   }
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);

@@ -53,7 +53,8 @@ void note_report(const char *what, double took) {
 }
 
 // Sends a malformed MRSP message and checks that the answer is MRSP error `code`.
-void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t code, const char *what) {
+void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t code,
+                       const char *what) {
   auto t0 = Clock::now();
   c.send(bytes.data(), bytes.size());
   mrsp::Message m = c.answer();
@@ -63,9 +64,11 @@ void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t 
   note_report(what, seconds(t0));
 }
 
-std::vector<uint8_t> request(uint8_t count, const std::vector<std::pair<uint8_t, uint32_t>> &entries,
+std::vector<uint8_t> request(uint8_t count,
+                             const std::vector<std::pair<uint8_t, uint32_t>> &entries,
                              size_t len = 0) {
-  std::vector<uint8_t> m(std::max(len, mrsp::kHeaderSize + entries.size() * mrsp::kRequestEntrySize));
+  std::vector<uint8_t> m(
+      std::max(len, mrsp::kHeaderSize + entries.size() * mrsp::kRequestEntrySize));
   m[0] = static_cast<uint8_t>(mrsp::Type::AdvertiseRequest);
   m[1] = count;
   for (size_t k = 0; k < entries.size(); ++k) {
@@ -91,15 +94,18 @@ int start(void **) {
     std::fprintf(stderr, "NAA_TEST_KERNEL_PLUGIN is not set (run through make check)\n");
     return -1;
   }
-  static const char *args[] = {"--mrsp-timeout", "1", "--kernel-timeout", "1", "--client-memory",
-                               "1M", "--kernel", plugin, nullptr};
+  static const char *args[] = {
+      "--mrsp-timeout", "1",    "--kernel-timeout", "1", "--client-memory", "1M", "--kernel",
+      plugin,           nullptr};
   return test_server_start(&server, args);
 }
 
 // The summary of the group, counted where each case ran (not a test of its own).
 int stop(void **) {
-  std::printf("server faults: %d malformed inputs tried, %d faults injected, longest failure "
-              "report %.3f s\n", malformed_inputs, faults_injected, longest_report);
+  std::printf(
+      "server faults: %d malformed inputs tried, %d faults injected, longest failure "
+      "report %.3f s\n",
+      malformed_inputs, faults_injected, longest_report);
   return test_server_stop(&server) == 0 ? 0 : -1;
 }
 
@@ -128,7 +134,9 @@ void malformed_mrsp_matrix(void **) {
       {"garbage bytes instead of MRSP", garbage, kNoMemory},
       {"message shorter than its header", {0x01, 0x01}, kNoMemory},
       {"reserved type 0x03", {0x03, 0x01, 0, 0}, kNoMemory},
-      {"an advertisement from the client", {0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, kNoMemory},
+      {"an advertisement from the client",
+       {0x02, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+       kNoMemory},
       {"an error message from the client", {0x00, 0x01, 0, 0}, kNoMemory},
       {"zero regions", request(0, {}), kNoMemory},
       {"255 regions in a full buffer", request(255, {}, mrsp::kBufferSize), kTooMany},
@@ -138,7 +146,8 @@ void malformed_mrsp_matrix(void **) {
       {"INTERNAL with OUTPUT", request(1, {{mrsp::kInternal | mrsp::kOutput, 8}}), kNoMemory},
       {"only internal regions", request(1, {{mrsp::kInternal, 8}}), kNoMemory},
       {"a 4 GiB region (absurd size)", request(1, {{io, 0xffffffffu}}), kNoMemory},
-      {"31 regions of 4 GiB", request(31, std::vector<std::pair<uint8_t, uint32_t>>(31, {io, 0xffffffffu})), kNoMemory},
+      {"31 regions of 4 GiB",
+       request(31, std::vector<std::pair<uint8_t, uint32_t>>(31, {io, 0xffffffffu})), kNoMemory},
       {"just above --client-memory", request(2, {{io, 1u << 19}, {io, (1u << 19) + 1}}), kNoMemory},
   };
   for (const Case &k : cases) {
@@ -224,7 +233,8 @@ void client_killed_mid_transfer(void **) {
   ++faults_injected;
   auto t0 = Clock::now();
   assert_still_serving();  // also proves its 1 MiB budget came back (the limit is 1M)
-  std::fprintf(stderr, "  client killed mid-transfer: next client served after %.3f s\n", seconds(t0));
+  std::fprintf(stderr, "  client killed mid-transfer: next client served after %.3f s\n",
+               seconds(t0));
 }
 
 // The reply to a client without outputs is a zero-length write to its first parameter region,

@@ -70,8 +70,8 @@ static void test_reuse_after_free(void **state) {
   assert_int_equal(count_not(buf, size, 6), 0);
   for (int round = 0; round < 3; round++) {
     assert_int_equal(munmap(buf, size), 0);
-    uint8_t *again = mmap(buf, size, PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    uint8_t *again =
+        mmap(buf, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     assert_true(again == buf);
     memset(buf, 40 + round, size);
     add_in_place(buf, size, 1);
@@ -88,7 +88,8 @@ static void test_live_handles_share_a_buffer(void **state) {
   naa_param_t p = {buf, SIZE, false};
   naa_handle h[LIVE];
   test_server_use(&server, FN_ADD1, 1);
-  for (int i = 0; i < LIVE; i++) assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h[i]), NAA_SUCCESS);
+  for (int i = 0; i < LIVE; i++)
+    assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h[i]), NAA_SUCCESS);
   for (int i = 0; i < LIVE; i++) {
     assert_int_equal(naa_invoke(&h[i]), NAA_SUCCESS);
     assert_int_equal(naa_wait(&h[i], NULL), NAA_SUCCESS);

@@ -172,7 +172,8 @@ static void test_waitany_sleeps_on_the_bells(void **state) {
     assert_int_equal(naa_waitany(2, h, &index, &st), NAA_SUCCESS);
     assert_in_range(index, 0, 1);
   }
-  check_answer(out[0], wake_ups(RUSAGE_THREAD) - before, "naa_waitany over 2 handles", kMostWakeUps);
+  check_answer(out[0], wake_ups(RUSAGE_THREAD) - before, "naa_waitany over 2 handles",
+               kMostWakeUps);
   check_answer(out[1], 0, "and the other's answer", 0);
   for (int i = 0; i < 2; i++) assert_int_equal(naa_finalize(&h[i]), NAA_SUCCESS);
 }

@@ -54,7 +54,9 @@ namespace {
 
 constexpr size_t kMsg = 64;
 
-Deadline soon() { return Deadline::after(std::chrono::seconds(20)); }
+Deadline soon() {
+  return Deadline::after(std::chrono::seconds(20));
+}
 
 TransportOptions keeping(size_t idle) {
   TransportOptions o;
@@ -106,7 +108,8 @@ std::string exchange(Endpoint &client, Side &client_side, Endpoint &server, Side
         got = reinterpret_cast<const char *>(server_side.buf.data());
         done = true;
       }
-    if (!receive && sent.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) done = true;
+    if (!receive && sent.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready)
+      done = true;
   }
   while (sent.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
     Completion c[4];
@@ -159,7 +162,8 @@ void test_loop_reuses_endpoints(void **) {
   bool right = true;
   for (int round = 0; round < kRounds && right; ++round) {
     for (size_t i = 0; i < kN; ++i) a[i] = round + i, b[i] = 2.0 * i, sum[i] = -1;
-    naa_param_t in[2] = {{a.data(), sizeof(double) * kN, false}, {b.data(), sizeof(double) * kN, false}};
+    naa_param_t in[2] = {{a.data(), sizeof(double) * kN, false},
+                         {b.data(), sizeof(double) * kN, false}};
     naa_param_t out[1] = {{sum.data(), sizeof(double) * kN, false}};
     naa_handle h = NAA_HANDLE_NULL;
     naa_status st;
@@ -210,8 +214,8 @@ void test_stale_message_not_taken_for_the_next_client(void **) {
   assert_true(ofi_endpoint_counts().reused > before.reused);  // the old client's server end
   auto client = connected.get();
   client_side.mr = client->register_memory(client_side.buf.data(), client_side.buf.size(), false);
-  assert_string_equal(
-      exchange(*client, client_side, *server, server_side, "fresh", true).c_str(), "fresh");
+  assert_string_equal(exchange(*client, client_side, *server, server_side, "fresh", true).c_str(),
+                      "fresh");
   end_connection(std::move(client), std::move(server));
 }
 
@@ -224,7 +228,8 @@ void note_bells(pid_t pid, Bells *seen) {
       const std::string name = e->d_name;
       struct stat st {};
       if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > 5 &&
-          name.compare(name.size() - 5, 5, ".bell") == 0 && stat(("/dev/shm/" + name).c_str(), &st) == 0)
+          name.compare(name.size() - 5, 5, ".bell") == 0 &&
+          stat(("/dev/shm/" + name).c_str(), &st) == 0)
         (*seen)[name].insert(st.st_ino);
     }
     closedir(d);
@@ -261,7 +266,8 @@ void test_client_endpoint_keeps_its_bell(void **) {
   size_t fresh = 0;
   for (const auto &bell : during)
     for (ino_t i : bell.second) fresh += old.count(i) == 0;
-  fprintf(stderr, "  %lu endpoints opened, %lu kept ones taken: %zu bell pages made\n", opened, reused, fresh);
+  fprintf(stderr, "  %lu endpoints opened, %lu kept ones taken: %zu bell pages made\n", opened,
+          reused, fresh);
   assert_true(right);
   assert_true(reused >= 1);
   assert_true(fresh <= opened);
@@ -295,7 +301,8 @@ void test_server_endpoint_keeps_its_bell(void **) {
   assert_int_equal(test_server_stop(&server), 0);
   size_t made = 0;
   for (const auto &bell : during) made += bell.second.size();
-  fprintf(stderr, "  %zu server endpoints seen, %zu bell pages made for them\n", during.size(), made);
+  fprintf(stderr, "  %zu server endpoints seen, %zu bell pages made for them\n", during.size(),
+          made);
   assert_true(right);
   assert_true(again);
   assert_int_equal(made, during.size());
@@ -322,7 +329,8 @@ struct WarmRounds {
   bool right;
   unsigned long rounds, made, kept;
 };
-WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long OfiEndpointCounts::*kept) {
+WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made,
+                       unsigned long OfiEndpointCounts::*kept) {
   auto transport = open_transport("ofi+shm", keeping(2));
   test_server server;
   assert_int_equal(test_server_start(&server, nullptr), 0);
@@ -343,7 +351,8 @@ WarmRounds warm_rounds(unsigned long OfiEndpointCounts::*made, unsigned long Ofi
 void expect_made_or_kept(const char *what, unsigned long OfiEndpointCounts::*made,
                          unsigned long OfiEndpointCounts::*kept, unsigned long per_round) {
   const WarmRounds w = warm_rounds(made, kept);
-  fprintf(stderr, "  %lu warm connections: %lu %s made, %lu found kept\n", w.rounds, w.made, what, w.kept);
+  fprintf(stderr, "  %lu warm connections: %lu %s made, %lu found kept\n", w.rounds, w.made, what,
+          w.kept);
   assert_true(w.right);
   assert_true(w.kept >= 1);
   assert_int_equal(w.made + w.kept, per_round * w.rounds);
@@ -363,7 +372,8 @@ void test_warm_connections_make_no_entries(void **) {
 // A kept client endpoint asks the same listener again through the entry it kept (its 16 MiB
 // region not mapped anew, ~30 us), while the object behind the listener's name is the same.
 void test_warm_connections_keep_the_listener_entry(void **) {
-  const WarmRounds w = warm_rounds(&OfiEndpointCounts::listeners_dropped, &OfiEndpointCounts::listeners_kept);
+  const WarmRounds w =
+      warm_rounds(&OfiEndpointCounts::listeners_dropped, &OfiEndpointCounts::listeners_kept);
   fprintf(stderr, "  %lu warm connections: listener entry dropped %lu times, found kept %lu\n",
           w.rounds, w.made, w.kept);
   assert_true(w.right);
@@ -375,7 +385,8 @@ void test_warm_connections_keep_the_listener_entry(void **) {
 // same naa-server) watches that process with the pidfd it kept: each connection opened one or
 // found one.
 void test_warm_connections_keep_the_server_pidfd(void **) {
-  expect_made_or_kept("pidfds", &OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept, 1);
+  expect_made_or_kept("pidfds", &OfiEndpointCounts::pidfds_opened, &OfiEndpointCounts::pidfds_kept,
+                      1);
 }
 
 // A server killed and started anew at the same port has a new object under the listener's
@@ -397,8 +408,10 @@ void test_listener_entry_follows_a_server_started_anew(void **) {
   right = right && connect_rounds(*transport, port, 3);
   const OfiEndpointCounts after = ofi_endpoint_counts();
   assert_int_equal(test_server_stop(&server), 0);
-  fprintf(stderr, "  listener entry kept %lu times before the restart; after: dropped %lu, kept %lu\n",
-          killed.listeners_kept - before.listeners_kept, after.listeners_dropped - killed.listeners_dropped,
+  fprintf(stderr,
+          "  listener entry kept %lu times before the restart; after: dropped %lu, kept %lu\n",
+          killed.listeners_kept - before.listeners_kept,
+          after.listeners_dropped - killed.listeners_dropped,
           after.listeners_kept - killed.listeners_kept);
   assert_true(right);
   assert_true(killed.listeners_kept > before.listeners_kept);
@@ -417,7 +430,8 @@ void test_warm_connections_keep_their_ropes(void **) {
 // descriptors) and made a new page under the same name is rung through a new rope, else it
 // would sleep through our posts.
 void test_rope_follows_a_bell_made_anew(void **) {
-  const std::string name = "fi_shm://" + std::to_string(getpid()) + "-feed" + std::to_string(time(nullptr));
+  const std::string name =
+      "fi_shm://" + std::to_string(getpid()) + "-feed" + std::to_string(time(nullptr));
   auto bell = std::make_unique<ofi_detail::ShmBell>(name);
   assert_true(bell->ok());
   ofi_detail::ShmBellRope rope(name);
@@ -443,7 +457,8 @@ void test_slots_never_come_round(void **) {
   setenv("NAA_TRANSPORT", "ofi+shm", 1);
   setenv("NAA_CONNECT_TIMEOUT", "3000", 1);
   std::vector<double> a(16), b(16), sum(16);
-  naa_param_t in[2] = {{a.data(), sizeof(double) * 16, false}, {b.data(), sizeof(double) * 16, false}};
+  naa_param_t in[2] = {{a.data(), sizeof(double) * 16, false},
+                       {b.data(), sizeof(double) * 16, false}};
   naa_param_t out[1] = {{sum.data(), sizeof(double) * 16, false}};
   naa_handle held = NAA_HANDLE_NULL;  // keeps the transport open, as naa-bench's setup test does
   assert_int_equal(naa_create(10, in, 2, out, 1, &held), NAA_SUCCESS);
@@ -465,7 +480,8 @@ void test_slots_never_come_round(void **) {
 // listener reads the process's memory map for it once, not per request, and not again once
 // the object behind the name is another (made anew, and not mapped by the process).
 void test_request_check_reads_maps_once_per_region(void **) {
-  const std::string object = "/" + std::to_string(getpid()) + "-c0ffee" + std::to_string(time(nullptr));
+  const std::string object =
+      "/" + std::to_string(getpid()) + "-c0ffee" + std::to_string(time(nullptr));
   const std::string name = "fi_shm://" + object.substr(1);
   const uint32_t pid = static_cast<uint32_t>(getpid());
   int fd = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

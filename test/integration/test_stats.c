@@ -74,7 +74,7 @@ static void test_known_workload(void **state) {
  * count from the post's start (which gave a transfer of 0 and an NAA service holding it). */
 static void test_shm_transfer_holds_the_copy(void **state) {
   (void)state;
-  if (strcmp(test_host(), "127.0.0.1") != 0) skip();  /* shm reaches a same-host server */
+  if (strcmp(test_host(), "127.0.0.1") != 0) skip(); /* shm reaches a same-host server */
   enum { BIG = 1 << 20, ROUNDS = 5 };
   static uint8_t in[BIG], out[BIG];
   naa_param_t pi = {in, BIG, false}, po = {out, BIG, false};
@@ -99,7 +99,8 @@ static void test_shm_transfer_holds_the_copy(void **state) {
   printf("ofi+shm, %d x %d bytes: naa_invoke %.3f ms, transfer %.3f ms, NAA service %.3f ms\n",
          ROUNDS, BIG, 1e3 * invoke, 1e3 * transfer, 1e3 * (after.service_s - before.service_s));
   /* naa_invoke holds the post, and a transfer ends no earlier than the post returned. */
-  if (transfer < 0.8 * invoke) fail_msg("transfer %.6f s is less than 0.8 of naa_invoke's %.6f s", transfer, invoke);
+  if (transfer < 0.8 * invoke)
+    fail_msg("transfer %.6f s is less than 0.8 of naa_invoke's %.6f s", transfer, invoke);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 

@@ -55,7 +55,9 @@ namespace {
 constexpr size_t kSize = 65536;
 constexpr size_t kChunk = 4096;
 
-Deadline soon() { return Deadline::after(std::chrono::seconds(30)); }
+Deadline soon() {
+  return Deadline::after(std::chrono::seconds(30));
+}
 
 struct Target {
   uint64_t addr;
@@ -131,7 +133,8 @@ void test_options_reach_another_thread(void **) {
   const naa::Settings settings = naa::Settings::resolve(&attr);
   assert_true(split_at_chunk(log_of_exchange_with(settings.transport_options())));
   // Without the parameter the writes go unsplit: the check above can tell the two apart.
-  assert_false(split_at_chunk(log_of_exchange_with(naa::Settings::resolve(nullptr).transport_options())));
+  assert_false(
+      split_at_chunk(log_of_exchange_with(naa::Settings::resolve(nullptr).transport_options())));
 }
 
 void test_live_endpoints_share_registrations(void **) {
@@ -170,7 +173,9 @@ void test_live_endpoints_share_registrations(void **) {
 // A connected pair over `listener`: the client's endpoint built on another thread.
 std::pair<std::unique_ptr<Endpoint>, std::unique_ptr<Endpoint>> connected_pair(Listener &listener) {
   std::unique_ptr<Endpoint> client;
-  std::thread t([&] { client = open_transport("ofi+tcp")->connect("127.0.0.1", listener.port(), "", soon()); });
+  std::thread t([&] {
+    client = open_transport("ofi+tcp")->connect("127.0.0.1", listener.port(), "", soon());
+  });
   auto server = request_within(listener, soon());
   assert_non_null(server.get());
   server->accept(soon());
@@ -349,7 +354,8 @@ void test_listener_polls_for_a_request_once(void **) {
 void begun_accept_connects_the_client(const char *transport) {
   TransportOptions polling;
   polling.setup_spin = std::chrono::seconds(1);
-  auto server_transport = open_transport(transport), client_transport = open_transport(transport, polling);
+  auto server_transport = open_transport(transport),
+       client_transport = open_transport(transport, polling);
   auto listener = server_transport->listen("127.0.0.1", 0);
   std::promise<std::string> connected;
   auto client_data = connected.get_future();
@@ -385,7 +391,9 @@ void begun_accept_connects_the_client(const char *transport) {
   }
 }
 
-void test_a_begun_accept_connects_the_client(void **) { begun_accept_connects_the_client("ofi+tcp"); }
+void test_a_begun_accept_connects_the_client(void **) {
+  begun_accept_connects_the_client("ofi+tcp");
+}
 
 void test_a_begun_shm_accept_connects_the_client(void **) {
   if (!ofi_provider_available("shm")) skip();

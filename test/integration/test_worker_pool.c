@@ -61,8 +61,9 @@ static long server_ticks(void) {
   const char *after_name = strrchr(text, ')');
   assert_non_null(after_name);
   long utime = 0, stime = 0;
-  assert_int_equal(sscanf(after_name + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld",
-                          &utime, &stime), 2);
+  assert_int_equal(
+      sscanf(after_name + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime),
+      2);
   return utime + stime;
 }
 

@@ -30,8 +30,9 @@ static void fail_slot(struct slot *s, int round, const char *call, int rc) {
   s->failed_round = round;
   snprintf(s->why, sizeof s->why, "%s: %s (%d)", call, naa_strerror(rc), rc);
   int frc = naa_finalize(&s->h);
-  if (frc != NAA_SUCCESS) fprintf(stderr, "spread_hosts: naa_finalize after a failure: %s (%d)\n",
-                                  naa_strerror(frc), frc);
+  if (frc != NAA_SUCCESS)
+    fprintf(stderr, "spread_hosts: naa_finalize after a failure: %s (%d)\n", naa_strerror(frc),
+            frc);
 }
 
 int main(int argc, char **argv) {
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: spread_hosts HANDLES ROUNDS AT GONE\n");
     return 2;
   }
-  setvbuf(stdout, NULL, _IOLBF, 0);  /* a virtio port, not a tty, inside rdma-vm */
+  setvbuf(stdout, NULL, _IOLBF, 0); /* a virtio port, not a tty, inside rdma-vm */
   const int n = atoi(argv[1]), rounds = atoi(argv[2]), at = atoi(argv[3]);
   if (n < 1 || rounds < 1 || at < 0 || at >= rounds) {
     fprintf(stderr, "spread_hosts: need HANDLES >= 1 and 0 <= AT < ROUNDS\n");

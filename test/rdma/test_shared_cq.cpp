@@ -21,7 +21,6 @@ extern "C" {
 #include <cmocka.h>
 }
 
-
 #include <dirent.h>
 #include <poll.h>
 
@@ -48,7 +47,9 @@ constexpr size_t kConnections = 40;  // more than one CQ of Soft-RoCE's 32767 en
 
 std::string host_a, host_b;
 
-Deadline soon() { return Deadline::after(std::chrono::seconds(60)); }
+Deadline soon() {
+  return Deadline::after(std::chrono::seconds(60));
+}
 
 // A connection from host A to host B, and what each side registered: the server's endpoint has
 // a receive posted for the client's write-with-immediate into `target`.
@@ -129,12 +130,14 @@ constexpr auto kSleeperDeadline = std::chrono::seconds(20);
 // Writes to `sleeper` while a thread sleeps in its server's wait(); how long that took to end.
 std::chrono::milliseconds wake_after_write(Link &sleeper, uint32_t imm) {
   std::atomic<uint32_t> got{0};
-  std::thread sleep([&] { got = immediate_of(*sleeper.server, Deadline::after(kSleeperDeadline)); });
+  std::thread sleep(
+      [&] { got = immediate_of(*sleeper.server, Deadline::after(kSleeperDeadline)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // asleep by now, even under TCG
   const auto t0 = std::chrono::steady_clock::now();
   sleeper.write(imm);
   sleep.join();
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
   fprintf(stderr, "woken %lld ms after the write\n", static_cast<long long>(took.count()));
   assert_int_equal(got.load(), imm);
   return took;
@@ -220,7 +223,8 @@ void test_a_polled_endpoint_spares_the_thread(void **) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kRounds; ++i) polled_round(*busy, 2 + static_cast<uint32_t>(i));
   const long switches = cq_thread_switches() - before;
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
   fprintf(stderr, "%d polled round trips in %lld ms: the Context's thread slept %ld times\n",
           kRounds, static_cast<long long>(took.count()), switches);
   // Once per completion would be kRounds; the recheck sleeps 1 ms at least. (Where a round

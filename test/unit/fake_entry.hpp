@@ -35,7 +35,7 @@ inline const transport::Entry *entry() {
 
 // The row a program adds to the registry's table (transport::add_transport) for it.
 inline const transport::Registration kRow = {
-    "fake", true, "fake, fake+VARIANT", "the unit tests' scripted NAA", "test/unit", -1, nullptr,
-    entry};
+    "fake",  true, "fake, fake+VARIANT", "the unit tests' scripted NAA", "test/unit", -1,
+    nullptr, entry};
 
 }  // namespace naa::fake

@@ -44,7 +44,8 @@ struct Peer {
 class Endpoint final : public transport::Endpoint {
  public:
   explicit Endpoint(std::shared_ptr<Peer> peer)
-      : peer_(std::move(peer)), fd_(peer_->descriptor ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1) {
+      : peer_(std::move(peer)),
+        fd_(peer_->descriptor ? eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1) {
     if (peer_->libnaa_server) peer_data_ = transport::kServerIdentity;
   }
   ~Endpoint() override {
@@ -52,7 +53,9 @@ class Endpoint final : public transport::Endpoint {
   }
 
   // The NAA answers the invocation in flight (from any thread).
-  void reply(uint8_t rc = 0) { push({transport::CompletionKind::RemoteImm, 0, 0, imm::naa_reply(rc)}); }
+  void reply(uint8_t rc = 0) {
+    push({transport::CompletionKind::RemoteImm, 0, 0, imm::naa_reply(rc)});
+  }
   // The connection goes: every later poll throws, as a transport does (from any thread).
   void lose() {
     lost_ = true;
@@ -62,7 +65,8 @@ class Endpoint final : public transport::Endpoint {
 
   void accept(Deadline, const std::string &) override {}
   void reject(const char *) override {}
-  std::unique_ptr<transport::MemoryRegion> register_memory(void *addr, size_t length, bool) override {
+  std::unique_ptr<transport::MemoryRegion> register_memory(void *addr, size_t length,
+                                                           bool) override {
     auto mr = std::make_unique<transport::MemoryRegion>();
     mr->addr = addr;
     mr->length = length;
@@ -75,19 +79,22 @@ class Endpoint final : public transport::Endpoint {
     recv_context_ = context;
   }
   // The MRSP request: advertises one NAA region per requested one.
-  void post_send(const void *buf, size_t length, const transport::MemoryRegion &, uint64_t context) override {
+  void post_send(const void *buf, size_t length, const transport::MemoryRegion &,
+                 uint64_t context) override {
     mrsp::Message request;
-    if (mrsp::decode(static_cast<const uint8_t *>(buf), length, request, nullptr) != mrsp::DecodeError::None)
+    if (mrsp::decode(static_cast<const uint8_t *>(buf), length, request, nullptr) !=
+        mrsp::DecodeError::None)
       throw Error(NAA_ERR_TRANSPORT, "fake NAA: malformed MRSP request");
     std::vector<mrsp::AdvertEntry> advert;
     for (const auto &e : request.request) advert.push_back({e.naa_address, 7, e.size});
-    const size_t n = mrsp::encode_advert(advert.data(), advert.size(), recv_buf_, mrsp::kBufferSize);
+    const size_t n =
+        mrsp::encode_advert(advert.data(), advert.size(), recv_buf_, mrsp::kBufferSize);
     push({transport::CompletionKind::Send, context, length, 0});
     push({transport::CompletionKind::Recv, recv_context_, n, 0});
   }
   bool immediate_consumes_recv() const override { return false; }
-  std::unique_ptr<transport::WriteChain> prepare_writes(const std::vector<transport::WriteSegment> &,
-                                                        uint64_t context) override {
+  std::unique_ptr<transport::WriteChain> prepare_writes(
+      const std::vector<transport::WriteSegment> &, uint64_t context) override {
     return std::make_unique<Chain>(context);
   }
   void post_writes(transport::WriteChain &chain, uint32_t) override {
@@ -102,8 +109,10 @@ class Endpoint final : public transport::Endpoint {
     peer_->invocations++;
     push({transport::CompletionKind::Writes, static_cast<Chain &>(chain).context, 0, 0});
     if (!peer_->auto_reply) return;
-    if (peer_->kernel.count() == 0) reply();
-    else reply_due_ = Clock::now() + peer_->kernel;
+    if (peer_->kernel.count() == 0)
+      reply();
+    else
+      reply_due_ = Clock::now() + peer_->kernel;
   }
   size_t poll(transport::Completion *out, size_t max) override {
     peer_->polls++;

@@ -115,7 +115,9 @@ void naa_test_c_constants(int out[N_CONSTANTS]) {
   out[i++] = NAA_ERR_CANCELED;
 }
 
-int naa_test_c_setenv(const char *name, const char *value) { return setenv(name, value, 1); }
+int naa_test_c_setenv(const char *name, const char *value) {
+  return setenv(name, value, 1);
+}
 
 /* A loopback TCP port that was free a moment ago (bound and released), or -1. */
 int naa_test_c_unused_port(void) {
@@ -126,7 +128,8 @@ int naa_test_c_unused_port(void) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof a;
   int port = -1;
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
     port = ntohs(a.sin_port);
   close(fd);
   return port;

@@ -18,8 +18,7 @@
 
 #include "naa_kernel.h"
 
-static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)user_data;
   for (size_t r = 0; r < n_regions; r++) {
     uint8_t *bytes = regions[r].addr;
@@ -29,8 +28,7 @@ static uint8_t xor_ff(const naa_kernel_region *regions, size_t n_regions, uint32
   return 0;
 }
 
-static uint8_t crash(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t crash(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)regions, (void)n_regions, (void)user_data;
   raise(SIGSEGV); /* what a wild pointer does, without tripping a sanitizer first */
   return 0;
@@ -39,18 +37,17 @@ static uint8_t crash(const naa_kernel_region *regions, size_t n_regions, uint32_
 /* Tells a test that the kernel runs, so that it need not sleep to be sure: one byte to the
  * FIFO that NAA_TEST_KERNEL_STARTED names, whose reader the test holds open. A path, not an
  * inherited descriptor: naa-server's kernel workers close every descriptor but their socket. */
-static void report_started(void)
-{
+static void report_started(void) {
   const char *fifo = getenv("NAA_TEST_KERNEL_STARTED");
   if (fifo == NULL) return;
   int fd = open(fifo, O_WRONLY | O_NONBLOCK);
   if (fd < 0) return;
-  if (write(fd, "s", 1) != 1) { /* the test then times out waiting, and says so */ }
+  if (write(fd, "s", 1) != 1) { /* the test then times out waiting, and says so */
+  }
   close(fd);
 }
 
-static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)regions, (void)n_regions, (void)user_data;
   report_started();
   for (volatile int forever = 1; forever;) {
@@ -61,8 +58,7 @@ static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t
 /* A hostile kernel (issue 18.5): writes 0xee over every other client's region that its worker
  * can see (memfd mappings named naa-region that are not its own) and returns how many it
  * found, at most 0x7d. An isolated worker must see none. */
-static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)user_data;
   FILE *maps = fopen("/proc/self/maps", "r");
   if (maps == NULL) return 0x7d;
@@ -71,9 +67,11 @@ static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint3
   while (fgets(line, sizeof line, maps) != NULL) {
     unsigned long start, end;
     char perms[8];
-    if (strstr(line, "naa-region") == NULL || sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3) continue;
+    if (strstr(line, "naa-region") == NULL || sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+      continue;
     int own = 0;
-    for (size_t r = 0; r < n_regions; r++) own |= (unsigned long)(uintptr_t)regions[r].addr == start;
+    for (size_t r = 0; r < n_regions; r++)
+      own |= (unsigned long)(uintptr_t)regions[r].addr == start;
     if (own || perms[1] != 'w') continue;
     memset((void *)(uintptr_t)start, 0xee, end - start);
     found++;
@@ -83,8 +81,7 @@ static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint3
 }
 
 /* Writes 16 KiB past the end of its first region, as an off-by-a-lot kernel would. */
-static uint8_t overrun(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t overrun(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)user_data;
   if (n_regions == 0) return 0x7d;
   volatile uint8_t *past = (uint8_t *)regions[0].addr + regions[0].size;
@@ -95,12 +92,12 @@ static uint8_t overrun(const naa_kernel_region *regions, size_t n_regions, uint3
 /* A slow kernel that writes late: sleeps as many milliseconds as the first 4 bytes of region 0
  * say (little-endian), then fills every output region with byte 4 of region 0. Tests of
  * naa_wait's timeout and of naa_cancel tell from the byte whether (and which) result came. */
-static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)user_data;
   if (n_regions == 0 || regions[0].size < 5) return 0x7d;
   const uint8_t *in = regions[0].addr;
-  const uint32_t ms = (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+  const uint32_t ms =
+      (uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
   const uint8_t fill = in[4];
   struct timespec nap = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
   while (nanosleep(&nap, &nap) != 0) {
@@ -114,8 +111,7 @@ static uint8_t nap_fill(const naa_kernel_region *regions, size_t n_regions, uint
  * the FIFO that NAA_TEST_KERNEL_GATE names (the test holds it open for writing and writes a
  * byte to let one invocation on, or closes it), then fills every output region with byte 4 of
  * region 0. */
-static uint8_t gate_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t gate_fill(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)user_data;
   const char *gate = getenv("NAA_TEST_KERNEL_GATE");
   if (n_regions == 0 || regions[0].size < 5 || gate == NULL) return 0x7d;
@@ -132,8 +128,7 @@ static uint8_t gate_fill(const naa_kernel_region *regions, size_t n_regions, uin
   return 0;
 }
 
-static void spin_for_ever(void)
-{
+static void spin_for_ever(void) {
   for (volatile int forever = 1; forever;) {
   }
 }
@@ -141,8 +136,8 @@ static void spin_for_ever(void)
 /* A kernel that leaves processes behind (issue 29.5) and returns: a busy child, and a busy
  * grandchild in a session of its own whose parent exits (the orphan a double fork makes).
  * Their pids go to the first region's first 8 bytes, for the test to look for them. */
-static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_regions,
+                               uint32_t user_data) {
   (void)user_data;
   if (n_regions == 0 || regions[0].size < 8) return 0x7d;
   volatile int32_t *pids = (volatile int32_t *)regions[0].addr; /* shared with the children */
@@ -169,13 +164,13 @@ static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_region
  * package counter of the powercap tree NAA_POWERCAP_ROOT names (a copy of /sys/class/powercap's
  * layout that the test made), which naa-server reads before and after each run. 0x7d where
  * there is no such tree. Clients are served one at a time by these tests: no lock. */
-static uint8_t joule(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data)
-{
+static uint8_t joule(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
   (void)regions, (void)n_regions, (void)user_data;
   const char *root = getenv("NAA_POWERCAP_ROOT");
   char path[512];
   unsigned long long uj = 0;
-  if (root == NULL || snprintf(path, sizeof path, "%s/intel-rapl:0/energy_uj", root) >= (int)sizeof path)
+  if (root == NULL ||
+      snprintf(path, sizeof path, "%s/intel-rapl:0/energy_uj", root) >= (int)sizeof path)
     return 0x7d;
   FILE *f = fopen(path, "r+");
   if (f == NULL) return 0x7d;
@@ -184,13 +179,17 @@ static uint8_t joule(const naa_kernel_region *regions, size_t n_regions, uint32_
   return fclose(f) == 0 && ok ? 0 : 0x7d;
 }
 
-static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff}, {101, "crash", crash}, {102, "spin", spin},
-                                     {103, "trample", trample}, {104, "overrun", overrun},
-                                     {105, "nap_fill", nap_fill}, {106, "fork_and_return", fork_and_return},
-                                     {107, "joule", joule}, {108, "gate_fill", gate_fill}};
+static const naa_kernel kernels[] = {{100, "xor_ff", xor_ff},
+                                     {101, "crash", crash},
+                                     {102, "spin", spin},
+                                     {103, "trample", trample},
+                                     {104, "overrun", overrun},
+                                     {105, "nap_fill", nap_fill},
+                                     {106, "fork_and_return", fork_and_return},
+                                     {107, "joule", joule},
+                                     {108, "gate_fill", gate_fill}};
 
-const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count)
-{
+const naa_kernel *naa_kernel_table(unsigned *abi_version, size_t *count) {
   *abi_version = NAA_KERNEL_ABI_VERSION;
   *count = sizeof kernels / sizeof kernels[0];
   return kernels;

@@ -33,8 +33,10 @@ class SleepOnly final : public Work {
  public:
   bool done() override { return arms_ > 0 && turns_after_arm_ > 0; }
   Turn turn() override {
-    if (arms_ == 0) ++turns_before_arm_;
-    else ++turns_after_arm_;
+    if (arms_ == 0)
+      ++turns_before_arm_;
+    else
+      ++turns_after_arm_;
     return arms_ > 0 ? Turn::Moved : Turn::Waiting;
   }
   bool woken() override { return true; }
@@ -87,7 +89,7 @@ static void oversubscription_needs_two_readings(void **) {
   assert_false(o.observe(t(milliseconds(12)), quiet));  // the spike is gone: counting starts anew
   assert_false(o.observe(t(milliseconds(14)), above));
   assert_false(o.at(t(milliseconds(14))));
-  assert_true(o.observe(t(milliseconds(16)), above));   // the second in a row: a verdict
+  assert_true(o.observe(t(milliseconds(16)), above));  // the second in a row: a verdict
   assert_true(o.at(t(milliseconds(16))));
   assert_false(o.observe(t(milliseconds(18)), above));  // still the same spell
   assert_true(o.at(t(milliseconds(18)) + t(kHold) - 1));

@@ -226,7 +226,7 @@ static void create_environment_error_order(void **state) {
 /* A field naa_attr_t sets is not read from the environment, so a malformed variable behind
  * it fails nothing: the call gets as far as connecting to attr.naa (a closed port). */
 static void attr_fields_override_malformed_environment(void **state) {
-  static const char *const variables[] = {"NAA_SPEC", "NAA_TRANSPORT", "NAA_TIMEOUT",
+  static const char *const variables[] = {"NAA_SPEC",     "NAA_TRANSPORT", "NAA_TIMEOUT",
                                           "NAA_PROGRESS", "NAA_PACING_US", "NAA_AUTH_KEY"};
   naa_param_t input = param(0), output = param(1);
   naa_handle handle = {GARBAGE_ID};
@@ -248,7 +248,8 @@ static void attr_fields_override_malformed_environment(void **state) {
   attr.pacing_us = 0;
   attr.auth_key = "";
   rc = naa_create_attr(CODE, &input, 1, &output, 1, &attr, &handle);
-  assert_true(rc == NAA_ERR_CONNECTION || rc == NAA_ERR_UNSUPPORTED); /* no libfabric: unsupported */
+  assert_true(rc == NAA_ERR_CONNECTION ||
+              rc == NAA_ERR_UNSUPPORTED); /* no libfabric: unsupported */
   assert_int_equal(handle.id, NAA_HANDLE_NULL.id);
   for (i = 0; i < sizeof variables / sizeof variables[0]; ++i) unsetenv(variables[i]);
 }

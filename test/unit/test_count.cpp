@@ -21,7 +21,8 @@ static void plain_counts(void **) {
   assert_true(parse_count("65535", 65535, &v));
   assert_int_equal(v, 65535);
   assert_false(parse_count("65536", 65535, &v));
-  for (const char *bad : {"", "-1", "+1", " 1", "1 ", "0x10", "1k", "abc", "99999999999999999999999"})
+  for (const char *bad :
+       {"", "-1", "+1", " 1", "1 ", "0x10", "1k", "abc", "99999999999999999999999"})
     assert_false(parse_count(bad, UINT64_MAX, &v));
 }
 

@@ -76,11 +76,11 @@ void test_packages_and_dram(void **) {
   assert_string_equal(o.source->name().c_str(),
                       "powercap (package-0, dram of package-0, package-1)");
   assert_int_equal(reading(*o.source), 0);
-  set("intel-rapl:0", 1000 + 2000000);    // package-0: 2 J
-  set("intel-rapl:0:1", 100 + 500000);    // its DRAM: 0.5 J
-  set("intel-rapl:1", 7000 + 250000);     // package-1: 0.25 J
-  set("intel-rapl:0:0", 500 + 9000000);   // core: inside the package's figure
-  set("intel-rapl:2", 9000 + 9000000);    // psys: spans the packages
+  set("intel-rapl:0", 1000 + 2000000);   // package-0: 2 J
+  set("intel-rapl:0:1", 100 + 500000);   // its DRAM: 0.5 J
+  set("intel-rapl:1", 7000 + 250000);    // package-1: 0.25 J
+  set("intel-rapl:0:0", 500 + 9000000);  // core: inside the package's figure
+  set("intel-rapl:2", 9000 + 9000000);   // psys: spans the packages
   assert_int_equal(reading(*o.source), 2750000);
   assert_int_equal(reading(*o.source), 2750000);  // nothing moved
 }
@@ -115,10 +115,14 @@ void test_unreadable_counter(void **) {
   assert_null(o.source.get());
   print_message("why: %s\n", o.why_not.c_str());
   assert_non_null(std::strstr(o.why_not.c_str(), counter.c_str()));
-  if (mode_stops_reads) assert_non_null(std::strstr(o.why_not.c_str(), "udev rule"));
-  else assert_non_null(std::strstr(o.why_not.c_str(), "not a readable counter"));
-  if (!mode_stops_reads) rmdir(counter.c_str());
-  else chmod(counter.c_str(), 0644);
+  if (mode_stops_reads)
+    assert_non_null(std::strstr(o.why_not.c_str(), "udev rule"));
+  else
+    assert_non_null(std::strstr(o.why_not.c_str(), "not a readable counter"));
+  if (!mode_stops_reads)
+    rmdir(counter.c_str());
+  else
+    chmod(counter.c_str(), 0644);
   set("intel-rapl:0:1", 0);
 }
 
@@ -164,9 +168,9 @@ void test_meter(void **) {
 
 int main() {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_packages_and_dram), cmocka_unit_test(test_wrap_around),
+      cmocka_unit_test(test_packages_and_dram),  cmocka_unit_test(test_wrap_around),
       cmocka_unit_test(test_unreadable_counter), cmocka_unit_test(test_missing_tree),
-      cmocka_unit_test(test_nvml_absent),       cmocka_unit_test(test_meter),
+      cmocka_unit_test(test_nvml_absent),        cmocka_unit_test(test_meter),
   };
   return cmocka_run_group_tests(tests, make_tree, remove_tree);
 }

@@ -42,7 +42,8 @@ static void column_found_by_its_heading(void **) {
 }
 
 static void bad_output_names_the_line(void **) {
-  auto none = parse_fi_pingpong("[error] util/pingpong.c:408 : failed to connect: Connection refused\n");
+  auto none =
+      parse_fi_pingpong("[error] util/pingpong.c:408 : failed to connect: Connection refused\n");
   assert_false(none.ok);
   assert_non_null(std::strstr(none.error.c_str(), "no heading naming usec/xfer"));
   assert_non_null(std::strstr(none.error.c_str(), "Connection refused"));

@@ -106,7 +106,8 @@ void corrupted_ids_fail(void **) {
   const uint64_t id = table.insert(a);
   table.insert(std::make_shared<int>(2));
 
-  for (unsigned bit = kSaltShift; bit < 64; ++bit) assert_null(table.find(id ^ uint64_t{1} << bit).get());
+  for (unsigned bit = kSaltShift; bit < 64; ++bit)
+    assert_null(table.find(id ^ uint64_t{1} << bit).get());
   for (unsigned bit = kGenerationShift; bit < kSaltShift; ++bit)
     assert_null(table.find(id ^ uint64_t{1} << bit).get());
 
@@ -146,10 +147,11 @@ void found_object_outlives_remove(void **) {
 void pinned_object_outlives_remove(void **) {
   int destroyed = 0;
   Table table;
-  const uint64_t ids[2] = {table.insert(std::shared_ptr<int>(new int(7), [&destroyed](int *p) {
-                             ++destroyed;
-                             delete p;
-                           })),
+  const uint64_t ids[2] = {table.insert(std::shared_ptr<int>(new int(7),
+                                                             [&destroyed](int *p) {
+                                                               ++destroyed;
+                                                               delete p;
+                                                             })),
                            table.insert(std::make_shared<int>(8))};
   auto id = [&ids](size_t i) { return ids[i]; };
   int *first[2], *second[2];
@@ -175,7 +177,8 @@ void pinned_object_outlives_remove(void **) {
 // then. A 0 (NAA_HANDLE_NULL) is found as null, and so is an id gone.
 void pin_all_tells_whether_any_id_is_gone(void **) {
   Table table;
-  uint64_t ids[3] = {table.insert(std::make_shared<int>(1)), 0, table.insert(std::make_shared<int>(3))};
+  uint64_t ids[3] = {table.insert(std::make_shared<int>(1)), 0,
+                     table.insert(std::make_shared<int>(3))};
   auto id = [&ids](size_t i) { return ids[i]; };
   int *pinned[3];
   assert_true(table.pin_all(3, id, pinned));

@@ -144,8 +144,10 @@ void test_served_connections_read_no_links(void **) {
   HandshakeSweeper &sweeper = *s.sweeper;
   const std::set<std::string> &served = s.served;
   sweep_for(sweeper, served, 400ms);
-  fprintf(stderr, "  8 sweeps' time, 3 served clients: %lu sweeps listed the port (the last %zu sockets), "
-          "%lu read the descriptors\n", sweeper.listings(), sweeper.last_listing(), sweeper.descriptor_scans());
+  fprintf(stderr,
+          "  8 sweeps' time, 3 served clients: %lu sweeps listed the port (the last %zu sockets), "
+          "%lu read the descriptors\n",
+          sweeper.listings(), sweeper.last_listing(), sweeper.descriptor_scans());
   // A sweep ran and its listing held the listener and the 3 accepted sockets: no scan because
   // the kernel listed nothing (a filter that rejects every socket) would pass the last check.
   assert_true(sweeper.listings() >= 1);
@@ -170,17 +172,19 @@ void test_a_lost_answer_costs_one_listing(void **) {
   assert_true(sweeper.lists_from_kernel());
   const int silent = connect_one(&s.p).first;  // a new connection: the next sweep lists again
   sweep_for(sweeper, served, 400ms);
-  fprintf(stderr, "  then a silent connection: the last listing %zu sockets, %s\n", sweeper.last_listing(),
-          ended(silent) ? "shut down" : "not shut down");
+  fprintf(stderr, "  then a silent connection: the last listing %zu sockets, %s\n",
+          sweeper.last_listing(), ended(silent) ? "shut down" : "not shut down");
   assert_true(sweeper.lists_from_kernel());
-  assert_int_equal(sweeper.last_listing(), 5);  // from the kernel: listener, 3 served, the silent one
+  assert_int_equal(sweeper.last_listing(),
+                   5);  // from the kernel: listener, 3 served, the silent one
   assert_true(ended(silent));
 }
 
 void test_quiet_sweeps_list_nothing(void **) {
   if (!own_network) {
-    fprintf(stderr, "  skipped: no network namespace of its own (needs root or CAP_SYS_ADMIN), and "
-                    "other processes' connections would count\n");
+    fprintf(stderr,
+            "  skipped: no network namespace of its own (needs root or CAP_SYS_ADMIN), and "
+            "other processes' connections would count\n");
     skip();
   }
   Port p;
@@ -192,8 +196,10 @@ void test_quiet_sweeps_list_nothing(void **) {
   const unsigned long quiet = sweeper.listings();
   served.insert(connect_one(&p).second);
   sweep_for(sweeper, served, 200ms);
-  fprintf(stderr, "  8 sweeps' time, 3 served clients: %lu listings; a fourth client, 4 sweeps' "
-                  "time: %lu more\n", quiet, sweeper.listings() - quiet);
+  fprintf(stderr,
+          "  8 sweeps' time, 3 served clients: %lu listings; a fourth client, 4 sweeps' "
+          "time: %lu more\n",
+          quiet, sweeper.listings() - quiet);
   assert_int_equal(quiet, 1);
   assert_int_equal(sweeper.listings() - quiet, 1);
 }
@@ -205,7 +211,8 @@ void test_quiet_until_stirred(void **) {
   ServedPort s;
   serve_three(&s);
   HandshakeSweeper &sweeper = *s.sweeper;
-  assert_true(sweeper.next_due() == HandshakeSweeper::Clock::time_point::max());  // nothing came yet
+  assert_true(sweeper.next_due() ==
+              HandshakeSweeper::Clock::time_point::max());  // nothing came yet
   sweeper.stir(HandshakeSweeper::Clock::now());
   std::this_thread::sleep_for(60ms);  // past the first sweep's time
   assert_true(sweeper.due(HandshakeSweeper::Clock::now()));
@@ -219,7 +226,8 @@ void test_quiet_until_stirred(void **) {
   assert_true(sweeper.next_due() <= stirred + 50ms);  // a look period: a quarter of the timeout
   // Sweeping until it is shut down, 3 s at most: the sweeps of a loaded machine come late.
   for (int i = 0; i < 60 && !ended(silent); ++i) sweep_for(sweeper, s.served, 50ms);
-  fprintf(stderr, "  quiet, then stirred: %lu listings (the last %zu sockets), %lu read the descriptors\n",
+  fprintf(stderr,
+          "  quiet, then stirred: %lu listings (the last %zu sockets), %lu read the descriptors\n",
           sweeper.listings(), sweeper.last_listing(), sweeper.descriptor_scans());
   assert_true(ended(silent));
 }
@@ -242,7 +250,8 @@ void silent_connection_is_shut_down(HandshakeSweeper::Listing listing) {
   // timeout meanwhile; then there is nothing to see here.)
   if (HandshakeSweeper::Clock::now() - connected < 200ms) assert_false(ended(silent));
   // Shut down once past it, whenever a loaded machine lets the sweeps run (5 s at most).
-  for (auto until = HandshakeSweeper::Clock::now() + 5s; !ended(silent) && HandshakeSweeper::Clock::now() < until;)
+  for (auto until = HandshakeSweeper::Clock::now() + 5s;
+       !ended(silent) && HandshakeSweeper::Clock::now() < until;)
     sweep_for(sweeper, served, 50ms);
   assert_true(ended(silent));
   for (int c : clients) assert_false(ended(c));

@@ -134,13 +134,10 @@ void test_vecadd_bad_layout(void **) {
 
 void test_vecadd_bad_size(void **) {
   std::vector<double> a(2), b(3), c(2);
-  assert_int_equal(run(10, {region(a, IN), region(b, IN), region(c, OUT)}),
-                   NAA_KERNEL_RC_BAD_SIZE);
-  assert_int_equal(run(10, {region(a, IN), region(c, IN), region(b, OUT)}),
-                   NAA_KERNEL_RC_BAD_SIZE);
+  assert_int_equal(run(10, {region(a, IN), region(b, IN), region(c, OUT)}), NAA_KERNEL_RC_BAD_SIZE);
+  assert_int_equal(run(10, {region(a, IN), region(c, IN), region(b, OUT)}), NAA_KERNEL_RC_BAD_SIZE);
   std::vector<uint8_t> x(12), y(12), z(12);
-  assert_int_equal(run(10, {region(x, IN), region(y, IN), region(z, OUT)}),
-                   NAA_KERNEL_RC_BAD_SIZE);
+  assert_int_equal(run(10, {region(x, IN), region(y, IN), region(z, OUT)}), NAA_KERNEL_RC_BAD_SIZE);
 }
 
 // --- daxpy ---------------------------------------------------------------------------
@@ -187,9 +184,9 @@ void test_daxpy_bad_size(void **) {
 
 void test_dgemm_2x3_times_3x2(void **) {
   std::vector<uint64_t> dims = {2, 2, 3};  // m, n, k
-  std::vector<double> a = {1, 2, 3,  //
+  std::vector<double> a = {1, 2, 3,        //
                            4, 5, 6};
-  std::vector<double> b = {7,  8,  //
+  std::vector<double> b = {7,  8,   //
                            9,  10,  //
                            11, 12};
   std::vector<double> c(4, 99);  // must be overwritten, not accumulated into
@@ -245,9 +242,9 @@ void test_dgemm_bad_size(void **) {
   // With k = n = 0 all three sizes are 0 whatever m is; m must not drive a loop.
   std::vector<uint64_t> dims_m_only = {UINT64_MAX, 0, 0};
   double unused;
-  assert_int_equal(run(12, {region(dims_m_only, IN), {&unused, 0, IN}, {&unused, 0, IN},
-                            {&unused, 0, OUT}}),
-                   NAA_KERNEL_RC_BAD_SIZE);
+  assert_int_equal(
+      run(12, {region(dims_m_only, IN), {&unused, 0, IN}, {&unused, 0, IN}, {&unused, 0, OUT}}),
+      NAA_KERNEL_RC_BAD_SIZE);
   std::vector<double> c_ok(4);
   std::vector<uint64_t> dims = {2, 2, 3};
   std::vector<uint8_t> c_odd(31);
@@ -258,7 +255,9 @@ void test_dgemm_bad_size(void **) {
 
 // --- registry ------------------------------------------------------------------------
 
-uint8_t kernel_returning_0x42(const naa_kernel_region *, size_t, uint32_t) { return 0x42; }
+uint8_t kernel_returning_0x42(const naa_kernel_region *, size_t, uint32_t) {
+  return 0x42;
+}
 
 void test_builtins_listed(void **) {
   KernelRegistry registry;
@@ -347,8 +346,7 @@ void test_plugin_loads_and_runs(void **) {
   std::vector<uint8_t> in = {0x01, 0x02};
   std::vector<uint8_t> inout = {0x00, 0x0f};
   std::vector<uint8_t> out = {0xff};
-  assert_int_equal(run(registry, 100, {region(in, IN), region(inout, INOUT), region(out, OUT)}),
-                   0);
+  assert_int_equal(run(registry, 100, {region(in, IN), region(inout, INOUT), region(out, OUT)}), 0);
   expect_bytes(in, {0x01, 0x02});
   expect_bytes(inout, {0xff, 0xf0});
   expect_bytes(out, {0x00});

@@ -278,7 +278,8 @@ void decode_rejects_counts(void **) {
       bytes[0] = type;
       bytes[1] = count;
       for (size_t k = 4; k < bytes.size(); k += 24) bytes[k] = mrsp::kInput;
-      assert_rejected(bytes, count == 0 ? mrsp::DecodeError::NoEntries : mrsp::DecodeError::TooManyEntries);
+      assert_rejected(
+          bytes, count == 0 ? mrsp::DecodeError::NoEntries : mrsp::DecodeError::TooManyEntries);
     }
 
   mrsp::Message msg;
@@ -325,7 +326,7 @@ void decode_checks_flags(void **) {
 
 void decode_tolerates_extra_bytes(void **) {
   std::vector<uint8_t> bytes = valid_request(1);
-  bytes[2] = bytes[3] = 0xff;                    // header padding
+  bytes[2] = bytes[3] = 0xff;             // header padding
   bytes.resize(mrsp::kBufferSize, 0xab);  // trailing garbage
   mrsp::Message msg;
   assert_true(decode_exact(bytes.data(), bytes.size(), msg));
@@ -415,7 +416,8 @@ void energy_report_examples(void **) {
   const uint64_t big = 123456789012;  // 123 kJ: within 4 ppm, never above
   const uint64_t back = *energy_report::from_immediate(energy_report::in_immediate(big));
   assert_true(back <= big && big - back <= big / 250000);
-  assert_false(energy_report::from_immediate(energy_report::in_immediate(std::nullopt)).has_value());
+  assert_false(
+      energy_report::from_immediate(energy_report::in_immediate(std::nullopt)).has_value());
   assert_int_equal(energy_report::in_immediate(std::nullopt), energy_report::kEnergyBits);
   assert_true(energy_report::from_immediate(energy_report::in_immediate(UINT64_MAX)).has_value());
 
@@ -444,24 +446,15 @@ void energy_report_examples(void **) {
 
 int main() {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(aar_example_bytes),
-      cmocka_unit_test(aar_example_decodes),
-      cmocka_unit_test(host_immediate_examples),
-      cmocka_unit_test(naa_immediate_examples),
-      cmocka_unit_test(request_round_trip),
-      cmocka_unit_test(advert_round_trip),
-      cmocka_unit_test(error_round_trip),
-      cmocka_unit_test(max_counts),
-      cmocka_unit_test(encoder_limits),
-      cmocka_unit_test(decode_rejects_truncation),
-      cmocka_unit_test(decode_rejects_counts),
-      cmocka_unit_test(decode_rejects_types),
-      cmocka_unit_test(decode_checks_flags),
-      cmocka_unit_test(decode_tolerates_extra_bytes),
-      cmocka_unit_test(placeholder_examples),
-      cmocka_unit_test(placeholder_overflow),
-      cmocka_unit_test(connect_data_round_trip),
-      cmocka_unit_test(connect_data_limits),
+      cmocka_unit_test(aar_example_bytes),       cmocka_unit_test(aar_example_decodes),
+      cmocka_unit_test(host_immediate_examples), cmocka_unit_test(naa_immediate_examples),
+      cmocka_unit_test(request_round_trip),      cmocka_unit_test(advert_round_trip),
+      cmocka_unit_test(error_round_trip),        cmocka_unit_test(max_counts),
+      cmocka_unit_test(encoder_limits),          cmocka_unit_test(decode_rejects_truncation),
+      cmocka_unit_test(decode_rejects_counts),   cmocka_unit_test(decode_rejects_types),
+      cmocka_unit_test(decode_checks_flags),     cmocka_unit_test(decode_tolerates_extra_bytes),
+      cmocka_unit_test(placeholder_examples),    cmocka_unit_test(placeholder_overflow),
+      cmocka_unit_test(connect_data_round_trip), cmocka_unit_test(connect_data_limits),
       cmocka_unit_test(energy_report_examples),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

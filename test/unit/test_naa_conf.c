@@ -66,16 +66,20 @@ static void empty_file_has_no_naas(void **state) {
 static void malformed_lines(void **state) {
   (void)state;
   parse_fails("naa01\n", "t.conf line 1: \"naa01\" lacks a port and function codes");
-  parse_fails("ok 1 1:1\nnaa01 12345\n",
-              "t.conf line 2: naa01 port 12345 serves no function code (expected <fncode>:<n_inputs> ...)");
+  parse_fails(
+      "ok 1 1:1\nnaa01 12345\n",
+      "t.conf line 2: naa01 port 12345 serves no function code (expected <fncode>:<n_inputs> ...)");
   parse_fails("naa01 x 10:2\n", "t.conf line 1: port \"x\" is not a number 1..65535");
   parse_fails("naa01 65536 10:2\n", "t.conf line 1: port \"65536\" is not a number 1..65535");
   parse_fails("naa01 0 10:2\n", "t.conf line 1: port \"0\" is not a number 1..65535");
   parse_fails("naa01 1 10\n", "t.conf line 1: \"10\" is not <fncode>:<n_inputs>");
-  parse_fails("naa01 1 128:2\n", "t.conf line 1: function code in \"128:2\" is not a number 1..127");
+  parse_fails("naa01 1 128:2\n",
+              "t.conf line 1: function code in \"128:2\" is not a number 1..127");
   parse_fails("naa01 1 -1:2\n", "t.conf line 1: function code in \"-1:2\" is not a number 1..127");
-  parse_fails("naa01 1 10:32\n", "t.conf line 1: number of inputs in \"10:32\" is not a number 1..31");
-  parse_fails("naa01 1 10:0\n", "t.conf line 1: number of inputs in \"10:0\" is not a number 1..31");
+  parse_fails("naa01 1 10:32\n",
+              "t.conf line 1: number of inputs in \"10:32\" is not a number 1..31");
+  parse_fails("naa01 1 10:0\n",
+              "t.conf line 1: number of inputs in \"10:0\" is not a number 1..31");
   parse_fails("naa01 1 10:2 10:2\n", "t.conf line 1: function code 10 is listed twice");
   parse_fails("[fe80::1 1 10:2\n", "t.conf line 1: host \"[fe80::1\" lacks the closing ']'");
   parse_fails("a,b 1 10:2\n", "t.conf line 1: host \"a,b\" contains a bracket or a comma");
@@ -130,12 +134,9 @@ static void load_reports_the_path(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(full_file),
-      cmocka_unit_test(empty_file_has_no_naas),
-      cmocka_unit_test(malformed_lines),
-      cmocka_unit_test(pick_spreads_by_rank),
-      cmocka_unit_test(spec_entries),
-      cmocka_unit_test(load_reports_the_path),
+      cmocka_unit_test(full_file),       cmocka_unit_test(empty_file_has_no_naas),
+      cmocka_unit_test(malformed_lines), cmocka_unit_test(pick_spreads_by_rank),
+      cmocka_unit_test(spec_entries),    cmocka_unit_test(load_reports_the_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,8 @@ void single_entry(void **) {
 }
 
 void multiple_entries_in_order(void **) {
-  const std::vector<NaaEntry> out = parse_ok("naa1.example:1:127:31,10.0.0.2:65535:3:2,naa1.example:7:3:1");
+  const std::vector<NaaEntry> out =
+      parse_ok("naa1.example:1:127:31,10.0.0.2:65535:3:2,naa1.example:7:3:1");
   assert_int_equal(out.size(), 3);
   assert_entry(out[0], "naa1.example", 1, 127, 31);
   assert_entry(out[1], "10.0.0.2", 65535, 3, 2);
@@ -89,37 +90,37 @@ void output_replaced_only_on_success(void **) {
 
 void malformed_chunks(void **) {
   const char *const bad[] = {
-      "host",                    // one field
-      "host:1:1",                // three fields
-      "host:1:1:1:1",            // five fields
-      "::1:12345:3:1",           // IPv6 without brackets
-      ":1:1:1",                  // empty host
-      "[]:1:1:1",                // empty bracketed host
-      "[::1:1:1:1",              // missing ']'
-      "[::1]1:1:1",              // no ':' after ']'
-      "[::1]",                   // nothing after ']'
-      "[::1]:1:1",               // three fields after brackets
-      "ho st:1:1:1",             // whitespace inside the host
-      "a]b:1:1:1",               // stray bracket
-      "host :1:1:1",             // whitespace before a separator
-      "host:x:1:1",              // port not a number
-      "host:0:1:1",              // port out of range
+      "host",           // one field
+      "host:1:1",       // three fields
+      "host:1:1:1:1",   // five fields
+      "::1:12345:3:1",  // IPv6 without brackets
+      ":1:1:1",         // empty host
+      "[]:1:1:1",       // empty bracketed host
+      "[::1:1:1:1",     // missing ']'
+      "[::1]1:1:1",     // no ':' after ']'
+      "[::1]",          // nothing after ']'
+      "[::1]:1:1",      // three fields after brackets
+      "ho st:1:1:1",    // whitespace inside the host
+      "a]b:1:1:1",      // stray bracket
+      "host :1:1:1",    // whitespace before a separator
+      "host:x:1:1",     // port not a number
+      "host:0:1:1",     // port out of range
       "host:65536:1:1",
       "host:99999999999999999999999:1:1",  // would overflow
-      "host:+1:1:1",             // sign
+      "host:+1:1:1",                       // sign
       "host:-1:1:1",
-      "host:0x10:1:1",           // hex
-      "host: 1:1:1",             // whitespace inside a field
+      "host:0x10:1:1",  // hex
+      "host: 1:1:1",    // whitespace inside a field
       "host:1 :1:1",
-      "host:1::1",               // empty fncode
-      "host:1:0:1",              // fncode out of range
+      "host:1::1",   // empty fncode
+      "host:1:0:1",  // fncode out of range
       "host:1:128:1",
       "host:1:1e1:1",
-      "host:1:1:",               // empty n_inputs
-      "host:1:1:0",              // n_inputs out of range
+      "host:1:1:",   // empty n_inputs
+      "host:1:1:0",  // n_inputs out of range
       "host:1:1:32",
       "host:1:1:1.0",
-      "a:1:1:1,host:1:1",        // a bad chunk after a good one
+      "a:1:1:1,host:1:1",  // a bad chunk after a good one
   };
   for (const char *spec : bad) {
     std::vector<NaaEntry> out;

@@ -59,8 +59,10 @@ void test_a_thread_not_made_leaves_nothing(void **) {
       } catch (const std::system_error &) {
         threw = true;
       }
-      if (!threw) code = 3;  // the limit left room for a thread: nothing to see
-      else if (pool.threads() != 0) code = 1;
+      if (!threw)
+        code = 3;  // the limit left room for a thread: nothing to see
+      else if (pool.threads() != 0)
+        code = 1;
     }
     _exit(code);
   }
@@ -80,7 +82,8 @@ void test_a_thread_not_made_leaves_nothing(void **) {
 void test_ended_threads_are_joined(void **) {
   WorkerPool pool(1, 20ms);  // one thread parks, for 20 ms
   std::atomic<int> ran{0};
-  for (int i = 0; i < 3; ++i) pool.run([&] {
+  for (int i = 0; i < 3; ++i)
+    pool.run([&] {
       std::this_thread::sleep_for(10ms);  // all three at once: three threads
       ++ran;
     });

@@ -19,8 +19,8 @@ extern "C" {
 #include "protocol/mrsp.hpp"
 #include "protocol/regions.hpp"
 
-using naa::Region;
 using naa::layout_regions;
+using naa::Region;
 
 namespace {
 
@@ -57,7 +57,8 @@ void assert_region(const Region &r, size_t pool_index, uint32_t size, uint8_t fl
 void assert_invalid(const naa_param_t *inputs, size_t n_inputs, const naa_param_t *outputs,
                     size_t n_outputs, const char *names) {
   std::string what;
-  assert_int_equal(layout_error(inputs, n_inputs, outputs, n_outputs, &what), NAA_ERR_INVALID_ARGUMENT);
+  assert_int_equal(layout_error(inputs, n_inputs, outputs, n_outputs, &what),
+                   NAA_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(what.c_str(), names));
 }
 

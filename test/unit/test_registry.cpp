@@ -73,9 +73,8 @@ void names_are_parsed_against_the_table(void **) {
 
 // A row without an entry (a transport not built here) is named, and refused with its hint.
 void a_row_not_built_is_unsupported(void **) {
-  transport::add_transport({"absent", false, "absent", "not here", "configure --with-absent", 0,
-                            nullptr,
-                            nullptr});
+  transport::add_transport(
+      {"absent", false, "absent", "not here", "configure --with-absent", 0, nullptr, nullptr});
   throws([] { transport::open_transport("absent"); }, NAA_ERR_UNSUPPORTED,
          "configure --with-absent");
   assert_false(transport::capabilities_of("absent").same_host);

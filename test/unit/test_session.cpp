@@ -68,7 +68,7 @@ struct Handle {
   naa::fake::Transport *transport = nullptr;  // its `last` is the endpoint after a reconnect
   std::shared_ptr<naa::Session> session;
   std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
-  unsigned reconnect = 0;         // NAA_RECONNECT
+  unsigned reconnect = 0;        // NAA_RECONNECT
   bool pacing_adaptive = false;  // NAA_PACING_ADAPTIVE
 
   void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
@@ -82,10 +82,11 @@ struct Handle {
     s.pacing_adaptive = pacing_adaptive;
     auto t = std::make_unique<naa::fake::Transport>(peer);
     transport = t.get();
-    std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput}, {out.data(), 64, naa::mrsp::kOutput}};
-    session = std::make_shared<naa::Session>(std::move(t), 1, regions,
-                                             std::make_unique<naa::rm::Target>("fake", 1, "unit test"),
-                                             s, naa::Deadline::after(5s));
+    std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput},
+                                     {out.data(), 64, naa::mrsp::kOutput}};
+    session = std::make_shared<naa::Session>(
+        std::move(t), 1, regions, std::make_unique<naa::rm::Target>("fake", 1, "unit test"), s,
+        naa::Deadline::after(5s));
     ep = transport->last;
   }
 };
@@ -99,8 +100,9 @@ std::thread reply_after(naa::fake::Endpoint *ep, std::chrono::milliseconds delay
 }
 
 void wait_completes_invocations(void **) {
-  for (Progress::Mode mode : {Progress::Mode::Adaptive, Progress::Mode::SpinThenBlock, Progress::Mode::Spin,
-                              Progress::Mode::Block, Progress::Mode::Thread}) {
+  for (Progress::Mode mode :
+       {Progress::Mode::Adaptive, Progress::Mode::SpinThenBlock, Progress::Mode::Spin,
+        Progress::Mode::Block, Progress::Mode::Thread}) {
     Handle h;
     h.open(mode);
     for (int i = 0; i < 50; ++i) {
@@ -133,7 +135,8 @@ void block_sleeps_on_the_descriptor(void **) {
   naa.join();
   const unsigned polls = h.peer->polls - before;
   const auto used = std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu() - cpu);
-  print_message("a 500 ms blocking wait: %u polls, %ld us of CPU\n", polls, static_cast<long>(used.count()));
+  print_message("a 500 ms blocking wait: %u polls, %ld us of CPU\n", polls,
+                static_cast<long>(used.count()));
   assert_true(polls < 50);
   assert_true(used < scaled(20ms));
 }
@@ -173,7 +176,8 @@ void waitany_sleeps_on_every_descriptor(void **) {
   sessions[kAnswered] = nullptr;  // inactive now, as naa_waitany leaves it
   bool flag = true;
   const InFlight active(sessions);
-  assert_int_equal(naa::test_any(active.sessions, active.invocations, &index, &flag, &st), NAA_SUCCESS);
+  assert_int_equal(naa::test_any(active.sessions, active.invocations, &index, &flag, &st),
+                   NAA_SUCCESS);
   assert_false(flag);
   for (size_t i = 0; i < kHandles; ++i)
     if (i != kAnswered) h[i].ep->reply();
@@ -205,7 +209,8 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
   for (int round = 0; round < 3; ++round)
     for (size_t i = 0; i < kHandles; ++i) order.push_back(i);
   srand(24);
-  for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[static_cast<size_t>(rand()) % (i + 1)]);
+  for (size_t i = order.size() - 1; i > 0; --i)
+    std::swap(order[i], order[static_cast<size_t>(rand()) % (i + 1)]);
   auto answered_in_time = [&](const naa::Sessions &among, size_t answer, long delay_us) {
     std::thread naa([&, answer, delay_us] {
       std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
@@ -218,9 +223,10 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
     const auto took = Clock::now() - start;
     naa.join();
     if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= timeout / 2)
-      print_message("handle %zu answered after %ld us: naa_waitany returned %d, index %d, after %ld ms\n",
-                    answer, delay_us, rc, index,
-                    static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+      print_message(
+          "handle %zu answered after %ld us: naa_waitany returned %d, index %d, after %ld ms\n",
+          answer, delay_us, rc, index,
+          static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
     return rc == NAA_SUCCESS && index == static_cast<int>(answer) && took < timeout / 2;
   };
   for (size_t answer : order) {
@@ -264,14 +270,17 @@ void waitany_finds_a_handle_another_thread_took(void **) {
   std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
   std::thread naa = reply_after(h[2].ep, 20ms);
   int index = -1;
-  assert_int_equal(naa::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr),
+                   NAA_SUCCESS);
   naa.join();
   assert_int_equal(index, 1);  // handle 2, its position in this call
   const auto answered = Clock::now();
   h[1].ep->reply();  // fires in this thread's set, where nobody waits
   first.join();
   print_message("the first thread found it %ld ms after the answer\n",
-                static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(first_returned - answered).count()));
+                static_cast<long>(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(first_returned - answered)
+                        .count()));
   assert_int_equal(first_rc, NAA_SUCCESS);
   assert_int_equal(first_index, 1);
   assert_true(first_returned - answered < timeout / 2);
@@ -296,9 +305,9 @@ bool answered_in_time(const naa::Sessions &sessions, std::vector<Handle> &h, siz
   const auto took = Clock::now() - start;
   naa.join();
   if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= short_timeout() / 2)
-    print_message("handle %zu answered: naa_waitany returned %d, index %d, after %ld ms\n", answer,
-                  rc, index,
-                  static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+    print_message(
+        "handle %zu answered: naa_waitany returned %d, index %d, after %ld ms\n", answer, rc, index,
+        static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   return rc == NAA_SUCCESS && index == static_cast<int>(answer) && took < short_timeout() / 2;
 }
 
@@ -386,7 +395,8 @@ void waitany_sees_handles_another_thread_used_between_calls(void **) {
   std::thread([&] {
     extra.ep->reply();
     int index = -1;
-    assert_int_equal(naa::wait_any({h[1].session.get(), extra.session.get()}, &index, nullptr), NAA_SUCCESS);
+    assert_int_equal(naa::wait_any({h[1].session.get(), extra.session.get()}, &index, nullptr),
+                     NAA_SUCCESS);
     assert_int_equal(index, 1);
   }).join();
   assert_true(answered_in_time(sessions, h, 1, 20ms));
@@ -410,8 +420,10 @@ void pacing_timer_posts_the_final_write_when_due(void **) {
     assert_true(h.session->wait(nullptr) == NAA_SUCCESS);
     const Clock::time_point final_at{Clock::duration(h.peer->final_posted_at.load())};
     const Clock::time_point data_at{Clock::duration(h.peer->data_posted_at.load())};
-    print_message("final write %ld us after the data writes\n",
-                  static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(final_at - data_at).count()));
+    print_message(
+        "final write %ld us after the data writes\n",
+        static_cast<long>(
+            std::chrono::duration_cast<std::chrono::microseconds>(final_at - data_at).count()));
     if (mode != Progress::Mode::Thread) assert_true(data_at <= invoked);  // the engine posts later
     assert_true(final_at - opened >= guard);
     assert_true(final_at - invoked < scaled(90ms));
@@ -457,7 +469,8 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
   print_message("%d invocations, %d ended\n", invoked.load(), ended.load());
   assert_true(invoked > kRounds);
   assert_int_equal(ended.load(), invoked.load());
-  assert_int_equal(h[0].peer->invocations + h[1].peer->invocations, static_cast<unsigned>(invoked.load()));
+  assert_int_equal(h[0].peer->invocations + h[1].peer->invocations,
+                   static_cast<unsigned>(invoked.load()));
 }
 
 // Whether `what` becomes true within a deadline far beyond the mechanism's.
@@ -614,8 +627,10 @@ void pacing_guard_leaves_out_the_kernel(void **) {
     assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
     const auto paced = Clock::duration(h.peer->final_posted_at.load()) - t0.time_since_epoch();
     printf("invocation %d of a %lld ms kernel: final write %lld us after naa_invoke\n", i,
-           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(kernel).count()),
-           static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(paced).count()));
+           static_cast<long long>(
+               std::chrono::duration_cast<std::chrono::milliseconds>(kernel).count()),
+           static_cast<long long>(
+               std::chrono::duration_cast<std::chrono::microseconds>(paced).count()));
     assert_true(paced < kernel / 20);
   }
 }

@@ -118,7 +118,7 @@ void test_same_attr_values_are_kept_changed_ones_read(void **) {
   const unsigned long anew = naa::Settings::resolved_anew();
   assert_true(naa::Settings::resolve(&attr).transport_options().setup_spin == 20us);
   assert_int_equal(naa::Settings::resolved_anew(), anew);  // kept
-  spin[12] = '3';  // "NAA_SPIN_US=30", same pointer
+  spin[12] = '3';                                          // "NAA_SPIN_US=30", same pointer
   assert_true(naa::Settings::resolve(&attr).transport_options().setup_spin == 30us);
   attr.timeout_ms = 4000;
   assert_true(naa::Settings::resolve(&attr).timeout == 4s);

@@ -30,10 +30,19 @@ using naa::rm::Target;
 
 namespace {
 
-const char *const kRankVariables[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
-                                      "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
-                                      "NAA_SPEC", "NAA_SPREAD", "NAA_CONF", "SLURM_JOB_ID",
-                                      "SLURM_SPANK_NAA_CODES", "SLURM_JOB_LICENSES"};
+const char *const kRankVariables[] = {"PMIX_RANK",
+                                      "OMPI_COMM_WORLD_RANK",
+                                      "PMI_RANK",
+                                      "SLURM_PROCID",
+                                      "OMPI_COMM_WORLD_LOCAL_RANK",
+                                      "MPI_LOCALRANKID",
+                                      "SLURM_LOCALID",
+                                      "NAA_SPEC",
+                                      "NAA_SPREAD",
+                                      "NAA_CONF",
+                                      "SLURM_JOB_ID",
+                                      "SLURM_SPANK_NAA_CODES",
+                                      "SLURM_JOB_LICENSES"};
 
 int clean_environment(void **) {
   for (const char *name : kRankVariables) unsetenv(name);
@@ -47,7 +56,8 @@ std::unique_ptr<Target> resolve_here(uint8_t code, size_t n_inputs) {
 void pick_starts_at_rank_mod_n(void **) {
   const auto all = [](size_t) { return true; };
   const auto unused = [](size_t) { return 0u; };
-  for (unsigned long rank = 0; rank < 12; ++rank) assert_int_equal(pick(3, rank, all, unused), rank % 3);
+  for (unsigned long rank = 0; rank < 12; ++rank)
+    assert_int_equal(pick(3, rank, all, unused), rank % 3);
 }
 
 void pick_prefers_least_used_then_first_from_rank(void **) {
@@ -61,8 +71,12 @@ void pick_prefers_least_used_then_first_from_rank(void **) {
 
 void pick_skips_what_does_not_fit(void **) {
   const auto unused = [](size_t) { return 0u; };
-  assert_int_equal(pick(3, 0, [](size_t i) { return i == 2; }, unused), 2);
-  assert_int_equal(pick(3, 0, [](size_t) { return false; }, unused), 3);
+  assert_int_equal(pick(
+                       3, 0, [](size_t i) { return i == 2; }, unused),
+                   2);
+  assert_int_equal(pick(
+                       3, 0, [](size_t) { return false; }, unused),
+                   3);
 }
 
 void rank_from_the_launcher_first(void **) {

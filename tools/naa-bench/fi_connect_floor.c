@@ -26,13 +26,13 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    int rc_ = (int)(call);                                                            \
-    if (rc_ < 0) {                                                                    \
-      fprintf(stderr, "fi_connect_floor: %s: %s\n", #call, fi_strerror(-rc_));        \
-      exit(1);                                                                        \
-    }                                                                                 \
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    int rc_ = (int)(call);                                                     \
+    if (rc_ < 0) {                                                             \
+      fprintf(stderr, "fi_connect_floor: %s: %s\n", #call, fi_strerror(-rc_)); \
+      exit(1);                                                                 \
+    }                                                                          \
   } while (0)
 
 static struct fid_eq *eq;
@@ -116,7 +116,8 @@ int main(int argc, char **argv) {
   struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_UNSPEC};
   CHECK(fi_eq_open(fabric, &eq_attr, &eq, NULL));
   CHECK(fi_domain(fabric, info, &domain, NULL));
-  struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE, .size = 64};
+  struct fi_cq_attr cq_attr = {
+      .format = FI_CQ_FORMAT_CONTEXT, .wait_obj = FI_WAIT_NONE, .size = 64};
   CHECK(fi_cq_open(domain, &cq_attr, &cq, NULL));
   char entry_space[sizeof(struct fi_eq_cm_entry) + 64];
   struct fi_eq_cm_entry *entry = (struct fi_eq_cm_entry *)entry_space;

@@ -53,7 +53,8 @@ FiPingpongResult parse_fi_pingpong(const std::string &output) {
     return r;
   }
   return failure(heading ? "fi_pingpong printed its heading but no result line"
-                         : "fi_pingpong printed no heading naming usec/xfer (output: '" + output + "')");
+                         : "fi_pingpong printed no heading naming usec/xfer (output: '" + output +
+                               "')");
 }
 
 }  // namespace naa::bench

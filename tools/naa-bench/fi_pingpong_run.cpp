@@ -78,7 +78,8 @@ void kill_and_reap(pid_t pid) {
 bool read_all_by(int fd, Clock::time_point deadline, std::string *text) {
   char buf[4096];
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
@@ -128,8 +129,9 @@ double run_fi_pingpong(const std::vector<std::string> &provider, size_t size, si
   client.insert(client.end(), provider.begin(), provider.end());
   server.insert(server.end(), {"-B", port, "-S", s, "-I", n});
   client.insert(client.end(), {"-P", port, "-S", s, "-I", n, "127.0.0.1"});
-  const auto bound = kFixedBound + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                       2.0 * static_cast<double>(size) * iters / kSlowBytesPerSecond));
+  const auto bound =
+      kFixedBound + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                        2.0 * static_cast<double>(size) * iters / kSlowBytesPerSecond));
   const Clock::time_point deadline = Clock::now() + bound;
   const pid_t server_pid = spawn(server, -1);
   Client c;
@@ -143,14 +145,17 @@ double run_fi_pingpong(const std::vector<std::string> &provider, size_t size, si
     if (server_ended || c.output.find("Connection refused") == std::string::npos) break;
     std::this_thread::sleep_for(kRetryPause);
   }
-  if (!server_ended) server_ended = c.ended && reap_by(server_pid, Clock::now() + kServerExitBound, &server_status);
+  if (!server_ended)
+    server_ended = c.ended && reap_by(server_pid, Clock::now() + kServerExitBound, &server_status);
   if (!server_ended) kill_and_reap(server_pid);
   std::string command = "fi_pingpong";
   for (size_t i = 1; i < client.size(); ++i) command += " " + client[i];
   if (!c.ended)
-    throw Error(NAA_ERR_TIMEOUT, "--fi-pingpong: " + command + " did not end within " +
-                                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(bound).count()) +
-                                     " s; both sides killed");
+    throw Error(
+        NAA_ERR_TIMEOUT,
+        "--fi-pingpong: " + command + " did not end within " +
+            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(bound).count()) +
+            " s; both sides killed");
   if (!WIFEXITED(c.status) || WEXITSTATUS(c.status) != 0)
     throw Error(NAA_ERR_TRANSPORT, "--fi-pingpong: the client of " + command + " failed (status " +
                                        std::to_string(c.status) + "): " + c.output);

@@ -23,7 +23,8 @@ BusyThreads::~BusyThreads() {
 }
 
 LoadClients::LoadClients(const Settings &s, unsigned n, size_t size) {
-  for (unsigned i = 0; i < n; ++i) threads_.emplace_back(&LoadClients::run, this, std::cref(s), size);
+  for (unsigned i = 0; i < n; ++i)
+    threads_.emplace_back(&LoadClients::run, this, std::cref(s), size);
   // Each thread counts itself ready after its first round trip, or when it failed.
   while (ready_.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }

@@ -39,7 +39,8 @@ constexpr int kPeerStartMs = 10000;
 constexpr int kPeerIdleSeconds = 600;  // a spawned peer outliving us by accident goes away
 
 void usage(FILE *out) {
-  std::fprintf(out,
+  std::fprintf(
+      out,
       "Usage: naa-bench [OPTIONS]\n"
       "Measure libnaa against a running naa-server (NAA_SPEC, or --host/--port).\n"
       "\n"
@@ -79,12 +80,14 @@ void usage(FILE *out) {
       "                         clients until SIGTERM or --idle seconds without one\n"
       "      --idle SEC         with --raw-peer: exit after SEC seconds without a client\n"
       "      --compare VAR=V1,V2,...  instead of the tests: one handle per value of the\n"
-      "                         runtime parameter VAR (naa-info --params; \"-\": its default), set\n"
+      "                         runtime parameter VAR (naa-info --params; \"-\": its default), "
+      "set\n"
       "                         per handle through naa_attr_t.params, round trips alternating;\n"
       "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
       "      --fi-pingpong      alternating with libnaa's latency of each size (5 parts), run\n"
       "                         libfabric's fi_pingpong (libfabric-bin) on loopback over the\n"
-      "                         handle's provider (ofi+tcp: -p tcp -e msg, ofi+shm: -p shm -e rdm)\n"
+      "                         handle's provider (ofi+tcp: -p tcp -e msg, ofi+shm: -p shm -e "
+      "rdm)\n"
       "                         with as many iterations, and add its median round trip (2 x\n"
       "                         usec/xfer: fi_pingpong's usec/xfer is half a round trip) and the\n"
       "                         medians of libnaa's median and mean over each run; latency test\n"
@@ -116,7 +119,8 @@ std::vector<std::string> split(const char *text) {
   size_t start = 0;
   for (;;) {
     size_t comma = s.find(',', start);
-    parts.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    parts.push_back(
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) return parts;
     start = comma + 1;
   }
@@ -150,15 +154,17 @@ class SpawnedPeer {
     while (line.find('\n') == std::string::npos) {
       if (poll(&p, 1, kPeerStartMs) <= 0 || read(fds[0], &c, 1) != 1) {
         close(fds[0]);
-        throw naa::Error(NAA_ERR_CONNECTION, "the raw peer did not report its port within 10 s "
-                                             "(see its messages above)");
+        throw naa::Error(NAA_ERR_CONNECTION,
+                         "the raw peer did not report its port within 10 s "
+                         "(see its messages above)");
       }
       line += c;
     }
     close(fds[0]);
     unsigned port = 0;
     if (std::sscanf(line.c_str(), "port %u", &port) != 1 || port == 0 || port > 65535)
-      throw naa::Error(NAA_ERR_PROTOCOL, "the raw peer reported '" + line + "' instead of its port");
+      throw naa::Error(NAA_ERR_PROTOCOL,
+                       "the raw peer reported '" + line + "' instead of its port");
     port_ = static_cast<uint16_t>(port);
   }
   ~SpawnedPeer() {
@@ -180,34 +186,61 @@ int main(int argc, char **argv) {
   bool host_given = false, port_given = false, raw_peer = false, memcpy_mode = false;
   uint64_t v = 0;
   unsigned idle = 0;
-  enum { kRawPeerAt = 1000, kRawViaServer, kRawPeer, kIdle, kMemcpy, kCompare, kCompute,
-         kHandles, kSlowCode, kProgress, kFiPingpong, kStatusEvery, kLoad, kLoadClients };
-  static const option long_options[] = {
-      {"host", required_argument, nullptr, 'H'},        {"port", required_argument, nullptr, 'p'},
-      {"function", required_argument, nullptr, 'f'},    {"sizes", required_argument, nullptr, 's'},
-      {"iters", required_argument, nullptr, 'i'},       {"min-iters", required_argument, nullptr, 'm'},
-      {"warmup", required_argument, nullptr, 'w'},      {"tests", required_argument, nullptr, 't'},
-      {"inflight", required_argument, nullptr, 'k'},    {"setup-iters", required_argument, nullptr, 'S'},
-      {"in-place", no_argument, nullptr, 'I'},          {"raw", no_argument, nullptr, 'r'},
-      {"raw-peer-at", required_argument, nullptr, kRawPeerAt},
-      {"raw-via-server", no_argument, nullptr, kRawViaServer},
-      {"raw-peer", no_argument, nullptr, kRawPeer},     {"idle", required_argument, nullptr, kIdle},
-      {"memcpy", no_argument, nullptr, kMemcpy},
-      {"fi-pingpong", no_argument, nullptr, kFiPingpong},
-      {"load", required_argument, nullptr, kLoad},
-      {"load-clients", required_argument, nullptr, kLoadClients},
-      {"handles", required_argument, nullptr, kHandles},
-      {"slow-code", required_argument, nullptr, kSlowCode},
-      {"compare", required_argument, nullptr, kCompare},
-      {"compute", required_argument, nullptr, kCompute},
-      {"progress", required_argument, nullptr, kProgress},
-      {"status-every", required_argument, nullptr, kStatusEvery},        {"csv", no_argument, nullptr, 'c'},
-      {"plot", required_argument, nullptr, 'P'},        {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, 'V'},           {nullptr, 0, nullptr, 0}};
+  enum {
+    kRawPeerAt = 1000,
+    kRawViaServer,
+    kRawPeer,
+    kIdle,
+    kMemcpy,
+    kCompare,
+    kCompute,
+    kHandles,
+    kSlowCode,
+    kProgress,
+    kFiPingpong,
+    kStatusEvery,
+    kLoad,
+    kLoadClients
+  };
+  static const option long_options[] = {{"host", required_argument, nullptr, 'H'},
+                                        {"port", required_argument, nullptr, 'p'},
+                                        {"function", required_argument, nullptr, 'f'},
+                                        {"sizes", required_argument, nullptr, 's'},
+                                        {"iters", required_argument, nullptr, 'i'},
+                                        {"min-iters", required_argument, nullptr, 'm'},
+                                        {"warmup", required_argument, nullptr, 'w'},
+                                        {"tests", required_argument, nullptr, 't'},
+                                        {"inflight", required_argument, nullptr, 'k'},
+                                        {"setup-iters", required_argument, nullptr, 'S'},
+                                        {"in-place", no_argument, nullptr, 'I'},
+                                        {"raw", no_argument, nullptr, 'r'},
+                                        {"raw-peer-at", required_argument, nullptr, kRawPeerAt},
+                                        {"raw-via-server", no_argument, nullptr, kRawViaServer},
+                                        {"raw-peer", no_argument, nullptr, kRawPeer},
+                                        {"idle", required_argument, nullptr, kIdle},
+                                        {"memcpy", no_argument, nullptr, kMemcpy},
+                                        {"fi-pingpong", no_argument, nullptr, kFiPingpong},
+                                        {"load", required_argument, nullptr, kLoad},
+                                        {"load-clients", required_argument, nullptr, kLoadClients},
+                                        {"handles", required_argument, nullptr, kHandles},
+                                        {"slow-code", required_argument, nullptr, kSlowCode},
+                                        {"compare", required_argument, nullptr, kCompare},
+                                        {"compute", required_argument, nullptr, kCompute},
+                                        {"progress", required_argument, nullptr, kProgress},
+                                        {"status-every", required_argument, nullptr, kStatusEvery},
+                                        {"csv", no_argument, nullptr, 'c'},
+                                        {"plot", required_argument, nullptr, 'P'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {"version", no_argument, nullptr, 'V'},
+                                        {nullptr, 0, nullptr, 0}};
   int opt;
-  while ((opt = getopt_long(argc, argv, "H:p:f:s:i:m:w:t:k:S:IrcP:hV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "H:p:f:s:i:m:w:t:k:S:IrcP:hV", long_options, nullptr)) !=
+         -1) {
     switch (opt) {
-      case 'H': host = optarg; host_given = true; break;
+      case 'H':
+        host = optarg;
+        host_given = true;
+        break;
       case 'p':
         if (!naa::parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
         spec_port = optarg;
@@ -220,7 +253,8 @@ int main(int argc, char **argv) {
       case 's':
         s.sizes.clear();
         for (const std::string &part : split(optarg)) {
-          if (!naa::parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0) bad_option("--sizes", optarg);
+          if (!naa::parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0)
+            bad_option("--sizes", optarg);
           s.sizes.push_back(v);
         }
         break;
@@ -239,12 +273,18 @@ int main(int argc, char **argv) {
       case 't':
         s.latency = s.overlap = s.throughput = s.setup = s.waitany = false;
         for (const std::string &t : split(optarg)) {
-          if (t == "latency") s.latency = true;
-          else if (t == "overlap") s.overlap = true;
-          else if (t == "throughput") s.throughput = true;
-          else if (t == "setup") s.setup = true;
-          else if (t == "waitany") s.waitany = true;
-          else bad_option("--tests", optarg);
+          if (t == "latency")
+            s.latency = true;
+          else if (t == "overlap")
+            s.overlap = true;
+          else if (t == "throughput")
+            s.throughput = true;
+          else if (t == "setup")
+            s.setup = true;
+          else if (t == "waitany")
+            s.waitany = true;
+          else
+            bad_option("--tests", optarg);
         }
         break;
       case 'k':
@@ -258,8 +298,12 @@ int main(int argc, char **argv) {
         if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--setup-iters", optarg);
         s.setup_iters = v;
         break;
-      case 'I': s.in_place = true; break;
-      case 'r': s.raw = true; break;
+      case 'I':
+        s.in_place = true;
+        break;
+      case 'r':
+        s.raw = true;
+        break;
       case kRawPeerAt: {
         std::string at = optarg;
         size_t colon = at.rfind(':');
@@ -271,14 +315,22 @@ int main(int argc, char **argv) {
         s.raw_port = static_cast<uint16_t>(v);
         break;
       }
-      case kRawViaServer: s.raw = s.raw_via_server = true; break;
-      case kRawPeer: raw_peer = true; break;
+      case kRawViaServer:
+        s.raw = s.raw_via_server = true;
+        break;
+      case kRawPeer:
+        raw_peer = true;
+        break;
       case kIdle:
         if (!naa::parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
         idle = static_cast<unsigned>(v);
         break;
-      case kMemcpy: memcpy_mode = true; break;
-      case kFiPingpong: s.fi_pingpong = true; break;
+      case kMemcpy:
+        memcpy_mode = true;
+        break;
+      case kFiPingpong:
+        s.fi_pingpong = true;
+        break;
       case kLoad:
         if (!naa::parse_count(optarg, 1024, &v)) bad_option("--load", optarg);
         s.load = static_cast<unsigned>(v);
@@ -319,11 +371,21 @@ int main(int argc, char **argv) {
         s.compare_values = split(eq + 1);
         break;
       }
-      case 'c': s.csv = true; break;
-      case 'P': s.plot_path = optarg; break;
-      case 'h': usage(stdout); return 0;
-      case 'V': std::printf("naa-bench (libnaa) %s\n", PACKAGE_VERSION); return 0;
-      default: usage(stderr); return 2;
+      case 'c':
+        s.csv = true;
+        break;
+      case 'P':
+        s.plot_path = optarg;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case 'V':
+        std::printf("naa-bench (libnaa) %s\n", PACKAGE_VERSION);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
     }
   }
   if (optind < argc) {
@@ -349,11 +411,13 @@ int main(int argc, char **argv) {
       return 2;
     }
     if (s.fi_pingpong && !s.latency) {
-      std::fprintf(stderr, "naa-bench: --fi-pingpong compares round trips: add latency to --tests\n");
+      std::fprintf(stderr,
+                   "naa-bench: --fi-pingpong compares round trips: add latency to --tests\n");
       return 2;
     }
     if (s.fi_pingpong && !naa::bench::on_path("fi_pingpong")) {
-      std::fprintf(stderr, "naa-bench: --fi-pingpong: fi_pingpong not found (Debian: libfabric-bin)\n");
+      std::fprintf(stderr,
+                   "naa-bench: --fi-pingpong: fi_pingpong not found (Debian: libfabric-bin)\n");
       return 2;
     }
     const naa::params::Values values = naa::params::Values::read();
@@ -362,29 +426,35 @@ int main(int argc, char **argv) {
       s.naa = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + spec_port;
       server = host + ":" + spec_port;
     } else if (values.text("NAA_SPEC").empty()) {
-      std::fprintf(stderr, "naa-bench: no naa-server given: use --host HOST [--port PORT] or set NAA_SPEC\n");
+      std::fprintf(
+          stderr,
+          "naa-bench: no naa-server given: use --host HOST [--port PORT] or set NAA_SPEC\n");
       return 2;
     } else {
       auto target = naa::rm::resolve(static_cast<uint8_t>(s.function_code), 1, values);
       server = target->host() + ":" + std::to_string(target->port());
     }
     const std::string server_host = server.substr(0, server.rfind(':'));
-    const char *fi_pingpong_refusal = !naa::bench::is_loopback(server_host) ? "the naa-server is not on loopback"
-                                      : values.text("NAA_TRANSPORT") == "verbs" ? "NAA_TRANSPORT=verbs"
-                                                                                : nullptr;
+    const char *fi_pingpong_refusal =
+        !naa::bench::is_loopback(server_host)     ? "the naa-server is not on loopback"
+        : values.text("NAA_TRANSPORT") == "verbs" ? "NAA_TRANSPORT=verbs"
+                                                  : nullptr;
     if (s.fi_pingpong && fi_pingpong_refusal != nullptr) {
-      std::fprintf(stderr, "naa-bench: --fi-pingpong: %s (%s); fi_pingpong is compared only over "
-                           "ofi+tcp/ofi+shm on this host\n", fi_pingpong_refusal, server.c_str());
+      std::fprintf(stderr,
+                   "naa-bench: --fi-pingpong: %s (%s); fi_pingpong is compared only over "
+                   "ofi+tcp/ofi+shm on this host\n",
+                   fi_pingpong_refusal, server.c_str());
       return 2;
     }
     if (!s.csv)
-      std::printf("# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "
-                  "NAA_PROGRESS=%s, %s regions\n",
-                  PACKAGE_VERSION, server.c_str(), s.function_code,
-                  values.text("NAA_TRANSPORT").c_str(),
-                  values.source("NAA_PROGRESS") == naa::params::Source::Default
-                      ? "(default)" : values.text("NAA_PROGRESS").c_str(),
-                  s.in_place ? "in-place" : "separate input and output");
+      std::printf(
+          "# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "
+          "NAA_PROGRESS=%s, %s regions\n",
+          PACKAGE_VERSION, server.c_str(), s.function_code, values.text("NAA_TRANSPORT").c_str(),
+          values.source("NAA_PROGRESS") == naa::params::Source::Default
+              ? "(default)"
+              : values.text("NAA_PROGRESS").c_str(),
+          s.in_place ? "in-place" : "separate input and output");
 
     if (!s.csv && (s.load != 0 || s.load_clients != 0))
       std::printf("# load: %u busy threads, %u load clients; %s\n", s.load, s.load_clients,
@@ -394,7 +464,8 @@ int main(int argc, char **argv) {
     std::unique_ptr<SpawnedPeer> peer;
     naa::bench::RawTarget raw;
     if (s.raw) {
-      if (!s.latency) std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
+      if (!s.latency)
+        std::fprintf(stderr, "naa-bench: --raw compares round trips: add latency to --tests\n");
       // The transport libnaa's handles use, so that the ratios compare the code above it and
       // not two transports (auto picks shm for a same-host server, a raw client would not).
       std::string lib_transport;
@@ -406,7 +477,8 @@ int main(int argc, char **argv) {
           lib_transport.rfind("auto: ", 0) == 0 ? lib_transport.substr(6) : lib_transport;
       if (!s.csv)
         std::printf("# --raw: libnaa over %s, raw client%s over %s\n", lib_transport.c_str(),
-                    s.raw_via_server ? " (naa-server answering)" : " and raw peer", raw_transport.c_str());
+                    s.raw_via_server ? " (naa-server answering)" : " and raw peer",
+                    raw_transport.c_str());
       transport = naa::transport::open_transport(raw_transport, values.transport_options());
       raw.transport = transport.get();
       if (s.raw_via_server) {

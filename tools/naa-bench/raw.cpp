@@ -45,13 +45,15 @@ void decode(const uint8_t *in, uint64_t *addr, uint32_t *rkey, uint32_t *size) {
 
 // Waits for our control SEND to complete and the peer's control message to arrive; returns
 // its length, which must be `expect` unless that is 0.
-size_t finish_control_exchange(transport::Endpoint &ep, bool need_send, size_t expect, Deadline deadline) {
+size_t finish_control_exchange(transport::Endpoint &ep, bool need_send, size_t expect,
+                               Deadline deadline) {
   bool sent = !need_send, received = false;
   size_t length = 0;
   while (!sent || !received) {
     transport::Completion c[4];
     size_t n = ep.wait(c, 4, deadline);
-    if (n == 0) throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep.peer() + ": control exchange timed out");
+    if (n == 0)
+      throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep.peer() + ": control exchange timed out");
     for (size_t i = 0; i < n; ++i) {
       if (c[i].kind == transport::CompletionKind::Send) sent = true;
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kCtrlRecv) {
@@ -68,7 +70,9 @@ size_t finish_control_exchange(transport::Endpoint &ep, bool need_send, size_t e
 }
 
 std::atomic<bool> stop_peer{false};
-void on_signal(int) { stop_peer.store(true); }
+void on_signal(int) {
+  stop_peer.store(true);
+}
 
 // One raw client: the control exchange, then one reply per immediate until it disconnects.
 void serve(std::unique_ptr<transport::Endpoint> ep) {
@@ -134,7 +138,8 @@ RawClient::RawClient(transport::Transport &transport, Peer peer, const std::stri
   chain_ = ep_->prepare_writes({{input_mr_.get(), 0, size, addr, rkey}}, kWrites);
 }
 
-void RawClient::exchange_with_raw_peer(size_t size, uint64_t *addr, uint32_t *rkey, Deadline deadline) {
+void RawClient::exchange_with_raw_peer(size_t size, uint64_t *addr, uint32_t *rkey,
+                                       Deadline deadline) {
   uint8_t *send = ctrl_ + mrsp::kBufferSize;
   ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kCtrlRecv);
   encode(send, output_mr_->remote_addr, output_mr_->rkey, static_cast<uint32_t>(size));
@@ -144,11 +149,13 @@ void RawClient::exchange_with_raw_peer(size_t size, uint64_t *addr, uint32_t *rk
   decode(ctrl_, addr, rkey, &peer_size);
   if (peer_size != size)
     throw Error(NAA_ERR_PROTOCOL, "raw peer " + ep_->peer() + " offered " +
-                                      std::to_string(peer_size) + " bytes for our " + std::to_string(size));
+                                      std::to_string(peer_size) + " bytes for our " +
+                                      std::to_string(size));
 }
 
 // MRSP as the spec lays it out, without libnaa's session: one input, one output.
-void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey, Deadline deadline) {
+void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey,
+                                     Deadline deadline) {
   const uint32_t sizes[2] = {static_cast<uint32_t>(size), static_cast<uint32_t>(size)};
   uint64_t placeholders[2];
   mrsp::placeholder_addresses(sizes, 2, 0, placeholders);
@@ -188,10 +195,12 @@ void RawClient::absorb(const transport::Completion &c) {
 
 // The same loop as naa_wait's, so that the comparison isolates the session's own cost.
 void RawClient::wait_done() {
-  const progress::Policy policy{progress_.mode, progress_.spin, round_trip_.value(), false, &spin_budget_};
-  if (!progress_until(*ep_, policy, Deadline::after(timeout_),
-                      [this] { return !writes_pending_ && !reply_pending_; },
-                      [this](const transport::Completion &c, bool) { absorb(c); }))
+  const progress::Policy policy{progress_.mode, progress_.spin, round_trip_.value(), false,
+                                &spin_budget_};
+  if (!progress_until(
+          *ep_, policy, Deadline::after(timeout_),
+          [this] { return !writes_pending_ && !reply_pending_; },
+          [this](const transport::Completion &c, bool) { absorb(c); }))
     throw Error(NAA_ERR_TIMEOUT, "raw peer " + ep_->peer() + " did not answer in time");
 }
 

@@ -29,8 +29,8 @@ class RawClient {
   // Connects and exchanges regions of `size` bytes (a naa-server is asked for function code
   // `function_code`, one input and one output). Throws naa::Error.
   RawClient(transport::Transport &transport, Peer peer, const std::string &host, uint16_t port,
-            size_t size, uint8_t function_code, Progress progress, std::chrono::milliseconds timeout,
-            const std::string &local_ip);
+            size_t size, uint8_t function_code, Progress progress,
+            std::chrono::milliseconds timeout, const std::string &local_ip);
   ~RawClient();
 
   // n-1 writes + write-with-immediate out, then waits for the peer's write-with-immediate and
@@ -46,7 +46,7 @@ class RawClient {
 
   const Progress progress_;
   const std::chrono::milliseconds timeout_;
-  progress::Expected round_trip_;  // as a Session learns its round trips, for the wait plan
+  progress::Expected round_trip_;     // as a Session learns its round trips, for the wait plan
   progress::SpinBudget spin_budget_;  // as a Session learns whether polling pays
   Buffer input_, output_;
   std::unique_ptr<transport::Endpoint> ep_;  // before everything registered with it

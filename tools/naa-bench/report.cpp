@@ -29,11 +29,15 @@ void status(FILE *out, const std::string &test, unsigned long long size) {
                size, std::chrono::duration<double>(now - started).count());
 }
 
-int width(const Column &c) { return std::max<int>(kWidth, static_cast<int>(c.name.size()) + 2); }
+int width(const Column &c) {
+  return std::max<int>(kWidth, static_cast<int>(c.name.size()) + 2);
+}
 
 }  // namespace
 
-void status_every(double seconds) { status_seconds = seconds; }
+void status_every(double seconds) {
+  status_seconds = seconds;
+}
 
 bool on_path(const char *program) {
   const char *path = std::getenv("PATH");
@@ -82,8 +86,9 @@ void Table::row(const std::vector<double> &values) {
 
 bool plot(const std::vector<PlotPoint> &points, const std::string &png_path) {
   if (!on_path("gnuplot")) {
-    std::fprintf(stderr, "naa-bench: --plot: gnuplot is not installed, no plot drawn "
-                         "(Debian: apt-get install gnuplot-nox)\n");
+    std::fprintf(stderr,
+                 "naa-bench: --plot: gnuplot is not installed, no plot drawn "
+                 "(Debian: apt-get install gnuplot-nox)\n");
     return false;
   }
   if (points.empty()) {
@@ -116,12 +121,15 @@ bool plot(const std::vector<PlotPoint> &points, const std::string &png_path) {
                  "set ylabel 'MB/s each way'\nset title 'bandwidth'\n"
                  "plot '%s' using 1:3 with linespoints title 'libnaa'%s\n"
                  "unset multiplot\n",
-                 png_path.c_str(), data_path, raw ? ", '' using 1:4 with linespoints title 'raw transport'" : "",
-                 data_path, raw ? ", '' using 1:5 with linespoints title 'raw transport'" : "");
+                 png_path.c_str(), data_path,
+                 raw ? ", '' using 1:4 with linespoints title 'raw transport'" : "", data_path,
+                 raw ? ", '' using 1:5 with linespoints title 'raw transport'" : "");
     ok = pclose(gp) == 0;
   }
   unlink(data_path);
-  if (!ok) std::fprintf(stderr, "naa-bench: --plot: gnuplot failed; no plot written to %s\n", png_path.c_str());
+  if (!ok)
+    std::fprintf(stderr, "naa-bench: --plot: gnuplot failed; no plot written to %s\n",
+                 png_path.c_str());
   return ok;
 }
 

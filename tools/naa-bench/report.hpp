@@ -11,8 +11,8 @@
 namespace naa::bench {
 
 struct Column {
-  std::string name;   // table heading
-  std::string metric; // csv metric name ("" for the size column)
+  std::string name;    // table heading
+  std::string metric;  // csv metric name ("" for the size column)
   std::string variant;
   int precision;
 };

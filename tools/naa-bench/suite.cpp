@@ -28,7 +28,9 @@ namespace {
 
 const double kNone = std::nan("");
 
-double mb_per_s(size_t bytes, double us) { return us > 0 ? bytes / us : 0; }  // 1 MB = 1e6 B
+double mb_per_s(size_t bytes, double us) {
+  return us > 0 ? bytes / us : 0;
+}  // 1 MB = 1e6 B
 
 // The host's meter for the latency table (NAA_ENERGY), or null, after a one-line note on what
 // is counted or why nothing is.
@@ -36,9 +38,13 @@ energy::Meter *host_meter(const Settings &s, FILE *out) {
   energy::Meter *m = energy::Meter::get();
   const char *line = nullptr;
   std::string text;
-  if (m == nullptr) line = "# host energy: off (NAA_ENERGY=1 adds joules per round trip and per GB)";
-  else if (m->sources().empty()) text = "# host energy: not measured: " + m->unavailable();
-  else text = "# host energy: " + m->sources() + ", read before and after each size's timed round trips";
+  if (m == nullptr)
+    line = "# host energy: off (NAA_ENERGY=1 adds joules per round trip and per GB)";
+  else if (m->sources().empty())
+    text = "# host energy: not measured: " + m->unavailable();
+  else
+    text =
+        "# host energy: " + m->sources() + ", read before and after each size's timed round trips";
   if (!s.csv) std::fprintf(out, "%s\n", line != nullptr ? line : text.c_str());
   return m != nullptr && !m->sources().empty() ? m : nullptr;
 }
@@ -50,9 +56,11 @@ energy::Meter *host_meter(const Settings &s, FILE *out) {
 bool naa_energy_columns(const Settings &s, FILE *out) {
   if (!energy::Meter::on()) return false;
   if (!s.csv)
-    std::fprintf(out, "# NAA energy: the NAA's joules over its kernel runs, as its replies report them "
-                      "(naa-server with NAA_ENERGY and a source; '-': the NAA reports none, as reference NAAs); "
-                      "NAA_STATS is on for the handles to collect them\n");
+    std::fprintf(
+        out,
+        "# NAA energy: the NAA's joules over its kernel runs, as its replies report them "
+        "(naa-server with NAA_ENERGY and a source; '-': the NAA reports none, as reference NAAs); "
+        "NAA_STATS is on for the handles to collect them\n");
   return true;
 }
 
@@ -76,7 +84,9 @@ constexpr size_t kFiPingpongRounds = 5;
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v.empty() ? kNone : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return v.empty()      ? kNone
+         : v.size() % 2 ? v[v.size() / 2]
+                        : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 // Times one call of op. With --raw, libnaa and raw round trips alternate one by one through
@@ -117,8 +127,9 @@ std::vector<std::string> provider_of(const Handle &h) {
   const std::string transport = h.info().transport;
   std::vector<std::string> provider = fi_pingpong_provider(transport);
   if (provider.empty())
-    throw Error(NAA_ERR_UNSUPPORTED, "--fi-pingpong: the handle uses " + transport +
-                                         "; fi_pingpong is compared only over ofi+tcp/ofi+shm on this host");
+    throw Error(NAA_ERR_UNSUPPORTED,
+                "--fi-pingpong: the handle uses " + transport +
+                    "; fi_pingpong is compared only over ofi+tcp/ofi+shm on this host");
   return provider;
 }
 
@@ -160,32 +171,40 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
     cols.push_back({"All RT/s", "round_trips_per_s", "all_clients", 0});
   }
-  Table table(out, s.csv, "latency",
-              std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
-                          "MB/s = Size / mean round trip, each way (fi_pingpong's usec/xfer is half that round trip); "
-                          "CPU = the measuring thread's CPU time per round trip") +
-                  (s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile, "
-                                         "All RT/s: theirs and the measured ones together" : "") +
-                  (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa" : "") +
-                  (s.fi_pingpong ? "; fi_pp RT: fi_pingpong's round trip on loopback over the handle's provider "
-                                   "(2 x its usec/xfer, which is half a round trip), median of 5 runs (fewer below 5 "
-                                   "iterations), each after a fifth of libnaa's iterations and of as many; Med/fi_pp, "
-                                   "Mean/fi_pp: median of the ratios of each fifth's median and mean to the run after it"
-                                 : ""),
-              cols);
+  Table table(
+      out, s.csv, "latency",
+      std::string("latency: naa_invoke + naa_wait round trip, input and output of Size bytes; "
+                  "MB/s = Size / mean round trip, each way (fi_pingpong's usec/xfer is half that "
+                  "round trip); "
+                  "CPU = the measuring thread's CPU time per round trip") +
+          (s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile, "
+                                 "All RT/s: theirs and the measured ones together"
+                               : "") +
+          (with_raw ? "; Raw: the same writes on the transport interface, alternating with libnaa"
+                    : "") +
+          (s.fi_pingpong
+               ? "; fi_pp RT: fi_pingpong's round trip on loopback over the handle's provider "
+                 "(2 x its usec/xfer, which is half a round trip), median of 5 runs (fewer below 5 "
+                 "iterations), each after a fifth of libnaa's iterations and of as many; "
+                 "Med/fi_pp, "
+                 "Mean/fi_pp: median of the ratios of each fifth's median and mean to the run "
+                 "after it"
+               : ""),
+      cols);
   const params::Values values = params::Values::read();
   const Progress progress = values.progress();
   const auto timeout = values.timeout();
   std::vector<PlotPoint> points;
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
-    Handle h(s, size, naa_energy ? std::vector<std::string>{"NAA_STATS=1"} : std::vector<std::string>{});
+    Handle h(s, size,
+             naa_energy ? std::vector<std::string>{"NAA_STATS=1"} : std::vector<std::string>{});
     std::unique_ptr<RawClient> r;
     if (with_raw)
-      r = std::make_unique<RawClient>(*raw.transport,
-                                      raw.via_server ? RawClient::Peer::Server : RawClient::Peer::Raw,
-                                      raw.host, raw.port, size, static_cast<uint8_t>(s.function_code),
-                                      progress, timeout, values.text("NAA_LOCAL_IP"));
+      r = std::make_unique<RawClient>(
+          *raw.transport, raw.via_server ? RawClient::Peer::Server : RawClient::Peer::Raw, raw.host,
+          raw.port, size, static_cast<uint8_t>(s.function_code), progress, timeout,
+          values.text("NAA_LOCAL_IP"));
     Samples lib(n), rs(n);
     int64_t lib_total = 0, raw_total = 0, lib_cpu = 0, raw_cpu = 0;
     // With --fi-pingpong the iterations come in rounds, each followed by an fi_pingpong run of
@@ -230,8 +249,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     });
     const double lib_mean_us = lib_total / 1e3 / n;
     PlotPoint p{size, lib.median_us(), mb_per_s(size, lib_mean_us), kNone, kNone};
-    std::vector<double> row = {double(size), double(n), p.libnaa_us, lib.percentile_us(99), lib_mean_us,
-                               p.libnaa_mbps, lib_cpu / 1e3 / n};
+    std::vector<double> row = {double(size), double(n),     p.libnaa_us,      lib.percentile_us(99),
+                               lib_mean_us,  p.libnaa_mbps, lib_cpu / 1e3 / n};
     if (meter != nullptr) {  // a failed read: unknown, not zero
       const double j = host_read ? static_cast<double>(host_uj) / 1e6 : kNone;
       row.insert(row.end(), {j / n, j / (2.0 * size * n) * 1e9});
@@ -246,7 +265,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
       row.insert(row.end(), {p.raw_us, rs.percentile_us(99), p.raw_mbps, raw_cpu / 1e3 / n,
                              p.libnaa_us / p.raw_us, p.libnaa_mbps / p.raw_mbps});
     }
-    if (s.fi_pingpong) row.insert(row.end(), {median_of(fi_rt), median_of(median_ratio), median_of(mean_ratio)});
+    if (s.fi_pingpong)
+      row.insert(row.end(), {median_of(fi_rt), median_of(median_ratio), median_of(mean_ratio)});
     if (s.load_clients != 0) row.insert(row.end(), {load_rates.first, load_rates.second});
     table.row(row);
     points.push_back(p);
@@ -259,7 +279,8 @@ namespace {
 // A handle with the runtime parameter `var` set to `value` ("-": its default) for it alone.
 std::unique_ptr<Handle> handle_with(const Settings &s, size_t size, const std::string &var,
                                     const std::string &value) {
-  return std::make_unique<Handle>(s, size, std::vector<std::string>{var + "=" + (value == "-" ? "" : value)});
+  return std::make_unique<Handle>(
+      s, size, std::vector<std::string>{var + "=" + (value == "-" ? "" : value)});
 }
 
 struct Overlap {
@@ -290,8 +311,10 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, Wak
     invoke_s.add(now_ns() - t);
     compute();
     t = now_ns();
-    if (h.test()) ++done_at_test;
-    else h.wait();
+    if (h.test())
+      ++done_at_test;
+    else
+      h.wait();
     finish_s.add(now_ns() - t);
   };
   const int64_t cpu_before = progress_thread_cpu_ns(), wall_before = now_ns();
@@ -308,9 +331,14 @@ Overlap measure_overlap(Handle &h, size_t n, double compute_for, bool sleep, Wak
   const int64_t cpu_after = progress_thread_cpu_ns(), wall = now_ns() - wall_before;
   const double t_pure = pure_s.median_us(), t_compute = compute_s.median_us(),
                t_total = total_s.median_us();
-  return {t_pure, t_compute, t_total,
+  return {t_pure,
+          t_compute,
+          t_total,
           std::clamp(100.0 * (1.0 - (t_total - t_compute) / t_pure), 0.0, 100.0),
-          invoke_s.median_us(), 100.0 * done_at_test / n, finish_s.median_us(), wake_s.median_us(),
+          invoke_s.median_us(),
+          100.0 * done_at_test / n,
+          finish_s.median_us(),
+          wake_s.median_us(),
           cpu_before < 0 || cpu_after < 0 ? kNone : 100.0 * (cpu_after - cpu_before) / wall};
 }
 
@@ -325,8 +353,7 @@ void run_overlap(const Settings &s, FILE *out) {
   WakeProbe probe;
   for (const std::string &mode : s.progress_modes) {
     const std::string variant = "libnaa_" + mode;
-    std::vector<Column> cols = {{"Size", "", "", 0},
-                                {"Iters", "iterations", variant, 0}};
+    std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", variant, 0}};
     for (const auto &[name, sleep] : kinds) {
       const std::string v = variant + (sleep ? "/sleep" : "/busy");
       cols.push_back({name + " pure(us)", "pure_us", v, 2});
@@ -338,16 +365,20 @@ void run_overlap(const Settings &s, FILE *out) {
       cols.push_back({name + " tot(us)", "total_us", v, 2});
       cols.push_back({name + " thr(%)", "progress_thread_cpu_percent", v, 1});
     }
-    Table table(out, s.csv, "overlap",
-                "overlap with NAA_PROGRESS=" + mode + ": naa_invoke, the host busy (Busy) or sleeping "
-                "(Idle) for one plain round trip (their median so far), naa_test, naa_wait unless done (medians); "
-                "pure: plain round trip, alternating with the overlapped one; "
-                "ovl % = 100 * (1 - (tot - compute) / pure); inv: time "
-                "in naa_invoke; wake: an eventfd write(2) waking a thread asleep in poll(2), "
-                "what inv would cost if the progress thread slept; done: share complete at that naa_test; fin: from that naa_test "
-                "to done; tot: naa_invoke to done; thr: the progress thread's CPU time over all of the "
-                "row's phases, in % of one core",
-                cols);
+    Table table(
+        out, s.csv, "overlap",
+        "overlap with NAA_PROGRESS=" + mode +
+            ": naa_invoke, the host busy (Busy) or sleeping "
+            "(Idle) for one plain round trip (their median so far), naa_test, naa_wait unless done "
+            "(medians); "
+            "pure: plain round trip, alternating with the overlapped one; "
+            "ovl % = 100 * (1 - (tot - compute) / pure); inv: time "
+            "in naa_invoke; wake: an eventfd write(2) waking a thread asleep in poll(2), "
+            "what inv would cost if the progress thread slept; done: share complete at that "
+            "naa_test; fin: from that naa_test "
+            "to done; tot: naa_invoke to done; thr: the progress thread's CPU time over all of the "
+            "row's phases, in % of one core",
+        cols);
     for (size_t size : s.sizes) {
       const size_t n = s.iterations_for(size);
       auto h = handle_with(s, size, "NAA_PROGRESS", mode);
@@ -359,8 +390,8 @@ void run_overlap(const Settings &s, FILE *out) {
       std::vector<double> row = {double(size), double(n)};
       for (const auto &kind : kinds) {
         Overlap o = measure_overlap(*h, n, estimate_s.median_us(), kind.second, probe);
-        row.insert(row.end(), {o.pure_us, o.invoke_us, o.wake_us, o.percent, o.done_percent, o.finish_us,
-                               o.total_us, o.thread_percent});
+        row.insert(row.end(), {o.pure_us, o.invoke_us, o.wake_us, o.percent, o.done_percent,
+                               o.finish_us, o.total_us, o.thread_percent});
       }
       table.row(row);
     }
@@ -455,7 +486,8 @@ void run_setup(const Settings &s, FILE *out) {
       create.add(t1 - t0);
       finalize.add(now_ns() - t1);
     }
-    table.row({double(size), double(s.setup_iters), init, first, create.median_us(), finalize.median_us()});
+    table.row({double(size), double(s.setup_iters), init, first, create.median_us(),
+               finalize.median_us()});
     init = first = kNone;
   }
 }
@@ -471,12 +503,16 @@ void run_compare(const Settings &s, FILE *out) {
     cols.push_back({v + " cpu(us)", "cpu_us", variant, 2});
   }
   if (s.load_clients != 0) cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
-  Table table(out, s.csv, "compare",
-              "compare: " + var + " per handle, round trips alternating between the handles; "
-              "med = median round trip, mean = mean round trip, MB/s each way, cpu = this thread's CPU time per round trip" +
-                  std::string(s.load_clients != 0 ? "; Load RT/s: the load clients' round trips per second meanwhile"
-                                                  : ""),
-              cols);
+  Table table(
+      out, s.csv, "compare",
+      "compare: " + var +
+          " per handle, round trips alternating between the handles; "
+          "med = median round trip, mean = mean round trip, MB/s each way, cpu = this thread's CPU "
+          "time per round trip" +
+          std::string(s.load_clients != 0
+                          ? "; Load RT/s: the load clients' round trips per second meanwhile"
+                          : ""),
+      cols);
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
     std::vector<std::unique_ptr<Handle>> hs;
@@ -492,8 +528,8 @@ void run_compare(const Settings &s, FILE *out) {
     });
     std::vector<double> row = {double(size), double(n)};
     for (size_t k = 0; k < hs.size(); ++k)
-      row.insert(row.end(), {samples[k].median_us(), total[k] / 1e3 / n, mb_per_s(size * n, total[k] / 1e3),
-                             cpu[k] / 1e3 / n});
+      row.insert(row.end(), {samples[k].median_us(), total[k] / 1e3 / n,
+                             mb_per_s(size * n, total[k] / 1e3), cpu[k] / 1e3 / n});
     if (s.load_clients != 0) row.push_back(load_rates.first);
     table.row(row);
   }
@@ -501,7 +537,9 @@ void run_compare(const Settings &s, FILE *out) {
 
 void run_memcpy(const Settings &s, FILE *out) {
   Table table(out, s.csv, "memcpy", "memcpy: one core copying Size bytes between two buffers",
-              {{"Size", "", "", 0}, {"Iters", "iterations", "memcpy", 0}, {"MB/s", "mb_per_s", "memcpy", 2}});
+              {{"Size", "", "", 0},
+               {"Iters", "iterations", "memcpy", 0},
+               {"MB/s", "mb_per_s", "memcpy", 2}});
   for (size_t size : s.sizes) {
     const size_t n = s.iterations_for(size);
     Buffer a(size), b(size);

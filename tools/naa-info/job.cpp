@@ -53,7 +53,8 @@ std::vector<unsigned> job_codes(const naa::params::Values &values, std::string *
     std::istringstream in(asked);
     for (std::string word; std::getline(in, word, ',');) {
       uint64_t c = 0;
-      if (naa::parse_count(word.c_str(), NAA_CONF_MAX_FNCODE, &c) && c > 0) add(static_cast<unsigned>(c));
+      if (naa::parse_count(word.c_str(), NAA_CONF_MAX_FNCODE, &c) && c > 0)
+        add(static_cast<unsigned>(c));
     }
     *from = "--naa=" + asked + " (SLURM_SPANK_NAA_CODES)";
     return codes;
@@ -85,7 +86,9 @@ std::string ranks_of(size_t k, size_t n, unsigned long ranks) {
   for (unsigned long r = k; r < ranks; r += n, ++count)
     if (count < 8) text += (text.empty() ? "" : " ") + std::to_string(r);
   if (count == 0) return "none";
-  if (count > 8) text += " ... " + std::to_string(k + (count - 1) * n) + " (" + std::to_string(count) + " ranks)";
+  if (count > 8)
+    text +=
+        " ... " + std::to_string(k + (count - 1) * n) + " (" + std::to_string(count) + " ranks)";
   return text;
 }
 
@@ -122,9 +125,10 @@ int show_job(unsigned long ranks, long only) {
     return 1;
   }
   const std::string job = env("SLURM_JOB_ID");
-  std::printf("job %s: %lu rank(s) (%s), codes from %s, NAA_SPREAD=%s: the %s rank r uses NAA r mod n\n",
-              job.empty() ? "(none)" : job.c_str(), ranks, ranks_from.c_str(), from.c_str(),
-              spread.c_str(), spread == "local" ? "node-local" : "job-wide");
+  std::printf(
+      "job %s: %lu rank(s) (%s), codes from %s, NAA_SPREAD=%s: the %s rank r uses NAA r mod n\n",
+      job.empty() ? "(none)" : job.c_str(), ranks, ranks_from.c_str(), from.c_str(), spread.c_str(),
+      spread == "local" ? "node-local" : "job-wide");
   int rc = 0;
   for (unsigned code : codes) {
     if (only >= 0 && code != static_cast<unsigned long>(only)) continue;

@@ -32,7 +32,8 @@
 namespace {
 
 void usage(FILE *out) {
-  std::fprintf(out,
+  std::fprintf(
+      out,
       "Usage: naa-info [-p] [-f CODE] | --params | --job [-n RANKS] [-f CODE]\n"
       "Show libnaa's version, its transports, and the NAAs of the current environment.\n"
       "\n"
@@ -57,7 +58,8 @@ void show_transports() {
     std::string why;
     const naa::transport::Entry *e = naa::transport::usable_entry(r, &why);
     if (e == nullptr) {
-      std::printf("  %-7s %s\n", r.name, r.entry == nullptr ? why.c_str() : ("unavailable: " + why).c_str());
+      std::printf("  %-7s %s\n", r.name,
+                  r.entry == nullptr ? why.c_str() : ("unavailable: " + why).c_str());
       continue;
     }
     std::vector<std::string> details = e->details();
@@ -76,8 +78,9 @@ void show_transports() {
   try {
     auto t = naa::transport::open_transport(chosen);
     if (chosen == "auto")
-      std::printf("  NAA_TRANSPORT=auto -> per NAA: ofi+shm for a server on this host, verbs where an "
-                  "RDMA device routes to it, else ofi+tcp\n");
+      std::printf(
+          "  NAA_TRANSPORT=auto -> per NAA: ofi+shm for a server on this host, verbs where an "
+          "RDMA device routes to it, else ofi+tcp\n");
     else
       std::printf("  NAA_TRANSPORT=%s -> %s\n", chosen.c_str(), t->name());
   } catch (const naa::Error &e) {
@@ -134,7 +137,8 @@ std::string read_sysfs_line(const std::filesystem::path &file) {
 std::vector<std::string> sorted_entries(const std::filesystem::path &dir) {
   std::vector<std::string> names;
   std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) names.push_back(entry.path().filename());
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ec))
+    names.push_back(entry.path().filename());
   std::sort(names.begin(), names.end(), [](const std::string &a, const std::string &b) {
     return a.size() != b.size() ? a.size() < b.size() : a < b;
   });
@@ -170,8 +174,8 @@ void show_roce_v2_gids() {
           note += "  IPv4 " + std::to_string(hi >> 8) + "." + std::to_string(hi & 0xff) + "." +
                   std::to_string(lo >> 8) + "." + std::to_string(lo & 0xff);
         }
-        std::printf("  %s port %s  GID index %3s  %s%s\n", dev.c_str(), port.c_str(), index.c_str(), gid.c_str(),
-                    note.c_str());
+        std::printf("  %s port %s  GID index %3s  %s%s\n", dev.c_str(), port.c_str(), index.c_str(),
+                    gid.c_str(), note.c_str());
         ++shown;
       }
       if (shown == 0) std::printf("  %s port %s  no RoCE v2 GID\n", dev.c_str(), port.c_str());
@@ -185,14 +189,17 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   std::vector<uint8_t> bytes(e.n_inputs);
   std::vector<naa::Region> regions;
   for (unsigned i = 0; i < e.n_inputs; ++i)
-    regions.push_back({&bytes[i], 1, static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
+    regions.push_back(
+        {&bytes[i], 1,
+         static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
   const auto settings = naa::Settings::resolve(nullptr);
   auto transport = naa::transport::open_transport(settings.transport, settings.transport_options());
   auto start = std::chrono::steady_clock::now();
   naa::Session session(std::move(transport), e.function_code, std::move(regions),
                        std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings,
                        naa::Deadline::after(settings.connect_timeout));
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   session.describe(info);
   return ms;
 }
@@ -205,18 +212,17 @@ int main(int argc, char **argv) {
   long only = -1;
   bool params = false, job = false;
   unsigned long ranks = 0;
-  static const option long_options[] = {{"ping", no_argument, nullptr, 'p'},
-                                        {"job", no_argument, nullptr, 'j'},
-                                        {"ranks", required_argument, nullptr, 'n'},
-                                        {"function", required_argument, nullptr, 'f'},
-                                        {"params", no_argument, nullptr, 'P'},
-                                        {"help", no_argument, nullptr, 'h'},
-                                        {"version", no_argument, nullptr, 'V'},
-                                        {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {
+      {"ping", no_argument, nullptr, 'p'},        {"job", no_argument, nullptr, 'j'},
+      {"ranks", required_argument, nullptr, 'n'}, {"function", required_argument, nullptr, 'f'},
+      {"params", no_argument, nullptr, 'P'},      {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'V'},     {nullptr, 0, nullptr, 0}};
   int opt;
   while ((opt = getopt_long(argc, argv, "pjn:f:PhV", long_options, nullptr)) != -1) {
     switch (opt) {
-      case 'p': do_ping = true; break;
+      case 'p':
+        do_ping = true;
+        break;
       case 'f': {
         uint64_t code = 0;
         if (!naa::parse_count(optarg, 127, &code) || code == 0) {
@@ -226,20 +232,31 @@ int main(int argc, char **argv) {
         only = static_cast<long>(code);
         break;
       }
-      case 'P': params = true; break;
-      case 'j': job = true; break;
+      case 'P':
+        params = true;
+        break;
+      case 'j':
+        job = true;
+        break;
       case 'n': {
         uint64_t n = 0;
         if (!naa::parse_count(optarg, UINT32_MAX, &n) || n == 0) {
-          std::fprintf(stderr, "naa-info: number of ranks '%s' is not in 1..%u\n", optarg, UINT32_MAX);
+          std::fprintf(stderr, "naa-info: number of ranks '%s' is not in 1..%u\n", optarg,
+                       UINT32_MAX);
           return 2;
         }
         ranks = static_cast<unsigned long>(n);
         break;
       }
-      case 'h': usage(stdout); return 0;
-      case 'V': std::printf("naa-info (libnaa) %s\n", PACKAGE_VERSION); return 0;
-      default: usage(stderr); return 2;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case 'V':
+        std::printf("naa-info (libnaa) %s\n", PACKAGE_VERSION);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
     }
   }
 
@@ -268,8 +285,8 @@ int main(int argc, char **argv) {
     const auto &e = entries[i];
     if (only >= 0 && e.function_code != only) continue;
     ++shown;
-    std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)  via %s", e.function_code,
-                e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1,
+    std::printf("  function code %3u  %s:%u  %u input(s)  (NAA_SPEC entry %zu)  via %s",
+                e.function_code, e.host.c_str(), static_cast<unsigned>(e.port), e.n_inputs, i + 1,
                 transport_for(e, values).c_str());
     if (do_ping) {
       try {

@@ -64,10 +64,10 @@ const std::string &server_identity() {
 
 Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
                        MemoryBudget &budget, const KernelPolicy &policy,
-                       std::chrono::milliseconds mrsp_timeout, std::chrono::milliseconds idle_timeout,
-                       std::chrono::microseconds spin, bool adaptive,
-                       std::chrono::microseconds reference_guard, const StopSignal &stop,
-                       RegionPool *regions)
+                       std::chrono::milliseconds mrsp_timeout,
+                       std::chrono::milliseconds idle_timeout, std::chrono::microseconds spin,
+                       bool adaptive, std::chrono::microseconds reference_guard,
+                       const StopSignal &stop, RegionPool *regions)
     : mrsp_timeout_(mrsp_timeout),
       idle_timeout_(idle_timeout),
       spin_(spin),
@@ -128,13 +128,16 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
     }
   }
   if (!why.empty()) {
-    NAA_LOG_DEBUG("client %s: its memory-region request in the connection request is left for "
-                  "the exchange by messages (%s)", ep_->peer().c_str(), why.c_str());
+    NAA_LOG_DEBUG(
+        "client %s: its memory-region request in the connection request is left for "
+        "the exchange by messages (%s)",
+        ep_->peer().c_str(), why.c_str());
     return false;
   }
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
   uint8_t *advert = mrsp_buf_.data() + mrsp::kBufferSize;
-  const std::string tagged = mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
+  const std::string tagged =
+      mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
   // The room was checked above: an accept without the advertisement would leave the client
   // waiting for an answer to a request we no longer receive.
   if (tagged.empty()) throw std::logic_error("the advertisement does not fit the accept");
@@ -170,13 +173,15 @@ void Connection::run() {
                  reference_client_ ? " (not libnaa: each reply waits until the client's own "
                                      "write has surely completed, --reference-guard-us)"
                                    : "");
-    if (regions_in_accept_) advertised("in the accept");
-    else if (!exchange_memory_regions()) return;
+    if (regions_in_accept_)
+      advertised("in the accept");
+    else if (!exchange_memory_regions())
+      return;
     Deadline idle = Deadline::after(idle_timeout_);
     while (!stop_.raised()) {
       if (idle_timeout_.count() != 0 && idle.expired()) {
-        NAA_LOG_WARN("client %s: no invocation for %ld s (--idle-timeout); dropping it", peer.c_str(),
-                     static_cast<long>(idle_timeout_.count() / 1000));
+        NAA_LOG_WARN("client %s: no invocation for %ld s (--idle-timeout); dropping it",
+                     peer.c_str(), static_cast<long>(idle_timeout_.count() / 1000));
         return;
       }
       transport::Completion c[8];
@@ -184,8 +189,10 @@ void Connection::run() {
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           idle = Deadline::after(idle_timeout_);
-          if (invocations_ > 0) next_invocation_.observe(last_news_ - replied_);
-          else first_message().observe(last_news_ - replied_);
+          if (invocations_ > 0)
+            next_invocation_.observe(last_news_ - replied_);
+          else
+            first_message().observe(last_news_ - replied_);
           invocation_came();
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Writes && c[i].context == kReplyWrites) {
@@ -194,16 +201,19 @@ void Connection::run() {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
           // sit in front of the client's close, which then would never be seen (issue 18.1).
           if (++stray_messages_ == 1)
-            NAA_LOG_WARN("client %s sent a message after MRSP; ignored (logged once)", peer.c_str());
+            NAA_LOG_WARN("client %s sent a message after MRSP; ignored (logged once)",
+                         peer.c_str());
           post_invocation_recv();
         }
       }
     }
   } catch (const Error &e) {
-    if (e.code() == NAA_ERR_CONNECTION && invocations_ == 0 && replied_ != progress::Clock::time_point{})
+    if (e.code() == NAA_ERR_CONNECTION && invocations_ == 0 &&
+        replied_ != progress::Clock::time_point{})
       first_message().observe(progress::Clock::now() - replied_);  // it said goodbye first
     if (e.code() == NAA_ERR_CONNECTION)
-      NAA_LOG_INFO("client %s: %s (after %" PRIu64 " invocations)", peer.c_str(), e.what(), invocations_);
+      NAA_LOG_INFO("client %s: %s (after %" PRIu64 " invocations)", peer.c_str(), e.what(),
+                   invocations_);
     else
       NAA_LOG_WARN("client %s: %s; dropping it", peer.c_str(), e.what());
   } catch (const std::exception &e) {
@@ -222,8 +232,9 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   if (n == 0) {
     const auto idle = progress::Clock::now() - last_news_;
     const progress::nanoseconds poll_for =
-        invocations_ == 0 ? first_message().due(spin_)
-                          : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
+        invocations_ == 0
+            ? first_message().due(spin_)
+            : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
     if (may_poll(idle, poll_for)) {
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
@@ -233,9 +244,10 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
-    n = ep_->wait(c, max, sleep_until(idle_timeout_.count() != 0 ? idle_until
-                                                                : Deadline::after(kLongestSleep),
-                                      idle));
+    n = ep_->wait(
+        c, max,
+        sleep_until(idle_timeout_.count() != 0 ? idle_until : Deadline::after(kLongestSleep),
+                    idle));
   }
   if (n > 0) last_news_ = progress::Clock::now();
   return n;
@@ -262,8 +274,10 @@ bool Connection::may_poll(progress::nanoseconds idle, progress::nanoseconds poll
 
 // The end of a wait for an invocation, for the spin budget.
 void Connection::invocation_came() {
-  if (spell_ == Spell::Polled) spin_budget_.paid();
-  else if (spell_ == Spell::Skipped) spin_budget_.skipped();
+  if (spell_ == Spell::Polled)
+    spin_budget_.paid();
+  else if (spell_ == Spell::Skipped)
+    spin_budget_.skipped();
   spell_ = Spell::None;
 }
 
@@ -285,7 +299,8 @@ bool Connection::exchange_memory_regions() {
   Deadline deadline = Deadline::after(mrsp_timeout_);
   static progress::SharedExpected request_took;
   const auto accepted = progress::Clock::now();
-  const Deadline poll_until = Deadline::after(progress::wait_plan(request_took.value(), spin_).poll);
+  const Deadline poll_until =
+      Deadline::after(progress::wait_plan(request_took.value(), spin_).poll);
   size_t received = 0;
   bool got = false;
   while (!got) {
@@ -344,8 +359,8 @@ bool Connection::exchange_memory_regions() {
 // The client's first message is due from here.
 void Connection::advertised(const char *how) {
   replied_ = last_news_ = progress::Clock::now();
-  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated, advertised %s", ep_->peer().c_str(),
-               handler_.parameters().size(), handler_.reserved(), how);
+  NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated, advertised %s",
+               ep_->peer().c_str(), handler_.parameters().size(), handler_.reserved(), how);
 }
 
 // Once the regions are allocated and registered: the chain of our reply's writes, the receive
@@ -388,8 +403,10 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
   std::string source;
   if (used > len || !energy_report::find_ask(request + used, len - used)) return;
   if (!kernel_energy::measuring(&source)) {
-    NAA_LOG_INFO("client %s asks for the energy of its kernel runs; none is measured here "
-                 "(NAA_ENERGY, naa-server(1))", ep_->peer().c_str());
+    NAA_LOG_INFO(
+        "client %s asks for the energy of its kernel runs; none is measured here "
+        "(NAA_ENERGY, naa-server(1))",
+        ep_->peer().c_str());
     return;
   }
   energy_answer_ = energy_report::encode_answer(source);
@@ -398,7 +415,9 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
 }
 
 // The exchange goes by messages after all: the ask comes again there.
-void Connection::drop_energy() { energy_answer_.clear(); }
+void Connection::drop_energy() {
+  energy_answer_.clear();
+}
 
 bool Connection::register_regions(std::string *why) {
   const std::vector<SharedRegion> &regions = handler_.regions();
@@ -408,8 +427,8 @@ bool Connection::register_regions(std::string *why) {
       // Internal scratch is never transferred, so it needs no registration; a placeholder keeps
       // buffer_mrs_ indexed like the request.
       bool internal = (request[i].flags & mrsp::kInternal) != 0;
-      buffer_mrs_.push_back(internal ? nullptr
-                                     : ep_->register_memory(regions[i].addr(), regions[i].size(), true));
+      buffer_mrs_.push_back(
+          internal ? nullptr : ep_->register_memory(regions[i].addr(), regions[i].size(), true));
     }
   } catch (const Error &e) {
     *why = std::string("cannot register the regions: ") + e.what();

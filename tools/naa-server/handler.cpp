@@ -18,7 +18,10 @@ constexpr std::chrono::seconds kDescriptorWait{5};
 
 Handler::Handler(const KernelRegistry &kernels, MemoryBudget &budget, const KernelPolicy &policy,
                  const std::atomic<bool> *stop, std::string peer_host, RegionPool *pool)
-    : kernels_(kernels), budget_(budget), peer_host_(std::move(peer_host)), pool_(pool),
+    : kernels_(kernels),
+      budget_(budget),
+      peer_host_(std::move(peer_host)),
+      pool_(pool),
       runner_(policy, stop) {}
 
 Handler::~Handler() {
@@ -86,7 +89,8 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool 
       return kNoMemory;
   }
   if (m.type != mrsp::Type::AdvertiseRequest) {
-    *why = "expected an advertise-request, got message type " + std::to_string(static_cast<int>(m.type));
+    *why = "expected an advertise-request, got message type " +
+           std::to_string(static_cast<int>(m.type));
     return kNoMemory;
   }
   bool any_parameter = false;
@@ -122,7 +126,8 @@ uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool 
 std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer) {
   last_kernel_uj_.reset();
   if (v == 0) {
-    NAA_LOG_WARN("client %s signalled a host-side error (immediate 0); no kernel run", peer.c_str());
+    NAA_LOG_WARN("client %s signalled a host-side error (immediate 0); no kernel run",
+                 peer.c_str());
     return std::nullopt;
   }
   const uint8_t code = imm::function_code(v);
@@ -135,7 +140,8 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
     return NAA_KERNEL_RC_UNKNOWN_FUNCTION;
   }
   const kernel_energy::Window energy = kernel_energy::begin();
-  uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_, imm::user_data(v) >> 8, peer);
+  uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_,
+                           imm::user_data(v) >> 8, peer);
   uint64_t uj = 0;
   if (kernel_energy::end(energy, code, kernel->name, &uj)) last_kernel_uj_ = uj;
   NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),

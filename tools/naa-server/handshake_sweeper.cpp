@@ -42,13 +42,14 @@ std::string peer_name(const std::string &hex, bool v6) {
     words[i] = static_cast<uint32_t>(std::strtoul(hex.substr(8 * i, 8).c_str(), nullptr, 16));
   char ip[INET6_ADDRSTRLEN] = "?";
   inet_ntop(v6 ? AF_INET6 : AF_INET, words, ip, sizeof ip);
-  return v6 ? "[" + std::string(ip) + "]:" + std::to_string(port) : std::string(ip) + ":" + std::to_string(port);
+  return v6 ? "[" + std::string(ip) + "]:" + std::to_string(port)
+            : std::string(ip) + ":" + std::to_string(port);
 }
 
 }  // namespace
 
-HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing,
-                                   unsigned per_source)
+HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout,
+                                   Listing listing, unsigned per_source)
     : port_(port),
       timeout_(timeout),
       per_source_(per_source),
@@ -59,16 +60,20 @@ HandshakeSweeper::HandshakeSweeper(uint16_t port, std::chrono::milliseconds time
       fd_dir_(opendir("/proc/self/fd")),
       tcp_fd_(open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)),
       tcp6_fd_(open("/proc/net/tcp6", O_RDONLY | O_CLOEXEC)),
-      diag_fd_(listing == Listing::Kernel ? socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG) : -1),
+      diag_fd_(listing == Listing::Kernel
+                   ? socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
+                   : -1),
       snmp_fd_(open("/proc/net/snmp", O_RDONLY | O_CLOEXEC)),
       next_look_(Clock::now() + look_period_),
       next_sweep_(Clock::now() + period_) {
   // The kernel answers a dump at once: the bound is for a kernel that does not.
   const timeval answer_bound{1, 0};
-  if (diag_fd_ >= 0) setsockopt(diag_fd_, SOL_SOCKET, SO_RCVTIMEO, &answer_bound, sizeof answer_bound);
+  if (diag_fd_ >= 0)
+    setsockopt(diag_fd_, SOL_SOCKET, SO_RCVTIMEO, &answer_bound, sizeof answer_bound);
   if (fd_dir_ == nullptr || tcp_fd_ < 0)
-    NAA_LOG_WARN("cannot read /proc/self/fd or /proc/net/tcp: connections that send nothing are "
-                 "not timed out (--handshake-timeout) and a stalled request is not bounded");
+    NAA_LOG_WARN(
+        "cannot read /proc/self/fd or /proc/net/tcp: connections that send nothing are "
+        "not timed out (--handshake-timeout) and a stalled request is not bounded");
   else
     bound_receives();
   // The probe holds a descriptor of its own for life: taken now, not at the first look.
@@ -113,18 +118,21 @@ void HandshakeSweeper::read_table(int fd, bool v6, std::map<ino_t, TcpSocket> *o
     std::istringstream f(line);
     std::string sl, local, remote, st, queues, timer, retr, uid, tmo;
     unsigned long inode = 0;
-    if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> tmo >> inode) || inode == 0)
+    if (!(f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> tmo >> inode) ||
+        inode == 0)
       continue;
     size_t colon = local.find(':');
-    if (colon == std::string::npos || std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port_) continue;
+    if (colon == std::string::npos || std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port_)
+      continue;
     size_t q = queues.find(':');
     bool unread = q != std::string::npos && std::strtoul(queues.c_str() + q + 1, nullptr, 16) != 0;
-    (*out)[static_cast<ino_t>(inode)] =
-        TcpSocket{peer_name(remote, v6), std::strtoul(st.c_str(), nullptr, 16) == kTcpListen, unread};
+    (*out)[static_cast<ino_t>(inode)] = TcpSocket{
+        peer_name(remote, v6), std::strtoul(st.c_str(), nullptr, 16) == kTcpListen, unread};
   }
 }
 
-HandshakeSweeper::Answer HandshakeSweeper::ask_kernel(uint8_t family, std::map<ino_t, TcpSocket> *out) {
+HandshakeSweeper::Answer HandshakeSweeper::ask_kernel(uint8_t family,
+                                                      std::map<ino_t, TcpSocket> *out) {
   alignas(nlmsghdr) char buf[16384];
   // The rest of a dump given up on is read to its end first: the kernel refuses a second dump
   // on a socket (EBUSY) while one is under way, and reading is what moves it on.
@@ -157,7 +165,8 @@ HandshakeSweeper::Answer HandshakeSweeper::ask_kernel(uint8_t family, std::map<i
   ask.ops[3] = {0, 0, port_};
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (sendto(diag_fd_, &ask, sizeof ask, 0, reinterpret_cast<sockaddr *>(&kernel), sizeof kernel) < 0)
+  if (sendto(diag_fd_, &ask, sizeof ask, 0, reinterpret_cast<sockaddr *>(&kernel), sizeof kernel) <
+      0)
     return Answer::Never;
   if (lose_answer_) {
     lose_answer_ = false;
@@ -176,16 +185,17 @@ HandshakeSweeper::Answer HandshakeSweeper::ask_kernel(uint8_t family, std::map<i
     for (auto *h = reinterpret_cast<nlmsghdr *>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
       if (h->nlmsg_seq != diag_seq_) continue;  // the rest of an answer given up on
       if (h->nlmsg_type == NLMSG_DONE) return Answer::Listed;
-      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+          h->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg)))
         return Answer::Never;  // NLMSG_ERROR: no diagnostics for TCP (tcp_diag not loaded)
       const auto *m = static_cast<const inet_diag_msg *>(NLMSG_DATA(h));
       if (m->idiag_inode == 0) continue;  // a request or a TIME_WAIT: no descriptor
       char ip[INET6_ADDRSTRLEN] = "?";
       inet_ntop(family, m->id.idiag_dst, ip, sizeof ip);
       const std::string port = std::to_string(ntohs(m->id.idiag_dport));
-      (*out)[static_cast<ino_t>(m->idiag_inode)] =
-          TcpSocket{family == AF_INET6 ? "[" + std::string(ip) + "]:" + port : std::string(ip) + ":" + port,
-                    m->idiag_state == TCP_LISTEN, m->idiag_rqueue != 0};
+      (*out)[static_cast<ino_t>(m->idiag_inode)] = TcpSocket{
+          family == AF_INET6 ? "[" + std::string(ip) + "]:" + port : std::string(ip) + ":" + port,
+          m->idiag_state == TCP_LISTEN, m->idiag_rqueue != 0};
     }
   }
 }
@@ -196,12 +206,14 @@ bool HandshakeSweeper::kernel_listing(std::map<ino_t, TcpSocket> *out) {
   if (a == Answer::Listed) return true;
   out->clear();
   if (a == Answer::NotNow) {
-    NAA_LOG_DEBUG("the kernel's socket diagnostics did not answer in time: this handshake sweep "
-                  "reads /proc/net/tcp");
+    NAA_LOG_DEBUG(
+        "the kernel's socket diagnostics did not answer in time: this handshake sweep "
+        "reads /proc/net/tcp");
     return false;
   }
-  NAA_LOG_INFO("the kernel's socket diagnostics do not answer for TCP: the handshake sweeps read "
-               "/proc/net/tcp instead");
+  NAA_LOG_INFO(
+      "the kernel's socket diagnostics do not answer for TCP: the handshake sweeps read "
+      "/proc/net/tcp instead");
   close(diag_fd_);
   diag_fd_ = -1;
   return false;
@@ -227,7 +239,8 @@ unsigned HandshakeSweeper::for_each_socket_fd(F &&f) const {
     if (n <= 0) continue;
     target[n] = '\0';
     unsigned long inode = 0;
-    if (std::sscanf(target, "socket:[%lu]", &inode) == 1) f(std::atoi(e->d_name), static_cast<ino_t>(inode));
+    if (std::sscanf(target, "socket:[%lu]", &inode) == 1)
+      f(std::atoi(e->d_name), static_cast<ino_t>(inode));
   }
   return fds;
 }
@@ -241,12 +254,15 @@ void HandshakeSweeper::bound_receives() {
   // Only the listening socket itself, which the listener (opened on this thread) holds.
   for_each_socket_fd([&](int fd, ino_t inode) {
     auto it = sockets.find(inode);
-    if (it != sockets.end() && it->second.listening && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0)
+    if (it != sockets.end() && it->second.listening &&
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0)
       ++bounded;
   });
   if (bounded == 0)
-    NAA_LOG_WARN("found no listening TCP socket on port %u: a stalled connection request can hold "
-                 "the others", static_cast<unsigned>(port_));
+    NAA_LOG_WARN(
+        "found no listening TCP socket on port %u: a stalled connection request can hold "
+        "the others",
+        static_cast<unsigned>(port_));
 }
 
 void HandshakeSweeper::stir(Clock::time_point now) {
@@ -296,7 +312,8 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   }
   ++descriptor_scans_;
   std::vector<std::pair<int, ino_t>> socket_fds;
-  const unsigned fds = for_each_socket_fd([&](int fd, ino_t inode) { socket_fds.emplace_back(fd, inode); });
+  const unsigned fds =
+      for_each_socket_fd([&](int fd, ino_t inode) { socket_fds.emplace_back(fd, inode); });
   // Out of descriptors (18.3), libfabric accepts a silent connection into every one that is
   // freed and the clients' sessions get none: then every silent connection that has seen one
   // sweep goes at once, and the sweeps follow each other until there is room again.
@@ -311,8 +328,9 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
     // twice a second beside the sessions' spinning threads (doc/performance.md). It is read
     // only when one of our sockets is new since the last read or was a request still waiting.
     const bool all_settled = first_seen_.empty() &&
-                             std::all_of(socket_fds.begin(), socket_fds.end(),
-                                         [&](const auto &s) { return settled_.count(s.second) != 0; });
+                             std::all_of(socket_fds.begin(), socket_fds.end(), [&](const auto &s) {
+                               return settled_.count(s.second) != 0;
+                             });
     if (all_settled && !scarce) {
       bound_per_source({});  // nothing waits: a burst has ended
       quiet_opens_ = opens;
@@ -350,7 +368,8 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
       continue;
     }
     const std::string &remote = it->second.remote;
-    by_host[remote.substr(0, remote.rfind(':'))].push_back(Waiting{first, inode, fd, !it->second.unread});
+    by_host[remote.substr(0, remote.rfind(':'))].push_back(
+        Waiting{first, inode, fd, !it->second.unread});
     // Unread bytes: libfabric reads them on its next pass, bounded by kReceiveBound.
     if (it->second.unread) continue;
     silent.emplace_back(first, fd);
@@ -378,12 +397,15 @@ void HandshakeSweeper::sweep(const std::set<std::string> &served) {
   }
   // One line per sweep, however many: a flood of silent connections cannot flood the log.
   if (closed != 0)
-    NAA_LOG_WARN("closed %u connection(s) that sent no request within %ld ms (--handshake-timeout%s; "
-                 "last from %s)", closed, static_cast<long>(timeout_.count()),
-                 scarce ? ", sooner: out of descriptors" : "", last_peer.c_str());
+    NAA_LOG_WARN(
+        "closed %u connection(s) that sent no request within %ld ms (--handshake-timeout%s; "
+        "last from %s)",
+        closed, static_cast<long>(timeout_.count()), scarce ? ", sooner: out of descriptors" : "",
+        last_peer.c_str());
 }
 
-std::set<int> HandshakeSweeper::bound_per_source(const std::map<std::string, std::vector<Waiting>> &by_host) {
+std::set<int> HandshakeSweeper::bound_per_source(
+    const std::map<std::string, std::vector<Waiting>> &by_host) {
   std::set<int> shut;
   if (per_source_ == 0) return shut;
   std::string first_host;
@@ -406,15 +428,17 @@ std::set<int> HandshakeSweeper::bound_per_source(const std::map<std::string, std
   }
   if (!first_host.empty()) {
     if (!flooding_)
-      NAA_LOG_WARN("connection flood from %s: closing its oldest connections that sent no request "
-                   "beyond %u waiting (--handshake-per-source) until it ends",
-                   first_host.c_str(), per_source_);
+      NAA_LOG_WARN(
+          "connection flood from %s: closing its oldest connections that sent no request "
+          "beyond %u waiting (--handshake-per-source) until it ends",
+          first_host.c_str(), per_source_);
     flooding_ = true;
     burst_closed_ += shut.size();
     flood_closed_ += shut.size();
   } else if (flooding_) {
-    NAA_LOG_WARN("the connection flood ended: %lu connection(s) closed beyond --handshake-per-source",
-                 burst_closed_);
+    NAA_LOG_WARN(
+        "the connection flood ended: %lu connection(s) closed beyond --handshake-per-source",
+        burst_closed_);
     flooding_ = false;
     burst_closed_ = 0;
   }

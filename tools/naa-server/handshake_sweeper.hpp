@@ -73,8 +73,8 @@ class HandshakeSweeper {
 
   // On the thread that opened the listener, before any other thread serves it. per_source:
   // connections from one host that may wait to be handed over (0: no bound).
-  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout, Listing listing = Listing::Kernel,
-                   unsigned per_source = 0);
+  HandshakeSweeper(uint16_t port, std::chrono::milliseconds timeout,
+                   Listing listing = Listing::Kernel, unsigned per_source = 0);
   ~HandshakeSweeper();
   HandshakeSweeper(const HandshakeSweeper &) = delete;
   HandshakeSweeper &operator=(const HandshakeSweeper &) = delete;
@@ -150,9 +150,9 @@ class HandshakeSweeper {
   bool dump_unread_ = false;  // a dump given up on may still be under way on diag_fd_
   bool lose_answer_ = false;
   std::map<ino_t, Clock::time_point> first_seen_;
-  std::set<ino_t> settled_;  // our sockets that the last read of the table found harmless
-  std::set<ino_t> shut_;     // shut down by a sweep; libfabric has yet to close them
-  bool flooding_ = false;    // the last sweep found a host beyond per_source_
+  std::set<ino_t> settled_;     // our sockets that the last read of the table found harmless
+  std::set<ino_t> shut_;        // shut down by a sweep; libfabric has yet to close them
+  bool flooding_ = false;       // the last sweep found a host beyond per_source_
   long long sweep_opens_ = -1;  // PassiveOpens when the last sweep began
   unsigned long burst_closed_ = 0;
   unsigned long flood_closed_ = 0;

@@ -88,7 +88,8 @@ void end_descendants() {
     void *span = mmap(nullptr, parameters[i].size + kGuardBytes, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (span == MAP_FAILED) _exit(1);
-    void *p = mmap(span, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[i], 0);
+    void *p =
+        mmap(span, parameters[i].size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[i], 0);
     if (p == MAP_FAILED) _exit(1);
     parameters[i].addr = p;
   }
@@ -110,7 +111,8 @@ void end_descendants() {
 
 bool parse_isolation(const std::string &text, Isolation *out) {
   return parse_choice(
-      text, {{"none", Isolation::None}, {"plugins", Isolation::Plugins}, {"all", Isolation::All}}, out);
+      text, {{"none", Isolation::None}, {"plugins", Isolation::Plugins}, {"all", Isolation::All}},
+      out);
 }
 
 SharedRegion::SharedRegion(SharedRegion &&other) noexcept
@@ -173,7 +175,8 @@ bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
   }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
-    NAA_LOG_ERROR("client %s: socketpair for the kernel worker: %s", peer.c_str(), std::strerror(errno));
+    NAA_LOG_ERROR("client %s: socketpair for the kernel worker: %s", peer.c_str(),
+                  std::strerror(errno));
     return false;
   }
   const pid_t parent = getpid();
@@ -220,8 +223,8 @@ uint8_t KernelRunner::run(const naa_kernel &kernel, bool builtin,
                           const std::vector<mrsp::RequestEntry> &request,
                           const std::vector<naa_kernel_region> &parameters, uint32_t user_data,
                           const std::string &peer) {
-  const bool isolate = policy_.isolation == Isolation::All ||
-                       (policy_.isolation == Isolation::Plugins && !builtin);
+  const bool isolate =
+      policy_.isolation == Isolation::All || (policy_.isolation == Isolation::Plugins && !builtin);
   if (!isolate) return kernel.run(parameters.data(), parameters.size(), user_data);
 
   if (pid_ < 0 && !spawn(regions, request, peer)) return NAA_KERNEL_RC_CRASHED;

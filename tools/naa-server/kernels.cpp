@@ -44,8 +44,7 @@ bool matrix_bytes(uint64_t rows, uint64_t cols, size_t *bytes) {
 void add_to_bytes(const naa_kernel_region *regions, size_t n_regions, uint8_t delta) {
   for (size_t r = 0; r < n_regions; r++) {
     auto *bytes = static_cast<uint8_t *>(regions[r].addr);
-    for (size_t i = 0; i < regions[r].size; i++)
-      bytes[i] = static_cast<uint8_t>(bytes[i] + delta);
+    for (size_t i = 0; i < regions[r].size; i++) bytes[i] = static_cast<uint8_t>(bytes[i] + delta);
   }
 }
 
@@ -59,7 +58,9 @@ uint8_t add2(const naa_kernel_region *regions, size_t n_regions, uint32_t) {
   return 0;
 }
 
-uint8_t noop(const naa_kernel_region *, size_t, uint32_t) { return 0; }
+uint8_t noop(const naa_kernel_region *, size_t, uint32_t) {
+  return 0;
+}
 
 uint8_t vecadd_f64(const naa_kernel_region *regions, size_t n_regions, uint32_t) {
   std::array<const naa_kernel_region *, 2> in;
@@ -71,8 +72,8 @@ uint8_t vecadd_f64(const naa_kernel_region *regions, size_t n_regions, uint32_t)
   }
   const size_t size = out[0]->size;
   if (in[0]->size != size || in[1]->size != size || size % sizeof(double) != 0) {
-    NAA_LOG_DEBUG("vecadd_f64: a %zu, b %zu, sum %zu bytes; need equal multiples of 8",
-                  in[0]->size, in[1]->size, size);
+    NAA_LOG_DEBUG("vecadd_f64: a %zu, b %zu, sum %zu bytes; need equal multiples of 8", in[0]->size,
+                  in[1]->size, size);
     return NAA_KERNEL_RC_BAD_SIZE;
   }
   for (size_t i = 0; i < size / sizeof(double); i++)
@@ -91,8 +92,10 @@ uint8_t daxpy(const naa_kernel_region *regions, size_t n_regions, uint32_t) {
   const size_t size = out[0]->size;
   if (in[0]->size != sizeof(double) || in[1]->size != size || in[2]->size != size ||
       size % sizeof(double) != 0) {
-    NAA_LOG_DEBUG("daxpy: alpha %zu, x %zu, y %zu, result %zu bytes; need 8, then equal "
-                  "multiples of 8", in[0]->size, in[1]->size, in[2]->size, size);
+    NAA_LOG_DEBUG(
+        "daxpy: alpha %zu, x %zu, y %zu, result %zu bytes; need 8, then equal "
+        "multiples of 8",
+        in[0]->size, in[1]->size, in[2]->size, size);
     return NAA_KERNEL_RC_BAD_SIZE;
   }
   // Read before the loop: the result may be the alpha region itself.
@@ -127,8 +130,8 @@ uint8_t dgemm(const naa_kernel_region *regions, size_t n_regions, uint32_t) {
   // loops would run m times unchecked by any region size.
   size_t a_bytes, b_bytes, c_bytes;
   if (m == 0 || n == 0 || k == 0 || !matrix_bytes(m, k, &a_bytes) ||
-      !matrix_bytes(k, n, &b_bytes) || !matrix_bytes(m, n, &c_bytes) ||
-      in[1]->size != a_bytes || in[2]->size != b_bytes || out[0]->size != c_bytes) {
+      !matrix_bytes(k, n, &b_bytes) || !matrix_bytes(m, n, &c_bytes) || in[1]->size != a_bytes ||
+      in[2]->size != b_bytes || out[0]->size != c_bytes) {
     NAA_LOG_DEBUG("dgemm: m %llu, n %llu, k %llu do not match A %zu, B %zu, C %zu bytes",
                   static_cast<unsigned long long>(m), static_cast<unsigned long long>(n),
                   static_cast<unsigned long long>(k), in[1]->size, in[2]->size, out[0]->size);
@@ -149,12 +152,8 @@ uint8_t dgemm(const naa_kernel_region *regions, size_t n_regions, uint32_t) {
 
 // Codes 1..3 are those of the reference software NAA, so hosts written for it work unchanged.
 const naa_kernel builtins[] = {
-    {1, "add1", add1},
-    {2, "add2", add2},
-    {3, "noop", noop},
-    {10, "vecadd_f64", vecadd_f64},
-    {11, "daxpy", daxpy},
-    {12, "dgemm", dgemm},
+    {1, "add1", add1},    {2, "add2", add2},    {3, "noop", noop}, {10, "vecadd_f64", vecadd_f64},
+    {11, "daxpy", daxpy}, {12, "dgemm", dgemm},
 };
 
 bool fail(std::string *error, const std::string &message) {
@@ -170,7 +169,9 @@ std::string dl_cause(const char *fallback) {
 
 }  // namespace
 
-void KernelRegistry::DlClose::operator()(void *handle) const { dlclose(handle); }
+void KernelRegistry::DlClose::operator()(void *handle) const {
+  dlclose(handle);
+}
 
 KernelRegistry::KernelRegistry() {
   for (const naa_kernel &kernel : builtins) slots_[kernel.function_code] = kernel;
@@ -214,8 +215,7 @@ bool KernelRegistry::load_plugin(const std::string &path, std::string *error) {
   const naa_kernel *table = table_fn(&abi_version, &count);
   if (abi_version != NAA_KERNEL_ABI_VERSION)
     return fail(error, where + "built for kernel ABI version " + std::to_string(abi_version) +
-                           ", this server has version " +
-                           std::to_string(NAA_KERNEL_ABI_VERSION));
+                           ", this server has version " + std::to_string(NAA_KERNEL_ABI_VERSION));
   // Checked before the table is read: a bogus count must not walk off its end.
   if (count >= slots_.size())
     return fail(error, where + "declares " + std::to_string(count) +

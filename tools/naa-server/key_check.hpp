@@ -37,7 +37,8 @@ class KeyCheck {
  public:
   explicit KeyCheck(std::string key) : key_(std::move(key)) {}
 
-  KeyVerdict check(const std::string &peer, const std::string &private_data, RefusalThrottle::Clock::time_point now) {
+  KeyVerdict check(const std::string &peer, const std::string &private_data,
+                   RefusalThrottle::Clock::time_point now) {
     KeyVerdict v;
     const std::string host = peer_host(peer);
     const bool tried = refusals_.may_try(host, now);
@@ -51,8 +52,8 @@ class KeyCheck {
                        private_data.size() > auth::connect_data_length(private_data);
     if (refusals_.refused(host, tried && keyed, now, &unlogged))
       v.log_line = "refusing " + peer + ": " +
-                   (tried ? "missing or wrong authentication key" : "too soon after a wrong key") + " (" +
-                   std::to_string(unlogged) + " earlier refusals of " + host +
+                   (tried ? "missing or wrong authentication key" : "too soon after a wrong key") +
+                   " (" + std::to_string(unlogged) + " earlier refusals of " + host +
                    " not logged: one line per host per " +
                    std::to_string(RefusalThrottle::kLogInterval.count()) + " s)";
     return v;

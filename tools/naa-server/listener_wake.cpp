@@ -17,10 +17,12 @@ ListenerWake::ListenerWake(int stop_fd) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   epoll_event stop{}, rung{};
   stop.events = rung.events = EPOLLIN;
-  if (event_fd_ >= 0 && epoll_fd_ >= 0 && epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd, &stop) == 0 &&
+  if (event_fd_ >= 0 && epoll_fd_ >= 0 &&
+      epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd, &stop) == 0 &&
       epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &rung) == 0)
     return;
-  NAA_LOG_WARN("no descriptors for a listening thread's wake-ups: it looks for the stop every 200 ms");
+  NAA_LOG_WARN(
+      "no descriptors for a listening thread's wake-ups: it looks for the stop every 200 ms");
   if (epoll_fd_ >= 0) close(epoll_fd_);
   epoll_fd_ = -1;
 }

@@ -36,7 +36,8 @@ class ListenerWake {
   }
 
  private:
-  std::atomic<std::chrono::steady_clock::time_point> asleep_until_{std::chrono::steady_clock::time_point::max()};
+  std::atomic<std::chrono::steady_clock::time_point> asleep_until_{
+      std::chrono::steady_clock::time_point::max()};
   int event_fd_ = -1;
   int epoll_fd_ = -1;
 };

@@ -25,10 +25,13 @@ namespace {
 
 naa::server::StopSignal stop_requested;
 
-void on_signal(int) { stop_requested.raise(); }
+void on_signal(int) {
+  stop_requested.raise();
+}
 
 void usage(FILE *out) {
-  std::fprintf(out,
+  std::fprintf(
+      out,
       "Usage: naa-server [OPTION]...\n"
       "Serve NAA kernels to libnaa clients (the NAAICE wire protocol over verbs or libfabric).\n"
       "\n"
@@ -103,40 +106,51 @@ int main(int argc, char **argv) {
   std::vector<std::string> plugins;
   bool list_only = false;
 
-  static const option long_options[] = {
-      {"address", required_argument, nullptr, 'a'},  {"port", required_argument, nullptr, 'p'},
-      {"transport", required_argument, nullptr, 't'}, {"kernel", required_argument, nullptr, 'k'},
-      {"max-clients", required_argument, nullptr, 'c'},
-      {"peer-clients", required_argument, nullptr, 'P'},
-      {"peer-memory", required_argument, nullptr, 'H'},
-      {"idle-timeout", required_argument, nullptr, 'I'},
-      {"handshake-timeout", required_argument, nullptr, 'G'},
-      {"handshake-per-source", required_argument, nullptr, 'g'},
-      {"client-memory", required_argument, nullptr, 'm'},
-      {"total-memory", required_argument, nullptr, 'M'},
-      {"mrsp-timeout", required_argument, nullptr, 'T'},
-      {"kernel-timeout", required_argument, nullptr, 'K'},
-      {"isolate", required_argument, nullptr, 'i'},
-      {"ready-file", required_argument, nullptr, 'r'}, {"list-kernels", no_argument, nullptr, 'l'},
-      {"auth-key-file", required_argument, nullptr, 'A'},
-      {"spin-us", required_argument, nullptr, 's'},
-      {"wait", required_argument, nullptr, 'w'},
-      {"reference-guard-us", required_argument, nullptr, 'R'},
-      {"shm", required_argument, nullptr, 'S'},
-      {"verbose", no_argument, nullptr, 'v'},         {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, 'V'},         {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {{"address", required_argument, nullptr, 'a'},
+                                        {"port", required_argument, nullptr, 'p'},
+                                        {"transport", required_argument, nullptr, 't'},
+                                        {"kernel", required_argument, nullptr, 'k'},
+                                        {"max-clients", required_argument, nullptr, 'c'},
+                                        {"peer-clients", required_argument, nullptr, 'P'},
+                                        {"peer-memory", required_argument, nullptr, 'H'},
+                                        {"idle-timeout", required_argument, nullptr, 'I'},
+                                        {"handshake-timeout", required_argument, nullptr, 'G'},
+                                        {"handshake-per-source", required_argument, nullptr, 'g'},
+                                        {"client-memory", required_argument, nullptr, 'm'},
+                                        {"total-memory", required_argument, nullptr, 'M'},
+                                        {"mrsp-timeout", required_argument, nullptr, 'T'},
+                                        {"kernel-timeout", required_argument, nullptr, 'K'},
+                                        {"isolate", required_argument, nullptr, 'i'},
+                                        {"ready-file", required_argument, nullptr, 'r'},
+                                        {"list-kernels", no_argument, nullptr, 'l'},
+                                        {"auth-key-file", required_argument, nullptr, 'A'},
+                                        {"spin-us", required_argument, nullptr, 's'},
+                                        {"wait", required_argument, nullptr, 'w'},
+                                        {"reference-guard-us", required_argument, nullptr, 'R'},
+                                        {"shm", required_argument, nullptr, 'S'},
+                                        {"verbose", no_argument, nullptr, 'v'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {"version", no_argument, nullptr, 'V'},
+                                        {nullptr, 0, nullptr, 0}};
   int opt;
   uint64_t n;
   std::string key_file;
-  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:g:K:i:r:A:s:w:R:S:lvhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "a:p:t:k:c:P:m:M:H:T:I:G:g:K:i:r:A:s:w:R:S:lvhV",
+                            long_options, nullptr)) != -1) {
     switch (opt) {
-      case 'a': options.address = optarg; break;
+      case 'a':
+        options.address = optarg;
+        break;
       case 'p':
         if (!naa::parse_count(optarg, 65535, &n)) bad_option("--port", optarg);
         options.port = static_cast<uint16_t>(n);
         break;
-      case 't': options.transport = optarg; break;
-      case 'k': plugins.emplace_back(optarg); break;
+      case 't':
+        options.transport = optarg;
+        break;
+      case 'k':
+        plugins.emplace_back(optarg);
+        break;
       case 'c':
         if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
         options.max_clients = static_cast<unsigned>(n);
@@ -146,7 +160,8 @@ int main(int argc, char **argv) {
         options.peer_clients = static_cast<unsigned>(n);
         break;
       case 'H':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) || options.peer_memory == 0)
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) ||
+            options.peer_memory == 0)
           bad_option("--peer-memory", optarg);
         break;
       case 'I':
@@ -154,7 +169,8 @@ int main(int argc, char **argv) {
         options.idle_timeout = std::chrono::seconds(n);
         break;
       case 'G':
-        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--handshake-timeout", optarg);
+        if (!naa::parse_count(optarg, 86400, &n) || n == 0)
+          bad_option("--handshake-timeout", optarg);
         options.handshake_timeout = std::chrono::seconds(n);
         break;
       case 'g':
@@ -162,10 +178,12 @@ int main(int argc, char **argv) {
         options.handshake_per_source = static_cast<unsigned>(n);
         break;
       case 'm':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true)) bad_option("--client-memory", optarg);
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true))
+          bad_option("--client-memory", optarg);
         break;
       case 'M':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.total_memory, true)) bad_option("--total-memory", optarg);
+        if (!naa::parse_count(optarg, UINT64_MAX, &options.total_memory, true))
+          bad_option("--total-memory", optarg);
         break;
       case 'T':
         if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
@@ -182,8 +200,12 @@ int main(int argc, char **argv) {
       case 'S':
         if (!naa::server::parse_shm_peers(optarg, &options.shm)) bad_option("--shm", optarg);
         break;
-      case 'r': options.ready_file = optarg; break;
-      case 'A': key_file = optarg; break;
+      case 'r':
+        options.ready_file = optarg;
+        break;
+      case 'A':
+        key_file = optarg;
+        break;
       case 's':
         if (!naa::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
         options.spin = std::chrono::microseconds(n);
@@ -193,15 +215,28 @@ int main(int argc, char **argv) {
         options.reference_guard = std::chrono::microseconds(n);
         break;
       case 'w':
-        if (std::strcmp(optarg, "adaptive") == 0) options.adaptive = true;
-        else if (std::strcmp(optarg, "spin-then-block") == 0) options.adaptive = false;
-        else bad_option("--wait", optarg);
+        if (std::strcmp(optarg, "adaptive") == 0)
+          options.adaptive = true;
+        else if (std::strcmp(optarg, "spin-then-block") == 0)
+          options.adaptive = false;
+        else
+          bad_option("--wait", optarg);
         break;
-      case 'l': list_only = true; break;
-      case 'v': naa::log::set_default_threshold(naa::log::Level::Info); break;
-      case 'h': usage(stdout); return 0;
-      case 'V': std::printf("naa-server (libnaa) %s\n", PACKAGE_VERSION); return 0;
-      default: usage(stderr); return 2;
+      case 'l':
+        list_only = true;
+        break;
+      case 'v':
+        naa::log::set_default_threshold(naa::log::Level::Info);
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      case 'V':
+        std::printf("naa-server (libnaa) %s\n", PACKAGE_VERSION);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
     }
   }
   if (optind < argc) {

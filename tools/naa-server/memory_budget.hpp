@@ -40,8 +40,8 @@ class MemoryBudget {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_peer_.find(peer);
     const uint64_t mine = it != by_peer_.end() ? it->second : 0;
-    return std::min({per_client_, total_ - std::min(used_, total_),
-                     per_peer_ - std::min(mine, per_peer_)});
+    return std::min(
+        {per_client_, total_ - std::min(used_, total_), per_peer_ - std::min(mine, per_peer_)});
   }
 
   void release(uint64_t bytes, const std::string &peer = {}) {

@@ -10,8 +10,8 @@ namespace naa::server {
 
 // Sets *out to the value named `text`; false when no choice is named so.
 template <class E>
-bool parse_choice(const std::string &text, std::initializer_list<std::pair<const char *, E>> choices,
-                  E *out) {
+bool parse_choice(const std::string &text,
+                  std::initializer_list<std::pair<const char *, E>> choices, E *out) {
   for (const auto &[name, value] : choices)
     if (text == name) {
       *out = value;

@@ -27,7 +27,8 @@ class RefusalThrottle {
   }
 
   // Records a refusal of `host` (`guessed`: its key was checked and wrong; the kBurst-th
-  // such starts a backoff). True when it is to be logged; *unlogged is the refusals not logged before it.
+  // such starts a backoff). True when it is to be logged; *unlogged is the refusals not logged
+  // before it.
   bool refused(const std::string &host, bool guessed, Clock::time_point now, unsigned *unlogged) {
     std::lock_guard<std::mutex> lock(mu_);
     if (hosts_.size() > kMaxHosts) forget_quiet(now);
@@ -59,8 +60,9 @@ class RefusalThrottle {
 
   void forget_quiet(Clock::time_point now) {
     for (auto it = hosts_.begin(); it != hosts_.end();)
-      it = now - it->second.logged_at >= kLogInterval && now >= it->second.blocked_until ? hosts_.erase(it)
-                                                                                       : std::next(it);
+      it = now - it->second.logged_at >= kLogInterval && now >= it->second.blocked_until
+               ? hosts_.erase(it)
+               : std::next(it);
   }
 
   std::mutex mu_;

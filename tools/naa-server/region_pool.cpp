@@ -44,7 +44,8 @@ void RegionPool::expire(std::chrono::steady_clock::duration age) {
   }
 }
 
-std::chrono::steady_clock::time_point RegionPool::expiry(std::chrono::steady_clock::duration age) const {
+std::chrono::steady_clock::time_point RegionPool::expiry(
+    std::chrono::steady_clock::duration age) const {
   std::lock_guard<std::mutex> lock(mu_);
   return kept_.empty() ? std::chrono::steady_clock::time_point::max() : kept_.back().since + age;
 }

@@ -66,14 +66,15 @@ void write_ready_file(const std::string &path, uint16_t port) {
 
 bool parse_shm_peers(const std::string &text, ShmPeers *out) {
   return parse_choice(
-      text, {{"own-uid", ShmPeers::OwnUser}, {"pgid", ShmPeers::ProcessGroup}, {"off", ShmPeers::Off}},
+      text,
+      {{"own-uid", ShmPeers::OwnUser}, {"pgid", ShmPeers::ProcessGroup}, {"off", ShmPeers::Off}},
       out);
 }
 
 Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
     : options_(options),
       peer_clients_(options.peer_clients != 0 ? options.peer_clients
-                                                : std::max(1u, options.max_clients / 2)),
+                                              : std::max(1u, options.max_clients / 2)),
       kernels_(kernels),
       budget_(options.client_memory, options.total_memory,
               options.peer_memory != 0 ? options.peer_memory : options.total_memory / 2),
@@ -83,7 +84,8 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   // Every transport on one port number: the first one chooses it when asked for port 0.
   // Under "auto" the others are extras: one that cannot listen there (another server of this
   // user holding the same shm name, a device that refuses) is left out, not fatal.
-  for (const std::string &name : transport::listen_transports(options_.transport, options_.address)) {
+  for (const std::string &name :
+       transport::listen_transports(options_.transport, options_.address)) {
     if (transport::capabilities_of(name).same_host && options_.shm == ShmPeers::Off) {
       if (options_.transport != "auto")
         throw Error(NAA_ERR_CONFIG, "--transport " + name + " and --shm off exclude each other");
@@ -104,12 +106,15 @@ Server::Server(const ServerOptions &options, const KernelRegistry &kernels)
   if (!options_.ready_file.empty()) write_ready_file(options_.ready_file, port());
 }
 
-Server::~Server() { pool_.stop(); }
+Server::~Server() {
+  pool_.stop();
+}
 
 void Server::listen(const std::string &transport_name, uint16_t port) {
   Listening l;
   // NAA_OFI_WRITE_CHUNK and NAA_RDMA_DEVICE from naa-server's environment.
-  l.transport = transport::open_transport(transport_name, params::Values::read().transport_options());
+  l.transport =
+      transport::open_transport(transport_name, params::Values::read().transport_options());
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
   if (transport::capabilities_of(transport_name).tcp_connections)
@@ -125,7 +130,8 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
 
 std::string Server::transport_names() const {
   std::string names;
-  for (const Listening &l : listening_) names += (names.empty() ? "" : ", ") + std::string(l.transport->name());
+  for (const Listening &l : listening_)
+    names += (names.empty() ? "" : ", ") + std::string(l.transport->name());
   return names;
 }
 
@@ -136,8 +142,7 @@ void Server::reap() {
   // needs them for its clients' endpoints more.
   if (regions_.kept() > 0) {
     std::lock_guard<std::mutex> gate(transport::descriptor_gate());
-    if (!transport::descriptors_spare(transport::kSpareDescriptors))
-      regions_.clear();
+    if (!transport::descriptors_spare(transport::kSpareDescriptors)) regions_.clear();
   }
   if (workers_done_.exchange(0) == 0) return;  // no walk of 1000 clients' list for nothing
   std::lock_guard<std::mutex> lock(workers_mu_);
@@ -309,13 +314,15 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
   // Done ones not counted: a job marks its Worker done before reap() may count it, and one
   // reaped later must not hold a slot meanwhile.
   auto live = [](const Worker &w) { return !w.done.load(); };
-  if (static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), live)) >= options_.max_clients) {
+  if (static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), live)) >=
+      options_.max_clients) {
     NAA_LOG_WARN("refusing %s: %u clients already connected (--max-clients)", ep.peer().c_str(),
                  options_.max_clients);
     return "naa-server: too many clients";
   }
   auto same_host = [&host](const Worker &w) { return !w.done.load() && w.host == host; };
-  if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >= peer_clients_) {
+  if (static_cast<unsigned>(std::count_if(workers_.begin(), workers_.end(), same_host)) >=
+      peer_clients_) {
     NAA_LOG_WARN("refusing %s: %u clients of %s already connected (--peer-clients)",
                  ep.peer().c_str(), peer_clients_, host.c_str());
     return "naa-server: too many clients from this host";

@@ -49,7 +49,7 @@ struct ServerOptions {
   std::chrono::milliseconds mrsp_timeout{10000};
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(1800)};  // 0: never
   std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
-  unsigned handshake_per_source = 64;  // connections of one host waiting for hand-over; 0: any
+  unsigned handshake_per_source = 64;   // connections of one host waiting for hand-over; 0: any
   std::chrono::microseconds spin{100};  // the least it polls after each invocation (wait plan)
   // --wait adaptive (default): a connection polls for the next invocation only while the node
   // is not oversubscribed and its recent polls paid; spin-then-block: by the wait plan alone.
@@ -117,7 +117,7 @@ class Server {
   std::mutex workers_mu_;
   std::list<Worker> workers_;
   std::atomic<size_t> workers_done_{0};  // Workers marked done since reap() last looked
-  RegionPool regions_;  // the regions of finished connections (region_pool.hpp)
+  RegionPool regions_;                   // the regions of finished connections (region_pool.hpp)
   // After workers_ and regions_, so that it is destroyed first: its jobs mark their Worker
   // done and give their regions back.
   WorkerPool pool_;

@@ -39,7 +39,8 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
     // or a test (test_worker_pool) sees the name, the next client is handed to this thread.
     pthread_setname_np(pthread_self(), "naa-parked");
     last_parked_ = Clock::now();
-    if (const std::chrono::nanoseconds due = gap_.due(spin_); due.count() > 0) poll_for_job(lock, due);
+    if (const std::chrono::nanoseconds due = gap_.due(spin_); due.count() > 0)
+      poll_for_job(lock, due);
     wake_.wait_for(lock, park_time_, [this] { return stopping_ || !jobs_.empty(); });
     --parked_;
     if (stopping_ || jobs_.empty()) break;

@@ -30,7 +30,10 @@ class WorkerPool {
   WorkerPool(size_t max_parked, std::chrono::milliseconds park_time,
              std::chrono::microseconds spin = std::chrono::microseconds(0),
              std::function<void()> ended = nullptr)
-      : max_parked_(max_parked), park_time_(park_time), spin_(spin), ended_hook_(std::move(ended)) {}
+      : max_parked_(max_parked),
+        park_time_(park_time),
+        spin_(spin),
+        ended_hook_(std::move(ended)) {}
   ~WorkerPool() { stop(); }
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;

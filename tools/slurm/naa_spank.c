@@ -79,9 +79,12 @@ static int naa_option(int val, const char *optarg, int remote) {
     char served[4 * NAA_CONF_MAX_FNCODE + 1] = "";
     uint8_t seen[NAA_CONF_MAX_FNCODE + 1] = {0};
     for (size_t n = 0; n < conf.n_naas; n++)
-      for (size_t k = 0; k < conf.naas[n].n_kernels; k++) seen[conf.naas[n].kernels[k].function_code] = 1;
+      for (size_t k = 0; k < conf.naas[n].n_kernels; k++)
+        seen[conf.naas[n].kernels[k].function_code] = 1;
     for (unsigned c = 1; c <= NAA_CONF_MAX_FNCODE; c++)
-      if (seen[c]) snprintf(served + strlen(served), sizeof served - strlen(served), "%s%u", served[0] ? "," : "", c);
+      if (seen[c])
+        snprintf(served + strlen(served), sizeof served - strlen(served), "%s%u",
+                 served[0] ? "," : "", c);
     slurm_error("naa: no NAA serves function code %u (--naa=%s); %s lists %s", (unsigned)codes[i],
                 optarg, conf_path, served[0] ? served : "no function codes");
     rc = -1;
@@ -92,17 +95,21 @@ static int naa_option(int val, const char *optarg, int remote) {
 }
 
 static struct spank_option naa_opt = {
-    "naa", "FNCODE[,FNCODE...]",
+    "naa",
+    "FNCODE[,FNCODE...]",
     "Offload function codes FNCODE to network-attached accelerators: each task gets NAA_SPEC "
     "naming an NAA per code (see naa.conf(5))",
-    1, 0, naa_option};
+    1,
+    0,
+    naa_option};
 
 int slurm_spank_init(spank_t sp, int ac, char **av) {
   for (int i = 0; i < ac; i++) {
     if (strncmp(av[i], "conf=", 5) == 0) {
       snprintf(conf_path, sizeof conf_path, "%s", av[i] + 5);
     } else {
-      slurm_error("naa: unknown plugstack argument \"%s\" (expected conf=/path/to/naa.conf)", av[i]);
+      slurm_error("naa: unknown plugstack argument \"%s\" (expected conf=/path/to/naa.conf)",
+                  av[i]);
       return -1;
     }
   }
@@ -177,7 +184,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av) {
   for (size_t i = 0; i < n_codes && rc == 0; i++) {
     const naa_conf_naa *naa = naa_conf_pick(&conf, codes[i], rank);
     if (naa == NULL) {
-      slurm_error("naa: no NAA in %s serves function code %u any more", conf_path, (unsigned)codes[i]);
+      slurm_error("naa: no NAA in %s serves function code %u any more", conf_path,
+                  (unsigned)codes[i]);
       rc = -1;
       break;
     }

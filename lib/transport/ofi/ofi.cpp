@@ -64,8 +64,10 @@ void keep_open(std::unique_ptr<OfiEndpoint> ep) {
 class OfiTransport : public Transport {
  public:
   OfiTransport(std::string provider, const TransportOptions &options)
-      : provider_(std::move(provider)), auto_progress_(options.provider_progress),
-        write_chunk_(options.write_chunk), options_(options),
+      : provider_(std::move(provider)),
+        auto_progress_(options.provider_progress),
+        write_chunk_(options.write_chunk),
+        options_(options),
         name_(provider_.empty() ? "ofi" : "ofi+" + provider_) {}
 
   const char *name() const override { return name_.c_str(); }
@@ -94,24 +96,27 @@ class OfiTransport : public Transport {
       src->sin_addr = local_ipv4(local_ip);
     }
     require_resolvable(host);
-    InfoPtr chosen = named ? named_destination(port) : destination(hints.get(), host, port, local_ip);
+    InfoPtr chosen =
+        named ? named_destination(port) : destination(hints.get(), host, port, local_ip);
     if (!chosen) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-    NAA_LOG_INFO("connecting to %s:%u with provider %s (%s, fabric %s, domain %s, %s data progress)",
-                 host.c_str(), static_cast<unsigned>(port), chosen->fabric_attr->prov_name,
-                 type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG", chosen->fabric_attr->name,
-                 chosen->domain_attr->name,
-                 chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+    NAA_LOG_INFO(
+        "connecting to %s:%u with provider %s (%s, fabric %s, domain %s, %s data progress)",
+        host.c_str(), static_cast<unsigned>(port), chosen->fabric_attr->prov_name,
+        type == FI_EP_RDM ? "FI_EP_RDM" : "FI_EP_MSG", chosen->fabric_attr->name,
+        chosen->domain_attr->name,
+        chosen->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     auto context = OfiContext::acquire(chosen.get());
-    auto ep = std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr,
-                                            std::string(), OfiEndpoint::Reuse::Client,
-                                            options_.idle_endpoints);
+    auto ep =
+        std::make_unique<OfiEndpoint>(std::move(context), std::move(chosen), nullptr, std::string(),
+                                      OfiEndpoint::Reuse::Client, options_.idle_endpoints);
     ep->limit_writes(write_chunk_);
     ep->plan_setup_waits(options_);
     if (type == FI_EP_RDM) ep->set_peer_label(host + ":" + std::to_string(port));
     std::string request_data = private_data;
     if (before_connect) {
       const size_t room = ep->connect_data_room();
-      if (room > request_data.size()) request_data += before_connect(*ep, room - request_data.size());
+      if (room > request_data.size())
+        request_data += before_connect(*ep, room - request_data.size());
     }
     try {
       ep->connect(deadline, request_data);
@@ -124,7 +129,8 @@ class OfiTransport : public Transport {
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     if (endpoint_type() == FI_EP_RDM)
-      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_, options_.idle_endpoints);
+      return std::make_unique<OfiRdmListener>(provider_, host, port, write_chunk_,
+                                              options_.idle_endpoints);
     return std::make_unique<OfiListener>(provider_, host, port, options_);
   }
 
@@ -146,7 +152,8 @@ class OfiTransport : public Transport {
       auto it = known->find(key);
       if (it == known->end()) {
         Known k;
-        if (!provider_.empty() && !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
+        if (!provider_.empty() &&
+            !find_info(provider_, auto_progress_, FI_EP_MSG, nullptr, nullptr, 0))
           k.rdm_probe = find_info(provider_, auto_progress_, FI_EP_RDM, nullptr, nullptr, 0);
         if (k.rdm_probe) k.type = FI_EP_RDM;
         it = known->emplace(key, std::move(k)).first;
@@ -169,8 +176,8 @@ class OfiTransport : public Transport {
       Deadline::Clock::time_point at;
     };
     static auto *answers = new std::map<std::string, Answer>;  // never destroyed
-    const std::string key = provider_ + '\n' + std::to_string(auto_progress_) + '\n' + host +
-                            '\n' + std::to_string(port) + '\n' + local_ip;
+    const std::string key = provider_ + '\n' + std::to_string(auto_progress_) + '\n' + host + '\n' +
+                            std::to_string(port) + '\n' + local_ip;
     const auto now = Deadline::Clock::now();
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -180,7 +187,8 @@ class OfiTransport : public Transport {
     }
     fi_info *info = nullptr;
     const std::string service = std::to_string(port);
-    int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, const_cast<fi_info *>(hints), &info);
+    int rc = fi_getinfo(kApiVersion, host.c_str(), service.c_str(), 0, const_cast<fi_info *>(hints),
+                        &info);
     if (rc < 0)
       fail(rc == -FI_ENODATA ? NAA_ERR_UNSUPPORTED : NAA_ERR_CONNECTION,
            "no libfabric provider" + provider_phrase(provider_) +
@@ -232,10 +240,10 @@ Deadline::Clock::duration initialise_libfabric() {
     // No hints: every provider answers, which costs little once they are initialised.
     if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all) == 0) fi_freeinfo(all);
     took = Deadline::Clock::now() - start;
-    NAA_LOG_INFO("libfabric %s initialised its providers in %.1f ms (once per process, before "
-                 "NAA_CONNECT_TIMEOUT starts)",
-                 ofi_runtime_version().c_str(),
-                 std::chrono::duration<double, std::milli>(took).count());
+    NAA_LOG_INFO(
+        "libfabric %s initialised its providers in %.1f ms (once per process, before "
+        "NAA_CONNECT_TIMEOUT starts)",
+        ofi_runtime_version().c_str(), std::chrono::duration<double, std::milli>(took).count());
   });
   return took;
 }
@@ -251,8 +259,8 @@ std::vector<std::string> list_ofi_providers() {
       // libfabric lists a provider once per variant of its attributes (tcp;ofi_rxm thrice):
       // what a user chooses from is the provider, endpoint type, fabric and domain.
       std::string line = std::string(i->fabric_attr->prov_name) + "  " +
-                         (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " +
-                         i->fabric_attr->name + "  domain " + i->domain_attr->name;
+                         (type == FI_EP_MSG ? "msg" : "rdm") + "  fabric " + i->fabric_attr->name +
+                         "  domain " + i->domain_attr->name;
       if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
     }
   }

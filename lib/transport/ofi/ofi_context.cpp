@@ -48,7 +48,7 @@ std::shared_ptr<OfiContext> OfiContext::acquire(const fi_info *info) {
 
 OfiContext::~OfiContext() {
   queues.clear();  // opened on the fabric and the domain
-  idle_.clear();  // their fabric objects before the domain
+  idle_.clear();   // their fabric objects before the domain
   close_fid(domain != nullptr ? &domain->fid : nullptr);
   close_fid(fabric != nullptr ? &fabric->fid : nullptr);
 }
@@ -66,8 +66,10 @@ void OfiContext::park(std::unique_ptr<IdleRdm> idle, size_t bound, bool oldest) 
   std::shared_ptr<OfiContext> self = shared_from_this();
   std::lock_guard<std::mutex> lock(idle_mutex_);
   const bool client = idle->client;
-  if (oldest) idle_.push_front(std::move(idle));
-  else idle_.push_back(std::move(idle));
+  if (oldest)
+    idle_.push_front(std::move(idle));
+  else
+    idle_.push_back(std::move(idle));
   size_t same = 0;
   for (const auto &i : idle_) same += i->client == client;
   if (same > bound) {

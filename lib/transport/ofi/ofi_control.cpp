@@ -18,7 +18,9 @@ void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-uint16_t get16(const uint8_t *p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint16_t get16(const uint8_t *p) {
+  return static_cast<uint16_t>(p[0] | p[1] << 8);
+}
 
 uint32_t get32(const uint8_t *p) {
   return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
@@ -83,10 +85,14 @@ bool decode(const uint8_t *buf, size_t len, Message *m, std::string *why) {
 
 const char *type_name(Type t) {
   switch (t) {
-    case Type::Request: return "connection request";
-    case Type::Accept: return "accept";
-    case Type::Reject: return "reject";
-    case Type::Goodbye: return "goodbye";
+    case Type::Request:
+      return "connection request";
+    case Type::Accept:
+      return "accept";
+    case Type::Reject:
+      return "reject";
+    case Type::Goodbye:
+      return "goodbye";
   }
   return "?";
 }

@@ -28,9 +28,9 @@ enum class Type : uint8_t { Request = 1, Accept = 2, Reject = 3, Goodbye = 4 };
 
 struct Message {
   Type type = Type::Goodbye;
-  uint32_t pid = 0;   // the sender's process, for the liveness check of same-host peers
-  std::string name;   // the sender's endpoint name (request: the client's; accept: the server's)
-  std::string data;   // private data (request, accept) or the reason (reject)
+  uint32_t pid = 0;  // the sender's process, for the liveness check of same-host peers
+  std::string name;  // the sender's endpoint name (request: the client's; accept: the server's)
+  std::string data;  // private data (request, accept) or the reason (reject)
 };
 
 // Returns the length written to `out` (kMaxMessage bytes suffice), 0 if a field is too long.

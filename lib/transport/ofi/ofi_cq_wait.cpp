@@ -43,7 +43,8 @@ void control(int set, int op, const pollfd &p) {
   // A descriptor closed meanwhile (the socket of a connection that ended) has left the set
   // by itself: its removal fails, harmlessly.
   if (epoll_ctl(set, op, p.fd, &ev) != 0 && op != EPOLL_CTL_DEL)
-    throw Error(NAA_ERR_TRANSPORT, std::string("epoll_ctl on the completion queue's descriptors: ") + strerror(errno));
+    throw Error(NAA_ERR_TRANSPORT,
+                std::string("epoll_ctl on the completion queue's descriptors: ") + strerror(errno));
 }
 
 }  // namespace
@@ -77,7 +78,8 @@ bool OfiCqWait::arm() {
   std::vector<pollfd> now;
   uint64_t index = 0;
   if (!list_descriptors(cq_, &now, &index))
-    throw Error(NAA_ERR_TRANSPORT, "the completion queue no longer lists its descriptors (FI_GETWAIT)");
+    throw Error(NAA_ERR_TRANSPORT,
+                "the completion queue no longer lists its descriptors (FI_GETWAIT)");
   if (index != change_index_) {
     disarm();
     change_index_ = index;
@@ -89,8 +91,10 @@ bool OfiCqWait::arm() {
   for (const pollfd &p : now) {
     auto was = std::find_if(registered_.begin(), registered_.end(),
                             [&](const pollfd &r) { return r.fd == p.fd; });
-    if (was == registered_.end()) control(fd_, EPOLL_CTL_ADD, p);
-    else if (was->events != p.events) control(fd_, EPOLL_CTL_MOD, p);  // POLLOUT: a send waits
+    if (was == registered_.end())
+      control(fd_, EPOLL_CTL_ADD, p);
+    else if (was->events != p.events)
+      control(fd_, EPOLL_CTL_MOD, p);  // POLLOUT: a send waits
   }
   for (const pollfd &r : registered_)
     if (std::none_of(now.begin(), now.end(), [&](const pollfd &p) { return p.fd == r.fd; }))

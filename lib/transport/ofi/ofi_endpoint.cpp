@@ -17,8 +17,11 @@ namespace naa::transport::ofi_detail {
 
 OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
                          std::string request_data, Reuse reuse, size_t idle_bound)
-    : context_(std::move(context)), info_(std::move(info)), reuse_(reuse),
-      idle_bound_(idle_bound), pep_(pep),
+    : context_(std::move(context)),
+      info_(std::move(info)),
+      reuse_(reuse),
+      idle_bound_(idle_bound),
+      pep_(pep),
       peer_data_(std::move(request_data)) {
   rdm_ = info_->ep_attr->type == FI_EP_RDM;
   // Only shm guarantees a peer on this host, whose process can be watched.
@@ -30,8 +33,8 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
   imm_consumes_recv_ = (info_->mode & FI_RX_CQ_DATA) || (info_->rx_attr->mode & FI_RX_CQ_DATA);
   const uint64_t mr_mode = info_->domain_attr->mr_mode;
   virt_addr_ = (mr_mode & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-  ordered_writes_ = (info_->tx_attr->msg_order & FI_ORDER_WAW) &&
-                    (info_->tx_attr->comp_order & FI_ORDER_STRICT);
+  ordered_writes_ =
+      (info_->tx_attr->msg_order & FI_ORDER_WAW) && (info_->tx_attr->comp_order & FI_ORDER_STRICT);
   max_msg_ = info_->ep_attr->max_msg_size;
   // A request a server may still refuse gets no domain, queues or endpoint until it is
   // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
@@ -248,15 +251,16 @@ void OfiEndpoint::on_cq_error() {
   failed_ = true;
   if (is_control(err.op_context)) {
     if (!(err.flags & FI_RECV) && control_sends_pending_ > 0) --control_sends_pending_;
-    NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(), fi_error_text(err.err).c_str());
+    NAA_LOG_DEBUG("control message to %s failed: %s", peer_.c_str(),
+                  fi_error_text(err.err).c_str());
     return;
   }
   if (err.op_context == &fence_context_ && fence_pending_ > 0) --fence_pending_;
   // A failed operation on a connection the peer dropped is a connection error, not ours.
   check_events();
-  throw Error(NAA_ERR_TRANSPORT, "operation to " + peer_ + " failed: " + fi_error_text(err.err) +
-                                     " (" + fi_cq_strerror(cq_, err.prov_errno, err.err_data,
-                                                           nullptr, 0) + ")");
+  throw Error(NAA_ERR_TRANSPORT,
+              "operation to " + peer_ + " failed: " + fi_error_text(err.err) + " (" +
+                  fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")");
 }
 
 void OfiEndpoint::check_events() {
@@ -265,8 +269,8 @@ void OfiEndpoint::check_events() {
     if (connected_ && peer_process_gone()) {
       peer_left_ = true;
       remove_dead_peer_region();
-      throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " (process " +
-                                          std::to_string(peer_pid_) + ") is gone");
+      throw Error(NAA_ERR_CONNECTION,
+                  "peer " + peer_ + " (process " + std::to_string(peer_pid_) + ") is gone");
     }
     return;
   }
@@ -298,12 +302,14 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, 
   // Without both descriptors, a disconnect that only the EQ shows is seen after a slice, which
   // grows with the time nothing came: 64 idle connections of naa-server that woke every
   // 100 ms took 7 % of a core.
-  const auto slice = std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
+  const auto slice =
+      std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
   fi_cq_data_entry entries[8];
   ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
                            deadline.remaining_ms(static_cast<int>(slice.count())));
   if (rc > 0) return translate(entries, nullptr, static_cast<size_t>(rc), out);
-  if (rc == -FI_EAVAIL) on_cq_error();
+  if (rc == -FI_EAVAIL)
+    on_cq_error();
   else if (rc != -FI_EAGAIN && rc != -FI_ETIMEDOUT && rc != -FI_EINTR)
     check(static_cast<int>(rc), "fi_cq_sread");
   return 0;
@@ -357,7 +363,8 @@ size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline
       auto sleep = std::max(deadline.remaining(), Deadline::Clock::duration::zero());
       if (Deadline::Clock::now() < transfer_watch_until_) sleep = std::min(sleep, nap_.length());
       const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(sleep).count();
-      const timespec timeout{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+      const timespec timeout{static_cast<time_t>(left / 1000000000),
+                             static_cast<long>(left % 1000000000)};
       if (::ppoll(fds, count, &timeout, nullptr) < 0 && errno != EINTR) check(-errno, "ppoll");
       interrupted_ = interrupt >= 0 && fds[1].revents != 0;
       rung = fds[0].revents != 0;
@@ -378,24 +385,29 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   const size_t n = std::min<size_t>(max, 8);
   ssize_t rc = sources_ ? fi_cq_readfrom(cq_, entries, n, sources) : fi_cq_read(cq_, entries, n);
   if (rc > 0) return translate(entries, sources_ ? sources : nullptr, static_cast<size_t>(rc), out);
-  if (rc == -FI_EAVAIL) on_cq_error();
-  else if (rc != -FI_EAGAIN) check(static_cast<int>(rc), "fi_cq_read");
-  else if (awaiting_peer_ && peer_bell_) peer_bell_->nudge();
+  if (rc == -FI_EAVAIL)
+    on_cq_error();
+  else if (rc != -FI_EAGAIN)
+    check(static_cast<int>(rc), "fi_cq_read");
+  else if (awaiting_peer_ && peer_bell_)
+    peer_bell_->nudge();
   return 0;
 }
 
 // Completions of the transport's own operations (control messages, RDM's data writes) are
 // consumed here, and with `sources` (FI_SOURCE) what came from another than the peer is
 // dropped; the rest are handed on.
-size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *sources,
-                              size_t n, Completion *out) {
+size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *sources, size_t n,
+                              Completion *out) {
   size_t k = 0;
   for (size_t i = 0; i < n; ++i) {
     const fi_cq_data_entry &e = entries[i];
     const fi_addr_t source = sources != nullptr ? sources[i] : FI_ADDR_UNSPEC;
     if (is_control(e.op_context)) {
-      if (e.flags & FI_RECV) on_control(static_cast<uint8_t *>(e.op_context), e.len, source);
-      else if (control_sends_pending_ > 0) --control_sends_pending_;
+      if (e.flags & FI_RECV)
+        on_control(static_cast<uint8_t *>(e.op_context), e.len, source);
+      else if (control_sends_pending_ > 0)
+        --control_sends_pending_;
       continue;
     }
     if (e.op_context == &fence_context_ && !(e.flags & FI_REMOTE_CQ_DATA)) {
@@ -413,8 +425,10 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *
     }
     if (inbound) awaiting_peer_ = false;  // the peer moved
     if (e.flags & FI_RECV) forget_recv(reinterpret_cast<uint64_t>(e.op_context));
-    if (e.flags & FI_REMOTE_CQ_DATA) ++imms_received_;
-    else if (!inbound && tx_pending_ > 0) --tx_pending_;
+    if (e.flags & FI_REMOTE_CQ_DATA)
+      ++imms_received_;
+    else if (!inbound && tx_pending_ > 0)
+      --tx_pending_;
     Completion &c = out[k++];
     c.context = reinterpret_cast<uint64_t>(e.op_context);
     c.bytes = e.len;

@@ -83,8 +83,7 @@ class OfiEndpoint : public Endpoint {
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
                                                 bool remote_write) override;
   void post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override;
-  void post_send(const void *buf, size_t length, const MemoryRegion &mr,
-                 uint64_t context) override;
+  void post_send(const void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override;
   bool immediate_consumes_recv() const override { return imm_consumes_recv_; }
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override;
@@ -144,7 +143,7 @@ class OfiEndpoint : public Endpoint {
   void forget_address(fi_addr_t addr);
   void forget_previous_peer();
   void count_opened();
-  void count_address(bool kept);  // an entry made, or found kept (for tests)
+  void count_address(bool kept);   // an entry made, or found kept (for tests)
   void count_listener(bool kept);  // a kept listener entry served again, or dropped (for tests)
   void count_pidfd(bool kept);     // a pidfd opened, or a kept one watching the next peer
 
@@ -160,7 +159,8 @@ class OfiEndpoint : public Endpoint {
   size_t sleep_on_bell(Completion *out, size_t max, Deadline deadline, int interrupt);
   bool rings_bell() const { return !cq_wakes_ && bell_ && peer_bell_ && peer_bell_->rings(); }
   bool arm_bell();
-  void open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
+  void
+  open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
   std::unique_ptr<ShmBellRope> rope_for(const std::string &peer_name);  // ofi_endpoint_reuse.cpp
   // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
   void wake_peer() noexcept {
@@ -231,9 +231,12 @@ class OfiEndpoint : public Endpoint {
       size_t n = read_cq(c, 8);
       stash_.insert(stash_.end(), c, c + n);
       check_events();
-      if (n > 0) nap.reset();
-      else if (!spin_until.expired()) sched_yield();  // the peer may need this core
-      else nap.take();
+      if (n > 0)
+        nap.reset();
+      else if (!spin_until.expired())
+        sched_yield();  // the peer may need this core
+      else
+        nap.take();
     }
   }
 
@@ -244,8 +247,8 @@ class OfiEndpoint : public Endpoint {
   // Whether completions name their source (FI_SOURCE, asked of shm): then what a peer other
   // than this connection's sends or writes is dropped (an old peer of a reused endpoint).
   bool sources_ = false;
-  bool failed_ = false;     // a completion failed: the endpoint is closed, never reused
-  bool parking_ = false;    // park() cancels the receives still posted
+  bool failed_ = false;        // a completion failed: the endpoint is closed, never reused
+  bool parking_ = false;       // park() cancels the receives still posted
   bool peer_goodbye_ = false;  // the peer ended the connection with a goodbye
   bool settling_ = false;      // a reused client endpoint waits for its old peer's goodbye
   size_t tx_pending_ = 0;      // our sends and final writes not yet completed
@@ -256,7 +259,7 @@ class OfiEndpoint : public Endpoint {
     size_t length;
     void *desc;
   };
-  std::vector<PostedRecv> posted_recvs_;  // shm: to cancel at park, to post again after a drop
+  std::vector<PostedRecv> posted_recvs_;       // shm: to cancel at park, to post again after a drop
   std::map<std::string, fi_addr_t> av_names_;  // RDM: what the address vector holds
   // shm, a kept endpoint: the peer of its last connection, whose entry stays until the next
   // peer's is in (ofi_endpoint_reuse.cpp: fresh slots), and how many entries it ever made.
@@ -275,8 +278,8 @@ class OfiEndpoint : public Endpoint {
   std::string peer_;
   bool rdm_ = false;
   bool same_host_ = false;
-  bool cq_wakes_ = true;  // whether a peer's message wakes a thread asleep on the CQ
-  Nap nap_;  // sleep_on_cq's, where the CQ does not wake
+  bool cq_wakes_ = true;      // whether a peer's message wakes a thread asleep on the CQ
+  Nap nap_;                   // sleep_on_cq's, where the CQ does not wake
   bool interrupted_ = false;  // the last sleep_on_cq ended on its interrupt descriptor
   Deadline::Clock::time_point transfer_watch_until_{};  // sleep_on_bell naps until then
   bool imm_consumes_recv_ = false;
@@ -285,7 +288,7 @@ class OfiEndpoint : public Endpoint {
   EventCheckPacer event_checks_;
   int wait_fd_ = -1;
   std::shared_ptr<OfiCqWait> cq_wait_;  // MSG: what wait_fd_ belongs to
-  int eq_fd_ = -1;  // MSG: the EQ's wait descriptor, where it has one
+  int eq_fd_ = -1;                      // MSG: the EQ's wait descriptor, where it has one
   bool connected_ = false;
   bool accept_begun_ = false;
   Deadline::Clock::time_point connecting_since_{};  // fi_connect or fi_accept returned

@@ -65,7 +65,8 @@ void OfiEndpoint::begin_accept(const std::string &private_data) {
         "fi_accept");
   connecting_since_ = Deadline::Clock::now();
   accept_begun_ = true;
-  if (read_connection_event(true, Deadline::after(std::chrono::milliseconds(0)), "accepting " + peer_))
+  if (read_connection_event(true, Deadline::after(std::chrono::milliseconds(0)),
+                            "accepting " + peer_))
     accept_took.observe(Deadline::Clock::now() - connecting_since_);
 }
 
@@ -91,8 +92,9 @@ void OfiEndpoint::reject(const char *reason) {
 // Polls while the connection is due (TransportOptions::setup_spin), then sleeps in slices.
 void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
   progress::SharedExpected &took = pep_ == nullptr ? connect_took : accept_took;
-  const Deadline poll_until = Deadline::after(
-      setup_sleeps_ ? progress::microseconds(0) : progress::wait_plan(took.value(), setup_spin_).poll);
+  const Deadline poll_until =
+      Deadline::after(setup_sleeps_ ? progress::microseconds(0)
+                                    : progress::wait_plan(took.value(), setup_spin_).poll);
   for (;;) {
     const bool polling = !poll_until.expired();
     if (read_connection_event(polling, deadline, what)) {
@@ -111,12 +113,14 @@ bool OfiEndpoint::read_connection_event(bool polling, Deadline deadline, const s
   uint32_t event = 0;
   // The peer's accept data (naa-server's identity) follows the entry.
   alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
-  ssize_t rc = polling ? fi_eq_read(eq_, &event, buf, sizeof buf, 0)
-                       : fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
+  ssize_t rc =
+      polling ? fi_eq_read(eq_, &event, buf, sizeof buf, 0)
+              : fi_eq_sread(eq_, &event, buf, sizeof buf, deadline.remaining_ms(kWaitSliceMs), 0);
   if (rc == -FI_EAVAIL) raise_eq_error(what, pep_ == nullptr);
   if (rc >= 0 && event == FI_CONNECTED) {
     if (pep_ == nullptr && static_cast<size_t>(rc) > sizeof(fi_eq_cm_entry))
-      peer_data_.assign(buf + sizeof(fi_eq_cm_entry), static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
+      peer_data_.assign(buf + sizeof(fi_eq_cm_entry),
+                        static_cast<size_t>(rc) - sizeof(fi_eq_cm_entry));
     connected_ = true;
     return true;
   }

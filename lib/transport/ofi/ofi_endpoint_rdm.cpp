@@ -73,10 +73,12 @@ std::optional<control::Message> OfiEndpoint::next_control(control::Type type, De
 std::optional<control::Message> OfiEndpoint::await_accept(Deadline deadline) {
   static progress::SharedExpected accept_took;
   const auto start = Deadline::Clock::now();
-  const Deadline poll_until = Deadline::after(
-      setup_sleeps_ ? progress::microseconds(0) : progress::wait_plan(accept_took.value(), setup_spin_).poll);
+  const Deadline poll_until =
+      Deadline::after(setup_sleeps_ ? progress::microseconds(0)
+                                    : progress::wait_plan(accept_took.value(), setup_spin_).poll);
   std::optional<control::Message> answer;
-  while (!(answer = poll_control(control::Type::Accept)) && !poll_until.expired() && !deadline.expired())
+  while (!(answer = poll_control(control::Type::Accept)) && !poll_until.expired() &&
+         !deadline.expired())
     sched_yield();  // the listener may need this core
   if (!answer) answer = next_control(control::Type::Accept, deadline);
   if (answer) accept_took.observe(Deadline::Clock::now() - start);
@@ -113,8 +115,8 @@ std::string OfiEndpoint::own_name() const {
 // second half of the same registered buffer.
 void OfiEndpoint::open_control() {
   control_buf_.resize(2 * kControlSlots * control::kMaxMessage);
-  control_mr_ = context_->register_raw(control_buf_.data(), control_buf_.size(),
-                                       FI_SEND | FI_RECV, ep_);
+  control_mr_ =
+      context_->register_raw(control_buf_.data(), control_buf_.size(), FI_SEND | FI_RECV, ep_);
   for (size_t i = 0; i < kControlSlots; ++i) post_control_recv(control_slot(i));
 }
 
@@ -151,27 +153,31 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   bool starved = false;
   DescriptorClaim claim;
   try {
-    retry_post("fi_tsend", [&]() -> ssize_t {
-      std::unique_lock<std::mutex> gate(descriptor_gate(), std::defer_lock);
-      if (same_host_) {
-        gate.lock();
-        starved = !descriptors_spare(kSpareDescriptors);
-        claim.hold(starved);
-        if (starved) {
-          context_->drop_idle_bells();
-          return -FI_EAGAIN;
-        }
-      }
-      const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
-      // shm's first send to a peer only hands the peer our name and fails: the listener must
-      // take the name before our request can go, which it does when it looks.
-      if (rc == -FI_EAGAIN && type == control::Type::Request) ring_listener();
-      return rc;
-    }, deadline);
+    retry_post(
+        "fi_tsend",
+        [&]() -> ssize_t {
+          std::unique_lock<std::mutex> gate(descriptor_gate(), std::defer_lock);
+          if (same_host_) {
+            gate.lock();
+            starved = !descriptors_spare(kSpareDescriptors);
+            claim.hold(starved);
+            if (starved) {
+              context_->drop_idle_bells();
+              return -FI_EAGAIN;
+            }
+          }
+          const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
+          // shm's first send to a peer only hands the peer our name and fails: the listener must
+          // take the name before our request can go, which it does when it looks.
+          if (rc == -FI_EAGAIN && type == control::Type::Request) ring_listener();
+          return rc;
+        },
+        deadline);
   } catch (const Error &) {
     if (!starved) throw;
-    throw Error(NAA_ERR_NO_RESOURCES, "cannot send to " + peer_ +
-                                          ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
+    throw Error(NAA_ERR_NO_RESOURCES,
+                "cannot send to " + peer_ +
+                    ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
   }
   ++control_sends_pending_;
   if (to == peer_addr_) wake_peer();
@@ -181,7 +187,8 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
 // A same-host listener looks for connection requests between naps: a ring ends its nap.
 void OfiEndpoint::ring_listener() {
   if (same_host_ && info_->dest_addr != nullptr)
-    ring_shm_doorbell(std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen));
+    ring_shm_doorbell(
+        std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen));
 }
 
 void OfiEndpoint::flush_control(Deadline deadline) {
@@ -214,9 +221,10 @@ void OfiEndpoint::on_control(uint8_t *slot, size_t len, fi_addr_t source) {
   } else if (m.type == control::Type::Goodbye) {
     // A listener has no peer; a goodbye there is a stray one. On a reused endpoint, one from
     // the endpoint's old peer (or anyone else) must not end the new connection.
-    if (connected_ && (!sources_ || source == peer_addr_)) peer_left_ = peer_goodbye_ = true;
-    else if (connected_) NAA_LOG_WARN("%s: goodbye from another endpoint than the peer dropped",
-                                      peer_.c_str());
+    if (connected_ && (!sources_ || source == peer_addr_))
+      peer_left_ = peer_goodbye_ = true;
+    else if (connected_)
+      NAA_LOG_WARN("%s: goodbye from another endpoint than the peer dropped", peer_.c_str());
   } else if (control_in_.size() < 64) {  // a flood of requests must not grow it without end
     control_in_.push_back(std::move(m));
   }
@@ -329,8 +337,8 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
   } catch (const Error &e) {
     request_unsent_ = true;
     // Over PROVIDER;ofi_rxm nothing listening shows as a send queue that never drains.
-    throw Error(NAA_ERR_CONNECTION, what + ": nothing takes connection requests there (" +
-                                        e.what() + ")");
+    throw Error(NAA_ERR_CONNECTION,
+                what + ": nothing takes connection requests there (" + e.what() + ")");
   }
   ring_listener();  // the request is in the listener's queue
   std::optional<control::Message> answer = await_accept(deadline);

@@ -80,9 +80,10 @@ constexpr auto kSettleWait = std::chrono::milliseconds(2);
 }  // namespace
 
 OfiEndpointCounts ofi_endpoint_counts() {
-  return {endpoints_opened.load(), endpoints_reused.load(), addresses_inserted.load(),
-          addresses_kept.load(), ropes_made.load(), ropes_kept.load(), listeners_kept.load(),
-          listeners_dropped.load(), pidfds_opened.load(), pidfds_kept.load()};
+  return {endpoints_opened.load(), endpoints_reused.load(),  addresses_inserted.load(),
+          addresses_kept.load(),   ropes_made.load(),        ropes_kept.load(),
+          listeners_kept.load(),   listeners_dropped.load(), pidfds_opened.load(),
+          pidfds_kept.load()};
 }
 
 namespace ofi_detail {
@@ -107,10 +108,18 @@ std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name)
   return again ? std::move(kept) : std::make_unique<ShmBellRope>(peer_name);
 }
 
-void OfiEndpoint::count_opened() { ++endpoints_opened; }
-void OfiEndpoint::count_address(bool kept) { ++(kept ? addresses_kept : addresses_inserted); }
-void OfiEndpoint::count_listener(bool kept) { ++(kept ? listeners_kept : listeners_dropped); }
-void OfiEndpoint::count_pidfd(bool kept) { ++(kept ? pidfds_kept : pidfds_opened); }
+void OfiEndpoint::count_opened() {
+  ++endpoints_opened;
+}
+void OfiEndpoint::count_address(bool kept) {
+  ++(kept ? addresses_kept : addresses_inserted);
+}
+void OfiEndpoint::count_listener(bool kept) {
+  ++(kept ? listeners_kept : listeners_dropped);
+}
+void OfiEndpoint::count_pidfd(bool kept) {
+  ++(kept ? pidfds_kept : pidfds_opened);
+}
 
 // After the next peer's entry is in: the last one's goes, unless it is the same endpoint.
 void OfiEndpoint::forget_previous_peer() {
@@ -139,10 +148,11 @@ void OfiEndpoint::drop_stale(const fi_cq_data_entry &e, fi_addr_t source) {
   const auto now = std::chrono::steady_clock::now();
   if (now - stale_logged_ < std::chrono::seconds(1)) return;  // a flood: one line a second
   stale_logged_ = now;
-  NAA_LOG_WARN("%s: %s from another endpoint than this connection's peer (address %llu) "
-               "dropped (%lu so far)",
-               peer_.c_str(), (e.flags & FI_REMOTE_CQ_DATA) ? "write with immediate" : "message",
-               static_cast<unsigned long long>(source), stale_dropped_);
+  NAA_LOG_WARN(
+      "%s: %s from another endpoint than this connection's peer (address %llu) "
+      "dropped (%lu so far)",
+      peer_.c_str(), (e.flags & FI_REMOTE_CQ_DATA) ? "write with immediate" : "message",
+      static_cast<unsigned long long>(source), stale_dropped_);
 }
 
 void OfiEndpoint::forget_recv(uint64_t context) {
@@ -173,7 +183,8 @@ bool OfiEndpoint::drain_unexpected() {
     if (!sink_done_) return false;
     if (sink_cancelled_) {
       if (taken > 0)
-        NAA_LOG_INFO("%s: %u message(s) of the connection that ended dropped unread", peer_.c_str(), taken);
+        NAA_LOG_INFO("%s: %u message(s) of the connection that ended dropped unread", peer_.c_str(),
+                     taken);
       return true;
     }
   }
@@ -210,8 +221,10 @@ bool OfiEndpoint::adopt_idle() {
     const std::string object = shm_object(own_name());
     struct stat st;
     if (!object.empty() && ::stat(shm_object_path(object).c_str(), &st) != 0) {
-      NAA_LOG_INFO("an idle shm endpoint's region %s is gone (removed by libfabric's signal "
-                   "handler?): closing it", object.c_str() + 1);
+      NAA_LOG_INFO(
+          "an idle shm endpoint's region %s is gone (removed by libfabric's signal "
+          "handler?): closing it",
+          object.c_str() + 1);
       take_objects(*idle);  // back to it: closed with it
       continue;
     }

@@ -93,9 +93,8 @@ void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
   const size_t last = ops.size() - 1;
   if (!ordered_writes_) wait_fence();
   ops[last].msg.data = imm;
-  retry_post("fi_writemsg", [&] {
-    return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
-  });
+  retry_post("fi_writemsg",
+             [&] { return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION); });
   ++tx_pending_;
   ++imms_sent_;
   wake_peer();

@@ -59,7 +59,7 @@ class Shm final : public Entry {
   // is reached as before.
   std::string reaches(const Destination &d) const override {
     return d.local_ip.empty() && is_local_host(d.host) && ofi_shm_server_at(d.port) ? "ofi+shm"
-                                                                                     : "";
+                                                                                    : "";
   }
   // Whatever address it serves, a server serves this host's clients: shm names it by port.
   std::string listens(const std::string &) const override {

@@ -12,7 +12,9 @@
 
 namespace naa::transport::ofi_detail {
 
-std::string fi_error_text(int rc) { return fi_strerror(rc < 0 ? -rc : rc); }
+std::string fi_error_text(int rc) {
+  return fi_strerror(rc < 0 ? -rc : rc);
+}
 
 [[noreturn]] void fail(naa_error_t code, const std::string &what, int rc) {
   throw Error(code, what + ": " + fi_error_text(rc));

@@ -46,7 +46,7 @@ struct IdleRdm {
   unsigned control_send_next = 0;
   int wait_fd = -1;
   std::map<std::string, fi_addr_t> av_names;  // what the address vector holds
-  unsigned av_inserted = 0;  // entries it ever made (see kFreshSlots)
+  unsigned av_inserted = 0;                   // entries it ever made (see kFreshSlots)
   // The peer of the connection that ended, still in the address vector: until the next
   // peer's entry is made (fresh slots, ofi_endpoint_reuse.cpp), and the same entry again
   // when the next connection is with the same peer endpoint. A client's waits for its goodbye

@@ -27,8 +27,10 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
   int rc = fi_getinfo(kApiVersion, host.empty() ? nullptr : host.c_str(), service.c_str(),
                       FI_SOURCE, hints.get(), &info);
   if (rc < 0)
-    fail(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
-                                  " can listen on " + host + ":" + service, rc);
+    fail(NAA_ERR_UNSUPPORTED,
+         "no libfabric provider" + provider_phrase(provider) + " can listen on " + host + ":" +
+             service,
+         rc);
   info_.reset(info);
   fabric_ = OfiContext::acquire(info_.get());
   // A descriptor to sleep on outside the descriptor gate, where the provider offers one.
@@ -40,7 +42,8 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
     check(fi_eq_open(fabric_->fabric, &eq_attr, &eq, nullptr), "fi_eq_open");
   }
   eq_.reset(eq);
-  if (eq_attr.wait_obj != FI_WAIT_FD || fi_control(&eq_->fid, FI_GETWAIT, &eq_fd_) != 0) eq_fd_ = -1;
+  if (eq_attr.wait_obj != FI_WAIT_FD || fi_control(&eq_->fid, FI_GETWAIT, &eq_fd_) != 0)
+    eq_fd_ = -1;
   fid_pep *pep = nullptr;
   check(fi_passive_ep(fabric_->fabric, info_.get(), &pep, nullptr), "fi_passive_ep");
   pep_.reset(pep);
@@ -72,11 +75,12 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     // The connection request's private data follows the entry.
     alignas(fi_eq_cm_entry) char buf[sizeof(fi_eq_cm_entry) + kMaxPrivateData] = {};
     fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(buf);
-    const bool polling =
-        !held_off && (request_due_ != Deadline::Clock::time_point{} || pace_.due(Deadline::Clock::now()));
+    const bool polling = !held_off && (request_due_ != Deadline::Clock::time_point{} ||
+                                       pace_.due(Deadline::Clock::now()));
     bool woken = false;
     if (held_off) {
-      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(kHeldOffNap, deadline.remaining())))
+      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(
+                                                    kHeldOffNap, deadline.remaining())))
         return nullptr;
     } else if (polling) {
       sched_yield();  // the client may share this core (loopback): it moves meanwhile
@@ -94,10 +98,12 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     }
     if (rc == -FI_EAGAIN && !held_off) poll_for_request(woken);
     if (rc >= 0 && event == FI_CONNREQ) {
-      if (request_due_ != Deadline::Clock::time_point{}) request_took_.observe(Deadline::Clock::now() - socket_came_);
+      if (request_due_ != Deadline::Clock::time_point{})
+        request_took_.observe(Deadline::Clock::now() - socket_came_);
       request_due_ = {};
       polls_pay_ = true;
-      size_t data_len = static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
+      size_t data_len =
+          static_cast<size_t>(rc) > sizeof entry ? static_cast<size_t>(rc) - sizeof entry : 0;
       auto ep = std::make_unique<OfiEndpoint>(fabric_, InfoPtr(entry.info), pep_.get(),
                                               std::string(buf + sizeof entry, data_len));
       ep->limit_writes(options_.write_chunk);
@@ -129,9 +135,11 @@ OfiListener::Woken OfiListener::sleep_until_event(Deadline deadline) {
     return interrupted ? Woken::ByInterrupt : Woken::No;
   }
   fid_t eq = &eq_->fid;
-  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS) return Woken::ByEvent;  // something is there already
+  if (fi_trywait(fabric_->fabric, &eq, 1) != FI_SUCCESS)
+    return Woken::ByEvent;  // something is there already
   pollfd p[2] = {{eq_fd_, POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
-  if (::poll(p, interrupt_fd_ >= 0 ? 2 : 1, deadline.remaining_ms(INT32_MAX)) <= 0) return Woken::No;
+  if (::poll(p, interrupt_fd_ >= 0 ? 2 : 1, deadline.remaining_ms(INT32_MAX)) <= 0)
+    return Woken::No;
   if (interrupt_fd_ >= 0 && p[1].revents != 0) return Woken::ByInterrupt;
   return Woken::ByEvent;
 }

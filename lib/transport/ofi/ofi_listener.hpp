@@ -51,7 +51,7 @@ class OfiListener : public Listener {
   std::shared_ptr<OfiContext> fabric_;
   FidPtr<fid_eq> eq_;
   FidPtr<fid_pep> pep_;  // closed before eq_, which it is bound to
-  int eq_fd_ = -1;  // the EQ's wait descriptor, or -1
+  int eq_fd_ = -1;       // the EQ's wait descriptor, or -1
   uint16_t port_ = 0;
   const TransportOptions options_;
   // libfabric's tcp accepts a connection's socket in one read of the EQ and reads its request
@@ -65,7 +65,7 @@ class OfiListener : public Listener {
   Deadline::Clock::time_point socket_came_{};
   bool polls_pay_ = true;
   progress::Expected request_took_;  // from a wake-up without a request to the request
-  RequestPace pace_;  // polls between requests that come close together (request_pace.hpp)
+  RequestPace pace_;         // polls between requests that come close together (request_pace.hpp)
   unsigned long stirs_ = 0;  // ListenerCounts::stirs
 };
 

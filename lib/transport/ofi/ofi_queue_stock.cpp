@@ -83,7 +83,8 @@ void OfiQueueStock::expire(std::chrono::steady_clock::duration age) {
   if (old) close_queues(*old);
 }
 
-std::chrono::steady_clock::time_point OfiQueueStock::expiry(std::chrono::steady_clock::duration age) {
+std::chrono::steady_clock::time_point OfiQueueStock::expiry(
+    std::chrono::steady_clock::duration age) {
   std::lock_guard<std::mutex> lock(mu_);
   return kept_ ? kept_at_ + age : std::chrono::steady_clock::time_point::max();
 }

@@ -25,7 +25,7 @@ namespace naa::transport::ofi_detail {
 struct OfiQueues {
   fid_eq *eq = nullptr;
   fid_cq *cq = nullptr;
-  int eq_fd = -1;  // the EQ's wait descriptor, or -1
+  int eq_fd = -1;                      // the EQ's wait descriptor, or -1
   std::shared_ptr<OfiCqWait> cq_wait;  // the CQ's, or nullptr
 };
 
@@ -50,7 +50,7 @@ class OfiQueueStock {
 
  private:
   std::mutex mu_;
-  std::optional<OfiQueues> kept_;           // under mu_
+  std::optional<OfiQueues> kept_;                  // under mu_
   std::chrono::steady_clock::time_point kept_at_;  // under mu_
 };
 

@@ -47,13 +47,13 @@ int reserve_port(uint16_t *port) {
 
 }  // namespace
 
-OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host,
-                               uint16_t port, size_t write_chunk, size_t idle_endpoints)
+OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &host, uint16_t port,
+                               size_t write_chunk, size_t idle_endpoints)
     : write_chunk_(write_chunk), idle_endpoints_(idle_endpoints) {
   InfoPtr probe = find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);
   if (!probe)
-    throw Error(NAA_ERR_UNSUPPORTED, "no libfabric provider" + provider_phrase(provider) +
-                                         " offers what libnaa needs");
+    throw Error(NAA_ERR_UNSUPPORTED,
+                "no libfabric provider" + provider_phrase(provider) + " offers what libnaa needs");
   named_ = probe->addr_format == FI_ADDR_STR;
   prov_name_ = probe->fabric_attr->prov_name;
   if (named_ && port == 0) reserved_fd_ = reserve_port(&port);
@@ -67,8 +67,10 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   InfoPtr info = find_info(prov_name_, false, FI_EP_RDM, node, service.c_str(), FI_SOURCE, &rc);
   if (!info) {
     release_port();
-    fail(NAA_ERR_UNSUPPORTED, "libfabric provider " + prov_name_ + " cannot listen on " + host +
-                                  ":" + std::to_string(port), rc);
+    fail(NAA_ERR_UNSUPPORTED,
+         "libfabric provider " + prov_name_ + " cannot listen on " + host + ":" +
+             std::to_string(port),
+         rc);
   }
   try {
     fabric_ = OfiContext::acquire(info.get());
@@ -83,8 +85,9 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   doorbell_ = std::make_unique<ShmDoorbell>(named_ ? service : std::string());
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
   // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
-  fresh_info_ = find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
-                          named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
+  fresh_info_ =
+      find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
+                named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
   if (!fresh_info_) fail(NAA_ERR_UNSUPPORTED, "no endpoint for connection requests", rc);
   if (named_ && idle_endpoints_ > 0) {
     InfoPtr spare(fi_dupinfo(fresh_info_.get()));
@@ -133,7 +136,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // is longer than kUnrungLook.
   Nap nap(kListenerNapLimit);
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
-  unsigned rings = 0;  // sleeps of this call that a ring ended
+  unsigned rings = 0;                       // sleeps of this call that a ring ended
   DescriptorClaim claim;  // while starved: the tcp listener leaves the freed descriptors to it
   for (;;) {
     bool starved = false;
@@ -167,15 +170,18 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       sched_yield();  // the client may share this core: it moves meanwhile
       continue;
     }
-    const auto length = std::min<Deadline::Clock::duration>(starved ? nap.length() : kUnrungLook, deadline.remaining());
+    const auto length = std::min<Deadline::Clock::duration>(starved ? nap.length() : kUnrungLook,
+                                                            deadline.remaining());
     if (now < bell_from) {
-      if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(length, bell_from - now)))
+      if (nap_unless_interrupted(interrupt_fd_,
+                                 std::min<Deadline::Clock::duration>(length, bell_from - now)))
         return nullptr;
       continue;
     }
     const ShmDoorbell::Woken w = doorbell_->wait(length, interrupt_fd_);
     if (w == ShmDoorbell::Woken::ByInterrupt) return nullptr;
-    if (w == ShmDoorbell::Woken::ByRing && ++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
+    if (w == ShmDoorbell::Woken::ByRing && ++rings > 1)
+      bell_from = Deadline::Clock::now() + kRingSpacing;
   }
 }
 
@@ -188,16 +194,16 @@ void OfiRdmListener::dropped(const std::string &name, const std::string &why) {
   dropped_logged_ = now;
   std::string shown = std::string(name.c_str()).substr(0, 80);
   for (char &c : shown) c = c >= 0x20 && c < 0x7f ? c : '?';  // any bytes: not for the log raw
-  NAA_LOG_WARN("shm connection request from %s dropped unanswered: %s (%lu so far)",
-               shown.c_str(), why.c_str(), dropped_);
+  NAA_LOG_WARN("shm connection request from %s dropped unanswered: %s (%lu so far)", shown.c_str(),
+               why.c_str(), dropped_);
 }
 
 void OfiRdmListener::claim_name(const std::string &name) {
   NameState state = shm_name_state(name);
   if (state == NameState::Live) {
     release_port();
-    throw Error(NAA_ERR_CONNECTION, "cannot listen with shm as " + name +
-                                        ": another server listens there");
+    throw Error(NAA_ERR_CONNECTION,
+                "cannot listen with shm as " + name + ": another server listens there");
   }
   if (state == NameState::Stale) {
     NAA_LOG_INFO("removing shm region %s, left by a server that died", name.c_str());

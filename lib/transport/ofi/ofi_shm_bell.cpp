@@ -129,8 +129,9 @@ bool ShmBellRope::still_for(const std::string &peer_name) const {
 
 void ShmBellRope::ring() noexcept {
   const char ring = 1;
-  if (fd_ < 0 || sendto(fd_, &ring, 1, MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(socket_name_.data()),
-                        static_cast<socklen_t>(socket_name_.size())) != 1)
+  if (fd_ < 0 ||
+      sendto(fd_, &ring, 1, MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(socket_name_.data()),
+             static_cast<socklen_t>(socket_name_.size())) != 1)
     NAA_LOG_DEBUG("shm peer's bell not rung (%s): it sees the post after its sleep",
                   fd_ < 0 ? "no socket" : strerror(errno));
 }

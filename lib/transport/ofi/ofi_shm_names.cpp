@@ -61,13 +61,16 @@ int hold_shm_name(const std::string &name) {
     ::close(fd);
     fd = -1;
   }
-  if (fd < 0) NAA_LOG_WARN("cannot lock shm region %s: clients may take it for a dead server's", name.c_str());
+  if (fd < 0)
+    NAA_LOG_WARN("cannot lock shm region %s: clients may take it for a dead server's",
+                 name.c_str());
   return fd;
 }
 
 std::optional<ShmObject> shm_listener_object(const std::string &address) {
   const std::string text(address.c_str());  // FI_ADDR_STR names travel with their NUL
-  if (text.compare(0, sizeof kListenerAddressPrefix - 1, kListenerAddressPrefix) != 0) return std::nullopt;
+  if (text.compare(0, sizeof kListenerAddressPrefix - 1, kListenerAddressPrefix) != 0)
+    return std::nullopt;
   const std::string service = text.substr(sizeof kListenerAddressPrefix - 1);
   struct stat st {};
   if (service.empty() || service.find('/') != std::string::npos ||

@@ -25,7 +25,9 @@ inline constexpr char kListenerAddressPrefix[] = "fi_ns://";
 
 // The file behind POSIX shared-memory object `object` ("/NAME"): glibc's shm_open keeps them
 // under /dev/shm, so a stat of it answers what shm_open, fstat and close would.
-inline std::string shm_object_path(const std::string &object) { return "/dev/shm" + object; }
+inline std::string shm_object_path(const std::string &object) {
+  return "/dev/shm" + object;
+}
 
 // shm keeps an endpoint's region as the POSIX shared-memory object of the endpoint's name
 // (fi_shm(7)). A listener holds an flock on its object while it lives: that tells a live server

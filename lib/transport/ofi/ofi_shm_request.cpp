@@ -43,7 +43,8 @@ bool maps_object(uint32_t pid, const std::string &name) {
   const std::string path = shm_object_path(shm_object(name));
   for (std::string line; std::getline(maps, line);) {
     const size_t at = line.find(path);
-    if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ') return true;
+    if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ')
+      return true;
   }
   return false;
 }
@@ -87,7 +88,9 @@ SeenMapped &seen_mapped() {
 
 }  // namespace
 
-unsigned long shm_maps_read() { return maps_read.load(); }
+unsigned long shm_maps_read() {
+  return maps_read.load();
+}
 
 std::string shm_object(const std::string &name) {
   const std::string text(name.c_str());  // FI_ADDR_STR names travel with their NUL

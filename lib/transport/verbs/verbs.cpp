@@ -34,8 +34,9 @@ bool have_rdma_devices() {
 
 void require_rdma_devices(const std::string &what) {
   if (!have_rdma_devices())
-    throw Error(NAA_ERR_UNSUPPORTED, what + ": this machine has no RDMA device (ibv_get_device_list "
-                                     "found none; NAA_TRANSPORT=auto would use ofi+tcp)");
+    throw Error(NAA_ERR_UNSUPPORTED, what +
+                                         ": this machine has no RDMA device (ibv_get_device_list "
+                                         "found none; NAA_TRANSPORT=auto would use ofi+tcp)");
 }
 
 class VerbsTransport : public Transport {

@@ -49,8 +49,8 @@ std::string device_ipv4(const std::string &device) {
     return std::to_string(hi >> 8) + "." + std::to_string(hi & 0xff) + "." +
            std::to_string(lo >> 8) + "." + std::to_string(lo & 0xff);
   }
-  throw Error(NAA_ERR_CONFIG, "NAA_RDMA_DEVICE=" + device +
-                                  ": no such RDMA device, or it has no IPv4 RoCEv2 GID");
+  throw Error(NAA_ERR_CONFIG,
+              "NAA_RDMA_DEVICE=" + device + ": no such RDMA device, or it has no IPv4 RoCEv2 GID");
 }
 
 std::string source_address(const std::string &local_ip, const std::string &device) {
@@ -89,7 +89,9 @@ void resolve(rdma_cm_id *id, CmChannel &ch, const sockaddr_in *src, const sockad
 
 }  // namespace
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 [[noreturn]] void fail_errno(naa_error_t code, const std::string &what) {
   throw Error(code, what + ": " + errno_text(errno));
@@ -139,7 +141,8 @@ std::string expect_event(CmChannel &ch, rdma_cm_event_type want, Deadline deadli
                          const std::string &what) {
   for (;;) {
     CmEvent e(ch.next(deadline));
-    if (!e) throw Error(NAA_ERR_TIMEOUT, what + " timed out");  // the caller's deadline: connect or MRSP
+    if (!e)
+      throw Error(NAA_ERR_TIMEOUT, what + " timed out");  // the caller's deadline: connect or MRSP
     if (e->event == want)
       return e->param.conn.private_data == nullptr
                  ? std::string()

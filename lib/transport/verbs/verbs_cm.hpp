@@ -25,7 +25,9 @@ std::string errno_text(int err);
 template <auto Destroy>
 struct Destroyer {
   template <typename T>
-  void operator()(T *p) const { Destroy(p); }
+  void operator()(T *p) const {
+    Destroy(p);
+  }
 };
 template <typename T, auto Destroy>
 using Owned = std::unique_ptr<T, Destroyer<Destroy>>;

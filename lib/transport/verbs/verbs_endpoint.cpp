@@ -42,13 +42,15 @@ void VerbsEndpoint::open() {
   ibv_device_attr dev{};
   if (ibv_query_device(verbs, &dev) != 0) fail_errno(NAA_ERR_TRANSPORT, "ibv_query_device");
   ibv_port_attr port{};
-  if (ibv_query_port(verbs, id_->port_num, &port) != 0) fail_errno(NAA_ERR_TRANSPORT, "ibv_query_port");
+  if (ibv_query_port(verbs, id_->port_num, &port) != 0)
+    fail_errno(NAA_ERR_TRANSPORT, "ibv_query_port");
   max_msg_ = port.max_msg_sz > 0 ? port.max_msg_sz : UINT32_MAX;
   send_depth_ = std::min<uint32_t>(kSendDepth, static_cast<uint32_t>(dev.max_qp_wr));
   // Every work request posted may come back as a completion (a queue pair in error flushes the
   // unsignalled ones too), so this many entries of the shared CQ are the queue pair's: a chain
   // is shorter than the send queue, and an MRSP send and the receives come on top (+ slack).
-  const auto slots = std::min<uint32_t>(send_depth_ + kRecvDepth + 4, static_cast<uint32_t>(dev.max_cqe));
+  const auto slots =
+      std::min<uint32_t>(send_depth_ + kRecvDepth + 4, static_cast<uint32_t>(dev.max_cqe));
 
   context_ = VerbsContext::acquire(verbs);
   cq_ = context_->cqs.join(slots);
@@ -65,7 +67,8 @@ void VerbsEndpoint::open() {
   qa.cap.max_inline_data = kMaxInline;
   if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) {
     qa.cap.max_inline_data = 0;  // a device without inline sends still serves
-    if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0) fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
+    if (rdma_create_qp(id_.get(), context_->pd, &qa) != 0)
+      fail_errno(NAA_ERR_NO_RESOURCES, "rdma_create_qp");
   }
   qp_.reset(id_.get());
   cq_->attach(id_->qp->qp_num);
@@ -74,7 +77,8 @@ void VerbsEndpoint::open() {
 
 void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) {
   rdma_conn_param param = spec_conn_param(private_data);
-  if (rdma_connect(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
+  if (rdma_connect(id_.get(), &param) != 0)
+    fail_errno(NAA_ERR_CONNECTION, "rdma_connect to " + peer_);
   peer_data_ = expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "connection to " + peer_);
   connected_ = true;
   log_path();
@@ -82,14 +86,16 @@ void VerbsEndpoint::connect(Deadline deadline, const std::string &private_data) 
 
 void VerbsEndpoint::accept(Deadline deadline, const std::string &private_data) {
   rdma_conn_param param = spec_conn_param(private_data);
-  if (rdma_accept(id_.get(), &param) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
+  if (rdma_accept(id_.get(), &param) != 0)
+    fail_errno(NAA_ERR_CONNECTION, "rdma_accept of " + peer_);
   expect_event(*ch_, RDMA_CM_EVENT_ESTABLISHED, deadline, "accepting " + peer_);
   connected_ = true;
   log_path();
 }
 
 void VerbsEndpoint::reject(const char *reason) {
-  uint8_t len = reason != nullptr ? static_cast<uint8_t>(std::min<size_t>(strlen(reason) + 1, 140)) : 0;
+  uint8_t len =
+      reason != nullptr ? static_cast<uint8_t>(std::min<size_t>(strlen(reason) + 1, 140)) : 0;
   rdma_reject(id_.get(), reason, len);
 }
 
@@ -100,11 +106,12 @@ void VerbsEndpoint::log_path() {
   if (ibv_query_qp(id_->qp, &attr, IBV_QP_AV | IBV_QP_PATH_MTU, &init) != 0) return;
   ibv_gid gid{};
   ibv_query_gid(id_->verbs, id_->port_num, attr.ah_attr.grh.sgid_index, &gid);
-  NAA_LOG_INFO("verbs: %s <-> %s on %s port %u, GID index %u (%s), path MTU %d, max message %zu, inline %u",
-               addr_name(rdma_get_local_addr(id_.get())).c_str(), peer_.c_str(),
-               ibv_get_device_name(id_->verbs->device), static_cast<unsigned>(id_->port_num),
-               static_cast<unsigned>(attr.ah_attr.grh.sgid_index), gid_text(gid).c_str(),
-               128 << attr.path_mtu, max_msg_, max_inline_);
+  NAA_LOG_INFO(
+      "verbs: %s <-> %s on %s port %u, GID index %u (%s), path MTU %d, max message %zu, inline %u",
+      addr_name(rdma_get_local_addr(id_.get())).c_str(), peer_.c_str(),
+      ibv_get_device_name(id_->verbs->device), static_cast<unsigned>(id_->port_num),
+      static_cast<unsigned>(attr.ah_attr.grh.sgid_index), gid_text(gid).c_str(),
+      128 << attr.path_mtu, max_msg_, max_inline_);
 }
 
 // A disconnect is noticed here; reading the event also moves our queue pair to the error
@@ -118,10 +125,11 @@ void VerbsEndpoint::check_cm_events() {
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
       case RDMA_CM_EVENT_TIMEWAIT_EXIT:
         disconnected_ = true;
-        throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " disconnected (" +
-                                            rdma_event_str(e->event) + ")");
+        throw Error(NAA_ERR_CONNECTION,
+                    "peer " + peer_ + " disconnected (" + rdma_event_str(e->event) + ")");
       default:
-        NAA_LOG_DEBUG("connection to %s: rdma_cm event %s", peer_.c_str(), rdma_event_str(e->event));
+        NAA_LOG_DEBUG("connection to %s: rdma_cm event %s", peer_.c_str(),
+                      rdma_event_str(e->event));
     }
   }
 }
@@ -147,7 +155,8 @@ size_t VerbsEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
     if (size_t n = poll(out, max)) return n;
     if (!arm_wait()) continue;
     if (deadline.expired()) return 0;
-    pollfd fds[3] = {{cq_->wait_fd(), POLLIN, 0}, {ch_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
+    pollfd fds[3] = {
+        {cq_->wait_fd(), POLLIN, 0}, {ch_->fd(), POLLIN, 0}, {interrupt_fd_, POLLIN, 0}};
     ::poll(fds, interrupt_fd_ >= 0 ? 3 : 2, deadline.remaining_ms(INT_MAX));
     if (interrupt_fd_ >= 0 && fds[2].revents != 0) return 0;
   }
@@ -167,14 +176,20 @@ void VerbsEndpoint::translate(const ibv_wc &wc, Completion &c) {
   c.bytes = wc.byte_len;
   c.imm = 0;
   switch (wc.opcode) {
-    case IBV_WC_SEND: c.kind = CompletionKind::Send; break;
-    case IBV_WC_RDMA_WRITE: c.kind = CompletionKind::Writes; break;
+    case IBV_WC_SEND:
+      c.kind = CompletionKind::Send;
+      break;
+    case IBV_WC_RDMA_WRITE:
+      c.kind = CompletionKind::Writes;
+      break;
     case IBV_WC_RECV_RDMA_WITH_IMM:
       c.kind = CompletionKind::RemoteImm;
       c.context = 0;
       c.imm = ntohl(wc.imm_data);
       break;
-    default: c.kind = CompletionKind::Recv; break;
+    default:
+      c.kind = CompletionKind::Recv;
+      break;
   }
 }
 
@@ -187,10 +202,13 @@ void VerbsEndpoint::completion_failed(const ibv_wc &wc) {
     case IBV_WC_RETRY_EXC_ERR:
       throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " stopped answering (" + status + ")");
     case IBV_WC_RNR_RETRY_EXC_ERR:
-      throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " posted no receive in time (" + status + ")");
+      throw Error(NAA_ERR_CONNECTION,
+                  "peer " + peer_ + " posted no receive in time (" + status + ")");
     case IBV_WC_REM_ACCESS_ERR:
-      throw Error(NAA_ERR_PROTOCOL, "peer " + peer_ + " refused a write: address or key outside "
-                                    "what it advertised (" + status + ")");
+      throw Error(NAA_ERR_PROTOCOL, "peer " + peer_ +
+                                        " refused a write: address or key outside "
+                                        "what it advertised (" +
+                                        status + ")");
     default:
       throw Error(NAA_ERR_TRANSPORT, "operation to " + peer_ + " failed: " + status +
                                          " (vendor error " + std::to_string(wc.vendor_err) + ")");

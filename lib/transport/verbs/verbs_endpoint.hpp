@@ -56,8 +56,7 @@ class VerbsEndpoint : public Endpoint {
   std::unique_ptr<MemoryRegion> register_memory(void *addr, size_t length,
                                                 bool remote_write) override;
   void post_recv(void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override;
-  void post_send(const void *buf, size_t length, const MemoryRegion &mr,
-                 uint64_t context) override;
+  void post_send(const void *buf, size_t length, const MemoryRegion &mr, uint64_t context) override;
   bool immediate_consumes_recv() const override { return true; }
   std::unique_ptr<WriteChain> prepare_writes(const std::vector<WriteSegment> &segments,
                                              uint64_t context) override;
@@ -81,7 +80,7 @@ class VerbsEndpoint : public Endpoint {
   std::string peer_data_;
   std::string peer_;
   std::shared_ptr<VerbsContext> context_;  // the protection domain and the shared CQs
-  std::unique_ptr<CqMember> cq_;          // this queue pair's share of one of them
+  std::unique_ptr<CqMember> cq_;           // this queue pair's share of one of them
   // The id again, not owned: what it destroys is the queue pair rdma_create_qp made on it.
   Owned<rdma_cm_id, rdma_destroy_qp> qp_;
   size_t max_msg_ = UINT32_MAX;

@@ -23,7 +23,8 @@ class VerbsWriteChain : public WriteChain {
 
 // Registration pins pages against RLIMIT_MEMLOCK; when that is what failed, say so.
 [[noreturn]] void registration_failed(size_t length, int err) {
-  std::string why = "registering " + std::to_string(length) + " bytes for RDMA failed: " + errno_text(err);
+  std::string why =
+      "registering " + std::to_string(length) + " bytes for RDMA failed: " + errno_text(err);
   rlimit lim{};
   if ((err == ENOMEM || err == EPERM || err == EAGAIN) && getrlimit(RLIMIT_MEMLOCK, &lim) == 0 &&
       lim.rlim_cur != RLIM_INFINITY)
@@ -83,8 +84,8 @@ void VerbsEndpoint::post_send(const void *buf, size_t length, const MemoryRegion
   if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) post_failed("ibv_post_send", rc);
 }
 
-std::unique_ptr<WriteChain> VerbsEndpoint::prepare_writes(
-    const std::vector<WriteSegment> &segments, uint64_t context) {
+std::unique_ptr<WriteChain> VerbsEndpoint::prepare_writes(const std::vector<WriteSegment> &segments,
+                                                          uint64_t context) {
   auto chain = std::make_unique<VerbsWriteChain>();
   split_writes(segments, max_msg_, [&](const WriteSegment &s, size_t offset, size_t length) {
     auto *local = static_cast<const VerbsMemoryRegion *>(s.local);

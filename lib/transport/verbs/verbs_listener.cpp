@@ -20,7 +20,8 @@ constexpr int kBacklog = 64;
 VerbsListener::VerbsListener(const std::string &host, uint16_t port) : id_(create_id(ch_)) {
   sockaddr_in sa = resolve_ipv4(host, port, NAA_ERR_CONFIG);
   if (rdma_bind_addr(id_.get(), reinterpret_cast<sockaddr *>(&sa)) != 0)
-    fail_errno(NAA_ERR_CONNECTION, "cannot bind rdma_cm to " + addr_name(reinterpret_cast<sockaddr *>(&sa)));
+    fail_errno(NAA_ERR_CONNECTION,
+               "cannot bind rdma_cm to " + addr_name(reinterpret_cast<sockaddr *>(&sa)));
   if (rdma_listen(id_.get(), kBacklog) != 0) fail_errno(NAA_ERR_CONNECTION, "rdma_listen");
   port_ = ntohs(rdma_get_src_port(id_.get()));
   if (id_->verbs != nullptr)
@@ -38,7 +39,8 @@ std::unique_ptr<Endpoint> VerbsListener::next_request(Deadline deadline) {
     }
     std::string data;
     if (e->param.conn.private_data != nullptr)
-      data.assign(static_cast<const char *>(e->param.conn.private_data), e->param.conn.private_data_len);
+      data.assign(static_cast<const char *>(e->param.conn.private_data),
+                  e->param.conn.private_data_len);
     CmId id(e->id);  // a request's id is ours once its event is acked
     e.reset();
     // Each connection gets its own event channel, so that its thread sees only its events.

@@ -11,7 +11,9 @@ const Entry *verbs_entry();
 
 namespace {
 
-const Entry *entry(const char *row) { return std::strcmp(row, "verbs") == 0 ? verbs_entry() : nullptr; }
+const Entry *entry(const char *row) {
+  return std::strcmp(row, "verbs") == 0 ? verbs_entry() : nullptr;
+}
 
 }  // namespace
 }  // namespace naa::transport

@@ -55,7 +55,9 @@ CqMember::~CqMember() {
   close(bell_);
 }
 
-ibv_cq *CqMember::cq() const { return cq_.get(); }
+ibv_cq *CqMember::cq() const {
+  return cq_.get();
+}
 
 void CqMember::attach(uint32_t qp_num) {
   std::lock_guard<std::mutex> lock(cq_.mu_);
@@ -117,9 +119,11 @@ bool CqMember::arm() {
 
 // --- SharedCq
 
-SharedCq::SharedCq(ibv_context *device, ibv_comp_channel *channel, int max_cqe, uint32_t first_slots)
+SharedCq::SharedCq(ibv_context *device, ibv_comp_channel *channel, int max_cqe,
+                   uint32_t first_slots)
     : max_cqe_(max_cqe) {
-  const int cqe = static_cast<int>(std::min<int64_t>(max_cqe, int64_t{first_slots} * kFirstMembers));
+  const int cqe =
+      static_cast<int>(std::min<int64_t>(max_cqe, int64_t{first_slots} * kFirstMembers));
   cq_.reset(ibv_create_cq(device, cqe, this, channel, 0));
   if (!cq_) fail_errno(NAA_ERR_NO_RESOURCES, "ibv_create_cq");
   reserved_ = first_slots;
@@ -132,7 +136,8 @@ bool SharedCq::reserve(uint32_t slots) {
   const int64_t need = int64_t{reserved_} + slots;
   if (need > cq_->cqe) {
     // Doubling keeps the resizes few; a device that cannot resize gets another CQ instead.
-    const int64_t size = std::min<int64_t>(max_cqe_, std::max<int64_t>(need, int64_t{cq_->cqe} * 2));
+    const int64_t size =
+        std::min<int64_t>(max_cqe_, std::max<int64_t>(need, int64_t{cq_->cqe} * 2));
     if (size < need || ibv_resize_cq(cq_.get(), static_cast<int>(size)) != 0) return false;
     NAA_LOG_DEBUG("verbs: a shared completion queue grew to %d entries", cq_->cqe);
     // The verbs API does not say that a request for an event survives the resize.
@@ -249,7 +254,8 @@ std::unique_ptr<CqMember> CqSet::join(uint32_t slots) {
   for (auto &cq : cqs_)
     if (cq->reserve(slots)) return std::make_unique<CqMember>(*cq, slots);
   cqs_.push_back(std::make_unique<SharedCq>(device_, channel_.get(), max_cqe_, slots));
-  if (cqs_.size() > 1) NAA_LOG_DEBUG("verbs: completion queue %zu of this device opened", cqs_.size());
+  if (cqs_.size() > 1)
+    NAA_LOG_DEBUG("verbs: completion queue %zu of this device opened", cqs_.size());
   return std::make_unique<CqMember>(*cqs_.back(), slots);
 }
 
@@ -261,7 +267,8 @@ void CqSet::watch() {
     thread_ = std::thread([this] { run(); });
   } catch (const std::system_error &e) {
     throw Error(NAA_ERR_NO_RESOURCES, std::string("cannot start the thread that watches verbs "
-                                                  "completions: ") + e.what());
+                                                  "completions: ") +
+                                          e.what());
   }
   watched_.store(true, std::memory_order_release);
 }

@@ -105,11 +105,11 @@ class SharedCq {
   std::mutex mu_;
   Owned<ibv_cq, ibv_destroy_cq> cq_;
   const int max_cqe_;
-  uint32_t reserved_ = 0;  // under mu_
+  uint32_t reserved_ = 0;                             // under mu_
   std::unordered_map<uint32_t, CqMember *> members_;  // by qp_num; under mu_
-  unsigned armed_ = 0;         // members armed; under mu_
-  bool event_asked_ = false;   // ibv_req_notify_cq since the last event; under mu_
-  bool polled_ = false;        // an unarmed member drained the CQ; under mu_
+  unsigned armed_ = 0;                                // members armed; under mu_
+  bool event_asked_ = false;           // ibv_req_notify_cq since the last event; under mu_
+  bool polled_ = false;                // an unarmed member drained the CQ; under mu_
   std::atomic<bool> deferred_{false};  // no event asked, for the polls: recheck(); set under mu_
 };
 
