@@ -8,6 +8,7 @@ build=${NAA_BUILD_DIR:-$top/_build}
 
 packages=(g++ gcc gfortran make autoconf automake libtool pkg-config libfabric-dev libfabric-bin
           libcmocka-dev libibverbs-dev librdmacm-dev mandoc
+          clang-format  # the tree follows .clang-format (test/format.sh)
           cmake  # the CMake packages' consumer test (test/install/consumer.sh)
           clang libclang-rt-14-dev  # clang + its runtime: libFuzzer for make check-fuzz
           # the Python package naa, its tests and the mpi4py example (configure PYTHON= below)
