@@ -37,7 +37,7 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
       (info_->tx_attr->msg_order & FI_ORDER_WAW) && (info_->tx_attr->comp_order & FI_ORDER_STRICT);
   max_msg_ = info_->ep_attr->max_msg_size;
   // A request a server may still refuse gets no domain, queues or endpoint until it is
-  // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
+  // accepted or memory is registered for it: a refusal costs nothing.
   if (pep_ == nullptr) open_once();
 }
 

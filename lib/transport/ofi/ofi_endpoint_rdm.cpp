@@ -43,7 +43,7 @@ void OfiEndpoint::accept_by_message(const std::string &private_data, const Deadl
 }
 
 // Bounded as a whole by kControlFlush: a peer that never takes the reject (stopped, or named
-// a region nobody maps) costs the caller that long, not kPostRetryLimit (issue 29.1).
+// a region nobody maps) costs the caller that long, not kPostRetryLimit.
 void OfiEndpoint::reject_by_message(const char *reason) {
   const Deadline deadline = Deadline::after(kControlFlush);
   try {
@@ -309,7 +309,7 @@ void OfiEndpoint::watch_process(uint32_t pid) {
 // /dev/shm. The peer that saw it die removes it: the object is named after the endpoint's
 // address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good. Only a
 // name that carries the dead process's pid and is this user's: the name came from the peer,
-// which could have named the listener's region or another client's (issue 29.3).
+// which could have named the listener's region or another client's.
 void OfiEndpoint::remove_dead_peer_region() {
   if (!shm_region_of(peer_name_, peer_pid_)) return;
   const std::string object = shm_object(peer_name_);
