@@ -199,7 +199,7 @@ void Connection::run() {
           reply_acked_.observe(last_news_ - replied_);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
-          // sit in front of the client's close, which then would never be seen (issue 18.1).
+          // sit in front of the client's close, which then would never be seen.
           if (++stray_messages_ == 1)
             NAA_LOG_WARN("client %s sent a message after MRSP; ignored (logged once)",
                          peer.c_str());
