@@ -346,7 +346,7 @@ static void test_waitany_deadline(void **state) {
   assert_int_equal(index, 1);
   assert_int_equal(st.error, NAA_ERR_TIMEOUT);
   assert_true(took >= 0.9 * (double)timeouts[1] / 1000);
-  /* The timed-out invocation is still in flight (issue 25); cancelled, its handle is inactive. */
+  /* The timed-out invocation is still in flight; cancelled, its handle is inactive. */
   bool flag = true;
   assert_int_equal(naa_testany(2, s, &index, &flag, &st), NAA_SUCCESS);
   assert_false(flag);
