@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Comments state a contract and why, not where it came from: no comment in lib/, tools/,
-# include/, python/, examples/ or fortran/ names an issue ("issue 29.1", "Issue #18") or
-# carries a date (2026-11-29, 2026-11), which belong in the ChangeLog or doc/. In C and C++
+# include/, python/, examples/ or fortran/ names an issue ("issue 29.1", "Issue #18") or a
+# session ("session 16"), or carries a date (2026-11-29, 2026-11): history belongs in the
+# ChangeLog or doc/. In C and C++
 # sources only the comments are read (a message may name a CVE); in Python and Fortran
 # sources and scripts, every line that holds a comment or a docstring is.
 srcdir=${NAA_SRCDIR:-$(dirname "$0")/..}
@@ -15,7 +16,7 @@ exec "$python" - "$srcdir" <<'PY'
 import os, re, sys
 
 srcdir = sys.argv[1]
-ref = re.compile(r'\b[Ii]ssues? #?[0-9]+|\b20[0-9]{2}-[01][0-9]\b')
+ref = re.compile(r'\b[Ii]ssues? #?[0-9]+|\b[Ss]ession [0-9]+\b|\b20[0-9]{2}-[01][0-9]\b')
 c_like = ('.c', '.h', '.cpp', '.hpp', '.cc')
 # C and C++: a comment, a string or character literal (skipped), anything else.
 c_token = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
@@ -63,9 +64,9 @@ for path in sources():
             print(f'comment-refs: {rel}:{at}: "{m.group(0)}" in a comment')
             bad += 1
 if bad:
-    print(f'comment-refs: FAIL: {bad} issue number(s) or date(s) in comments: say the contract '
+    print(f'comment-refs: FAIL: {bad} issue, session or date reference(s) in comments: say the contract '
           'and why there, the history in the ChangeLog or doc/')
     sys.exit(1)
-print('comment-refs: PASS: no issue number or date in a comment of lib/, tools/, include/, '
+print('comment-refs: PASS: no issue, session or date in a comment of lib/, tools/, include/, '
       'python/, examples/ or fortran/')
 PY
