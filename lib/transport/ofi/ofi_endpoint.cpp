@@ -300,8 +300,8 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, 
   }
   if (wait_fd_ >= 0 && eq_fd_ >= 0) return sleep_on_fds(out, max, deadline, interrupt);
   // Without both descriptors, a disconnect that only the EQ shows is seen after a slice, which
-  // grows with the time nothing came: 64 idle connections of naa-server that woke every
-  // 100 ms took 7 % of a core.
+  // grows with the time nothing came: a fixed slice would make many idle connections of
+  // naa-server cost a share of a core (doc/performance.md).
   const auto slice =
       std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
   fi_cq_data_entry entries[8];
