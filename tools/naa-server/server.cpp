@@ -262,7 +262,7 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const 
     return;
   }
   // The acceptance leaves from here where it needs no word from the client (ofi): the client
-  // goes on while a thread takes the connection over (17-25 us on loopback).
+  // goes on while a thread takes the connection over (tens of microseconds, doc/performance.md).
   conn->start();
   const std::string peer = w->peer;
   // The nudge: the thread reaps the Worker, and sleeps to the expiry of what the connection
