@@ -4,8 +4,9 @@
 # in naa::transport::ofi, the files directly in lib/ in naa), or in a namespace nested in it.
 # Read from the sources: every declaration inside a namespace block (an anonymous one counts
 # as its parent) must be in the folder's namespace, except forward declarations of another
-# namespace's classes, which a header may need to name them. Code outside any namespace
-# (extern "C" entry points, macros) is not looked at.
+# namespace's classes, which a header may need to name them, and the definitions listed in
+# `defines` below (a file that defines another folder's functions by design). Code outside any
+# namespace (extern "C" entry points, macros) is not looked at.
 # Checked for the folders in `done` below; the others are listed as left, until they move.
 srcdir=${NAA_SRCDIR:-$(dirname "$0")/..}
 python=${NAA_PYTHON:-python3}
@@ -18,7 +19,10 @@ import os, re, sys
 
 srcdir = sys.argv[1]
 lib = os.path.join(srcdir, 'lib')
-done = ['', 'api', 'energy', 'rm', 'transport/verbs']
+done = ['', 'api', 'energy', 'rm', 'transport', 'transport/verbs']
+# Linked into each transport module in place of the core: the module's definitions of the
+# core's log and wait-plan functions, forwarding to the program that loaded it.
+defines = {'transport/module_host.cpp': {'naa::log', 'naa::progress'}}
 
 token = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|^\s*#[^\n]*'
                    r'(?:\\\n[^\n]*)*', re.S | re.M)
@@ -78,6 +82,8 @@ for folder in done:
         if not name.endswith(('.cpp', '.hpp')) or not os.path.isfile(path):
             continue
         for ns in check(path, expected):
+            if ns in defines.get(os.path.join(folder, name), ()):
+                continue
             print(f'namespaces: lib/{os.path.join(folder, name)}: code in {ns}, not in {expected}')
             failures += 1
 folders = sorted(os.path.relpath(d, lib) for d, _, files in os.walk(lib)
