@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Comments state a contract and why, not where it came from: no comment in lib/, tools/,
-# include/, python/, examples/ or fortran/ names an issue ("issue 29.1", "Issue #18") or a
-# session ("session 16"), or carries a date (2026-11-29, 2026-11): history belongs in the
-# ChangeLog or doc/. In C and C++
+# include/, python/, examples/ or fortran/ names an issue (the word and its number, "#" or not)
+# or a session (the word and its number), or carries a date (year-month, year-month-day):
+# history belongs in the ChangeLog or doc/. In C and C++
 # sources only the comments are read (a message may name a CVE); in Python and Fortran
 # sources and scripts, every line that holds a comment or a docstring is.
 srcdir=${NAA_SRCDIR:-$(dirname "$0")/..}
