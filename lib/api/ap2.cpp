@@ -61,9 +61,9 @@ static_assert(NAA_ERR_INTERNAL == 13, "a new naa_error_t code belongs in naaice_
 #undef SAME_CODE
 
 struct Ap2Session {
-  explicit Ap2Session(std::unique_ptr<naa::Session> s) : session(std::move(s)) {}
+  explicit Ap2Session(std::unique_ptr<naa::session::Session> s) : session(std::move(s)) {}
   std::mutex mu;  // taken before the session's own
-  const std::unique_ptr<naa::Session> session;
+  const std::unique_ptr<naa::session::Session> session;
   // After completion the reference's naa_test reports the invocation again but its naa_wait
   // blocks until an alarm; here both report it again, at once, until the next naa_invoke.
   bool finished = false;
@@ -172,8 +172,8 @@ int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_p
                             output_params != nullptr ? outputs.data() : nullptr, output_amount);
     promote_single_send_outputs(regions, outputs);
     // NAA_SPEC's param_count is the number of inputs the program passed, as in the reference.
-    auto session =
-        naa::open_session(code, std::move(regions), input_amount, naa::Settings::resolve(nullptr));
+    auto session = naa::session::open_session(code, std::move(regions), input_amount,
+                                              naa::Settings::resolve(nullptr));
     handle->naaice_session = handles().insert(std::make_shared<Ap2Session>(std::move(session)));
     return static_cast<int>(NAA_SUCCESS);
   });

@@ -20,6 +20,7 @@
 namespace naa::api {
 namespace {
 
+using session::Session;
 using stats::Call;
 
 // Never destroyed: sessions the program did not finalize must not be torn down by static
@@ -84,7 +85,7 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
     const auto settings = naa::Settings::resolve(attr);
     naa::stats::enable(settings.params);
-    auto session = naa::open_session(code, regions, n_inputs, settings);
+    auto session = naa::session::open_session(code, regions, n_inputs, settings);
     const std::string naa_address = session->peer();
     handle->id = handles().insert(std::move(session));
     if (naa::stats::on()) naa::stats::created(handle->id, code, naa_address, regions);

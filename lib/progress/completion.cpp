@@ -15,6 +15,8 @@
 namespace naa {
 namespace {
 
+using session::Session;
+
 // naa_status.error took bytes that were padding: programs built before it keep their layout.
 static_assert(offsetof(naa_status, error) == 1 && offsetof(naa_status, immediate) == 4,
               "naa_status changed its layout");

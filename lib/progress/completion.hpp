@@ -13,7 +13,7 @@
 
 namespace naa {
 
-using Sessions = std::vector<Session *>;
+using Sessions = std::vector<session::Session *>;
 
 // statuses may be null. Return as naa_waitall/naa_testall (NAA_ERR_IN_STATUS for any error).
 // The test calls are given the number of each handle's invocation in flight as the call began

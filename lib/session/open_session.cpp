@@ -4,7 +4,7 @@
 #include "diag/signal_defaults.hpp"
 #include "transport/transport.hpp"
 
-namespace naa {
+namespace naa::session {
 
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
                                       size_t n_inputs, const Settings &settings) {
@@ -20,4 +20,4 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
                                    std::move(target), settings, deadline);
 }
 
-}  // namespace naa
+}  // namespace naa::session

@@ -12,7 +12,7 @@
 #include "session/session.hpp"
 #include "config/settings.hpp"
 
-namespace naa {
+namespace naa::session {
 
 // Opens the transport `settings` name, resolves the NAA for function_code (n_inputs is what
 // NAA_SPEC's param_count must equal), connects and runs MRSP, all within one
@@ -20,4 +20,4 @@ namespace naa {
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
                                       size_t n_inputs, const Settings &settings);
 
-}  // namespace naa
+}  // namespace naa::session

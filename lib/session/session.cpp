@@ -19,7 +19,7 @@
 #include <random>
 #include <thread>
 
-namespace naa {
+namespace naa::session {
 namespace {
 
 // Completion contexts: which of our posts a completion belongs to.
@@ -1109,4 +1109,4 @@ int Session::settled(naa_status *status) {
   return complete(status);
 }
 
-}  // namespace naa
+}  // namespace naa::session

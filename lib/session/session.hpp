@@ -35,7 +35,7 @@
 #include "config/settings.hpp"
 #include "transport/transport.hpp"
 
-namespace naa {
+namespace naa::session {
 
 class Session : private ProgressEngine::Client {
  public:
@@ -270,4 +270,4 @@ class Session : private ProgressEngine::Client {
   void collect();
 };
 
-}  // namespace naa
+}  // namespace naa::session

@@ -106,7 +106,7 @@ void naa_create_path_opens_it(void **) {
     std::vector<uint8_t> in(64), out(64);
     std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput},
                                      {out.data(), 64, naa::mrsp::kOutput}};
-    auto session = naa::open_session(10, regions, 1, settings);
+    auto session = naa::session::open_session(10, regions, 1, settings);
     naa_handle_info_t info{};
     session->describe(&info);
     assert_string_equal(info.transport, std::string(name) == "auto" ? "auto: fake" : "fake");

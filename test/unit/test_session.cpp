@@ -66,7 +66,7 @@ struct Handle {
   std::shared_ptr<naa::fake::Peer> peer = std::make_shared<naa::fake::Peer>();
   naa::fake::Endpoint *ep = nullptr;
   naa::fake::Transport *transport = nullptr;  // its `last` is the endpoint after a reconnect
-  std::shared_ptr<naa::Session> session;
+  std::shared_ptr<naa::session::Session> session;
   std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
   unsigned reconnect = 0;        // NAA_RECONNECT
   bool pacing_adaptive = false;  // NAA_PACING_ADAPTIVE
@@ -84,7 +84,7 @@ struct Handle {
     transport = t.get();
     std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput},
                                      {out.data(), 64, naa::mrsp::kOutput}};
-    session = std::make_shared<naa::Session>(
+    session = std::make_shared<naa::session::Session>(
         std::move(t), 1, regions, std::make_unique<naa::rm::Target>("fake", 1, "unit test"), s,
         naa::Deadline::after(5s));
     ep = transport->last;
@@ -348,7 +348,7 @@ int replace_handles_at_their_address() {
   assert_true(answered_in_time(sessions, h, 0, 20ms));  // the others are Watched now
   int same_address = 0;
   for (size_t k : {2, 4, 2}) {
-    naa::Session *old = h[k].session.get();
+    naa::session::Session *old = h[k].session.get();
     h[k] = Handle();
     h[k].peer->auto_reply = false;
     h[k].open(Progress::Mode::Block, 0us, short_timeout());

@@ -195,9 +195,9 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   const auto settings = naa::Settings::resolve(nullptr);
   auto transport = naa::transport::open_transport(settings.transport, settings.transport_options());
   auto start = std::chrono::steady_clock::now();
-  naa::Session session(std::move(transport), e.function_code, std::move(regions),
-                       std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"), settings,
-                       naa::Deadline::after(settings.connect_timeout));
+  naa::session::Session session(std::move(transport), e.function_code, std::move(regions),
+                                std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"),
+                                settings, naa::Deadline::after(settings.connect_timeout));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   session.describe(info);
