@@ -107,7 +107,7 @@ class Pinned {
   // The thread's array for the pinned sessions, kept across its calls: a call over a thousand
   // handles allocates none (a call from a log handler, inside another, gets its own).
   struct Kept {
-    naa::Sessions sessions;
+    naa::progress::Sessions sessions;
     bool busy = false;
   };
 
@@ -139,7 +139,9 @@ class Pinned {
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
 
-  const naa::Sessions &sessions() const { return filtered_.empty() ? *pinned_ : filtered_; }
+  const naa::progress::Sessions &sessions() const {
+    return filtered_.empty() ? *pinned_ : filtered_;
+  }
   // With `in_flight`: the number of each one's invocation in flight (Session::in_flight).
   const std::vector<uint64_t> &invocations() const { return invocations_; }
 
@@ -152,10 +154,10 @@ class Pinned {
   }
 
   const naa_handle *list_;
-  Kept *kept_ = nullptr;  // the thread's, while this call uses it
-  naa::Sessions own_;     // else
-  naa::Sessions *pinned_ = &own_;
-  naa::Sessions filtered_;
+  Kept *kept_ = nullptr;         // the thread's, while this call uses it
+  naa::progress::Sessions own_;  // else
+  naa::progress::Sessions *pinned_ = &own_;
+  naa::progress::Sessions filtered_;
   std::vector<uint64_t> invocations_;
 };
 
@@ -218,15 +220,16 @@ int pnaa_finalize(naa_handle *handle) {
 }
 
 int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
-  return entry("naa_waitall", Call::Completion, nullptr,
-               [&] { return naa::wait_all(Pinned(count, handles, false).sessions(), statuses); });
+  return entry("naa_waitall", Call::Completion, nullptr, [&] {
+    return naa::progress::wait_all(Pinned(count, handles, false).sessions(), statuses);
+  });
 }
 
 int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status) {
   return entry("naa_waitany", Call::Completion, nullptr, [&] {
     if (index == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "index is NULL");
     *index = NAA_UNDEFINED;
-    return naa::wait_any(Pinned(count, handles, false).sessions(), index, status);
+    return naa::progress::wait_any(Pinned(count, handles, false).sessions(), index, status);
   });
 }
 
@@ -237,7 +240,7 @@ int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag, naa_st
     *index = NAA_UNDEFINED;
     *flag = false;
     const Pinned pinned(count, handles, true);
-    return naa::test_any(pinned.sessions(), pinned.invocations(), index, flag, status);
+    return naa::progress::test_any(pinned.sessions(), pinned.invocations(), index, flag, status);
   });
 }
 
@@ -246,7 +249,7 @@ int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuse
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
     const Pinned pinned(count, handles, true);
-    return naa::test_all(pinned.sessions(), pinned.invocations(), flag, statuses);
+    return naa::progress::test_all(pinned.sessions(), pinned.invocations(), flag, statuses);
   });
 }
 

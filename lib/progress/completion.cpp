@@ -12,7 +12,7 @@
 #include "progress/driver.hpp"
 #include "progress/wait_set.hpp"
 
-namespace naa {
+namespace naa::progress {
 namespace {
 
 using session::Session;
@@ -408,4 +408,4 @@ int test_all(const Sessions &sessions, const std::vector<uint64_t> &invocations,
   return failed ? NAA_ERR_IN_STATUS : NAA_SUCCESS;
 }
 
-}  // namespace naa
+}  // namespace naa::progress

@@ -11,7 +11,7 @@
 #include "naa.h"
 #include "session/session.hpp"
 
-namespace naa {
+namespace naa::progress {
 
 using Sessions = std::vector<session::Session *>;
 
@@ -27,4 +27,4 @@ int wait_any(const Sessions &sessions, int *index, naa_status *status);
 int test_any(const Sessions &sessions, const std::vector<uint64_t> &invocations, int *index,
              bool *flag, naa_status *status);
 
-}  // namespace naa
+}  // namespace naa::progress

@@ -17,7 +17,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 
-namespace naa {
+namespace naa::progress {
 namespace {
 
 using std::chrono::microseconds;
@@ -275,4 +275,4 @@ void ProgressEngine::run(int cpu, microseconds spin) {
   progress::drive(*this, policy_, Deadline::at(progress::Clock::time_point::max()));
 }
 
-}  // namespace naa
+}  // namespace naa::progress

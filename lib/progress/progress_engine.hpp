@@ -26,7 +26,7 @@
 
 #include "progress/driver.hpp"
 
-namespace naa {
+namespace naa::progress {
 
 class ProgressEngine : private progress::Work {
  public:
@@ -115,4 +115,4 @@ class ProgressEngine : private progress::Work {
   std::thread thread_;
 };
 
-}  // namespace naa
+}  // namespace naa::progress

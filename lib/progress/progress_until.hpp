@@ -12,7 +12,7 @@
 #include "progress/wait_set.hpp"
 #include "transport/transport.hpp"
 
-namespace naa {
+namespace naa::progress {
 
 // No timer: nothing waits to be posted.
 inline progress::Clock::time_point no_timer() {
@@ -82,4 +82,4 @@ bool progress_until(transport::Endpoint &ep, const progress::Policy &policy, Dea
   return progress::drive(one, policy, deadline);
 }
 
-}  // namespace naa
+}  // namespace naa::progress

@@ -20,6 +20,11 @@
 #include <thread>
 
 namespace naa::session {
+
+using progress::no_timer;
+using progress::progress_until;
+using progress::ProgressEngine;
+
 namespace {
 
 // Completion contexts: which of our posts a completion belongs to.

@@ -37,7 +37,7 @@
 
 namespace naa::session {
 
-class Session : private ProgressEngine::Client {
+class Session : private progress::ProgressEngine::Client {
  public:
   // Connects (from settings.local_ip, with settings.auth_key) and runs MRSP by `deadline`
   // (naa_create's NAA_CONNECT_TIMEOUT, counted from its start). settings.pacing guards the final
@@ -262,7 +262,7 @@ class Session : private ProgressEngine::Client {
   // with Paced to Done (take_back_locked() posts an Unposted one), Engine with Unposted to
   // Broken, Settled with Done or Broken.
   enum class Owner : uint8_t { Caller, Engine, Settled };
-  std::shared_ptr<ProgressEngine> engine_;
+  std::shared_ptr<progress::ProgressEngine> engine_;
   std::atomic<Owner> owner_{Owner::Caller};
   std::optional<Error> engine_error_;  // set with Phase::Broken
   void hand_over();

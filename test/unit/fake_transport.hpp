@@ -155,7 +155,7 @@ class Endpoint final : public transport::Endpoint {
     thread_local const bool is = [] {
       char name[16] = "";
       pthread_getname_np(pthread_self(), name, sizeof name);
-      return std::strcmp(name, ProgressEngine::kThreadName) == 0;
+      return std::strcmp(name, progress::ProgressEngine::kThreadName) == 0;
     }();
     return is;
   }

@@ -197,7 +197,7 @@ void RawClient::absorb(const transport::Completion &c) {
 void RawClient::wait_done() {
   const progress::Policy policy{progress_.mode, progress_.spin, round_trip_.value(), false,
                                 &spin_budget_};
-  if (!progress_until(
+  if (!progress::progress_until(
           *ep_, policy, Deadline::after(timeout_),
           [this] { return !writes_pending_ && !reply_pending_; },
           [this](const transport::Completion &c, bool) { absorb(c); }))
