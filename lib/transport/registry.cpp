@@ -16,8 +16,10 @@ namespace naa::transport {
 // a row's entry function loads its module on first use (module.hpp) and the row names it.
 #ifdef NAA_BUILTIN_TRANSPORTS
 #ifdef NAA_HAVE_LIBFABRIC
+namespace ofi {
 const Entry *ofi_entry();
 const Entry *shm_entry();
+}  // namespace ofi
 #define NAA_OFI(row, entry) nullptr, entry
 #endif
 #ifdef NAA_HAVE_VERBS
@@ -47,9 +49,9 @@ std::vector<Registration> &table() {
   // this host, verbs where an RDMA device routes there, else ofi+tcp.
   static std::vector<Registration> rows = {
       {"ofi", true, "ofi, ofi+PROVIDER", "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
-       "configure --with-libfabric", 2, NAA_OFI("ofi", ofi_entry)},
+       "configure --with-libfabric", 2, NAA_OFI("ofi", ofi::ofi_entry)},
       {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
-       "configure --with-libfabric", 0, NAA_OFI("ofi+shm", shm_entry)},
+       "configure --with-libfabric", 0, NAA_OFI("ofi+shm", ofi::shm_entry)},
       {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
        "configure --with-verbs", 1, NAA_VERBS("verbs", verbs::verbs_entry)},
   };

@@ -20,12 +20,14 @@ using namespace naa;
 // parses names against them) link to none of the transports' code here.
 namespace naa::transport {
 #ifdef NAA_BUILTIN_TRANSPORTS
+namespace ofi {
 const Entry *ofi_entry() {
   return nullptr;
 }
 const Entry *shm_entry() {
   return nullptr;
 }
+}  // namespace ofi
 namespace verbs {
 const Entry *verbs_entry() {
   return nullptr;

@@ -13,8 +13,8 @@
 #include "transport/ofi/ofi_control.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
-using namespace naa::transport::control;
-namespace shm = naa::transport::ofi_detail;
+using namespace naa::transport::ofi::control;
+namespace shm = naa::transport::ofi;
 
 namespace {
 

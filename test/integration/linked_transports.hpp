@@ -8,8 +8,10 @@
 #include "transport/registry.hpp"
 
 namespace naa::transport {
+namespace ofi {
 const Entry *ofi_entry();
 const Entry *shm_entry();
+}  // namespace ofi
 namespace verbs {
 const Entry *verbs_entry();
 }
@@ -18,8 +20,8 @@ const Entry *verbs_entry();
 namespace naa::test {
 
 inline void use_linked_ofi() {
-  transport::use_linked_entry("ofi", transport::ofi_entry);
-  transport::use_linked_entry("ofi+shm", transport::shm_entry);
+  transport::use_linked_entry("ofi", transport::ofi::ofi_entry);
+  transport::use_linked_entry("ofi+shm", transport::ofi::shm_entry);
 }
 
 inline void use_linked_verbs() {

@@ -25,6 +25,7 @@
 #include "transport/ofi/ofi_control.hpp"
 
 using namespace naa::transport;
+using namespace naa::transport::ofi;
 
 namespace {
 

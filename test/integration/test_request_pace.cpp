@@ -34,6 +34,7 @@ extern "C" {
 
 using naa::Deadline;
 using namespace naa::transport;
+using namespace naa::transport::ofi;
 using std::chrono::microseconds;
 
 namespace {

@@ -49,6 +49,7 @@ extern "C" {
 
 using naa::Deadline;
 using namespace naa::transport;
+using namespace naa::transport::ofi;
 
 namespace {
 
@@ -432,18 +433,18 @@ void test_warm_connections_keep_their_ropes(void **) {
 void test_rope_follows_a_bell_made_anew(void **) {
   const std::string name =
       "fi_shm://" + std::to_string(getpid()) + "-feed" + std::to_string(time(nullptr));
-  auto bell = std::make_unique<ofi_detail::ShmBell>(name);
+  auto bell = std::make_unique<ofi::ShmBell>(name);
   assert_true(bell->ok());
-  ofi_detail::ShmBellRope rope(name);
+  ofi::ShmBellRope rope(name);
   assert_true(rope.rings());
   assert_true(rope.still_for(name));
   assert_false(rope.still_for(name + "0"));
   bell.reset();  // its page unlinked; the rope still maps it, so its inode is not given again
   assert_false(rope.still_for(name));
-  ofi_detail::ShmBell anew(name);
+  ofi::ShmBell anew(name);
   assert_true(anew.ok());
   assert_false(rope.still_for(name));
-  assert_true(ofi_detail::ShmBellRope(name).still_for(name));
+  assert_true(ofi::ShmBellRope(name).still_for(name));
 }
 
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
@@ -490,9 +491,9 @@ void test_request_check_reads_maps_once_per_region(void **) {
   void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   assert_true(page != MAP_FAILED);
   std::string why;
-  const unsigned long before = ofi_detail::shm_maps_read();
-  for (int i = 0; i < 3; ++i) assert_true(ofi_detail::shm_request_plausible(name, pid, &why));
-  assert_int_equal(ofi_detail::shm_maps_read() - before, 1);
+  const unsigned long before = ofi::shm_maps_read();
+  for (int i = 0; i < 3; ++i) assert_true(ofi::shm_request_plausible(name, pid, &why));
+  assert_int_equal(ofi::shm_maps_read() - before, 1);
   // Made anew under the name (the old object still open, so its inode is not given again),
   // and not mapped: the process's maps are read again, and the request is not believed.
   munmap(page, 4096);
@@ -500,12 +501,12 @@ void test_request_check_reads_maps_once_per_region(void **) {
   int again = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   assert_true(again >= 0);
   assert_int_equal(ftruncate(again, 4096), 0);
-  const bool believed = ofi_detail::shm_request_plausible(name, pid, &why);
+  const bool believed = ofi::shm_request_plausible(name, pid, &why);
   shm_unlink(object.c_str());
   ::close(again);
   ::close(fd);
   assert_false(believed);
-  assert_int_equal(ofi_detail::shm_maps_read() - before, 2);
+  assert_int_equal(ofi::shm_maps_read() - before, 2);
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ extern "C" {
 
 using naa::Deadline;
 using namespace naa::transport;
+using namespace naa::transport::ofi;
 
 namespace {
 
@@ -258,7 +259,7 @@ void test_only_an_armed_endpoint_wakes(void **) {
   assert_true(readable(client->wait_fd(), 10000));  // a sleeper stays armed
   assert_int_equal(polled(*client).context, 2);
   Completion none[4];
-  for (int i = 0; i <= naa::transport::ofi_detail::OfiCqWait::kSpinPolls; ++i)
+  for (int i = 0; i <= naa::transport::ofi::OfiCqWait::kSpinPolls; ++i)
     assert_int_equal(client->poll(none, 4), 0);  // a spin
   send(13);
   assert_int_equal(polled(*client).context, 3);  // ends it: out of the set

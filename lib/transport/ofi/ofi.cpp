@@ -40,9 +40,7 @@
 #include "transport/ofi/ofi_rdm_listener.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
-namespace naa::transport {
-
-using namespace ofi_detail;
+namespace naa::transport::ofi {
 
 namespace {
 
@@ -286,4 +284,4 @@ std::string ofi_runtime_version() {
   return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
 }
 
-}  // namespace naa::transport
+}  // namespace naa::transport::ofi

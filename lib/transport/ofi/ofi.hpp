@@ -6,7 +6,7 @@
 
 #include "transport/transport.hpp"
 
-namespace naa::transport {
+namespace naa::transport::ofi {
 
 // `options.provider_progress`: only providers that move data without our calls (FI_PROGRESS_AUTO).
 std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
@@ -50,4 +50,4 @@ std::string ofi_runtime_version();
 // crashes (a tagged-op header, or an ACK with no pending operation): see naa(7), SECURITY.
 bool ofi_tcp_crashable_by_peers();
 
-}  // namespace naa::transport
+}  // namespace naa::transport::ofi

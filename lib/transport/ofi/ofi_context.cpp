@@ -10,7 +10,7 @@
 
 #include "diag/log.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 // What makes two infos share a domain. The process id keeps a forked child off its parent's.
@@ -140,4 +140,4 @@ std::shared_ptr<OfiRegistration> OfiContext::register_memory(void *addr, size_t 
   return cache_.get(addr, length, access, make);
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -28,7 +28,7 @@
 #include "transport/ofi/ofi_idle_endpoint.hpp"
 #include "transport/registration_cache.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 class OfiContext;
 
@@ -91,4 +91,4 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   std::shared_ptr<OfiContext> kept_open_;  // ourselves, while idle_ holds endpoints
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

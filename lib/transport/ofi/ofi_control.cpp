@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace naa::transport::control {
+namespace naa::transport::ofi::control {
 namespace {
 
 constexpr uint8_t kMagic[4] = {'N', 'A', 'A', 'c'};
@@ -97,4 +97,4 @@ const char *type_name(Type t) {
   return "?";
 }
 
-}  // namespace naa::transport::control
+}  // namespace naa::transport::ofi::control

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-namespace naa::transport::control {
+namespace naa::transport::ofi::control {
 
 inline constexpr uint64_t kControlTag = 0x4e4141632d637472ull;  // "NAAc-ctr"
 inline constexpr size_t kHeaderSize = 16;
@@ -41,4 +41,4 @@ bool decode(const uint8_t *buf, size_t len, Message *m, std::string *why);
 
 const char *type_name(Type t);
 
-}  // namespace naa::transport::control
+}  // namespace naa::transport::ofi::control

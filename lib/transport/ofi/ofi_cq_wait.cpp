@@ -13,7 +13,7 @@
 #include "diag/error.hpp"
 #include "transport/ofi/ofi_fabric.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 // The provider's descriptors and the index of their last change (FI_GETWAIT of an
@@ -122,4 +122,4 @@ void OfiCqWait::disarm() {
   armed_ = false;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -25,7 +25,7 @@
 #include <memory>
 #include <vector>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 class OfiCqWait {
  public:
@@ -60,4 +60,4 @@ class OfiCqWait {
   std::vector<pollfd> registered_;  // the provider's descriptors in our set, while armed
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

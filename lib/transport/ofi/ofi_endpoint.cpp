@@ -13,7 +13,7 @@
 
 #include "diag/log.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_pep *pep,
                          std::string request_data, Reuse reuse, size_t idle_bound)
@@ -448,4 +448,4 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *
   return k;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

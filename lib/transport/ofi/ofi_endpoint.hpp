@@ -35,7 +35,7 @@
 #include "transport/ofi/ofi_shm_request.hpp"
 #include "transport/transport.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // A post that keeps returning -FI_EAGAIN (queue full and no progress) is a dead fabric.
 inline constexpr auto kPostRetryLimit = std::chrono::seconds(10);
@@ -334,4 +334,4 @@ class OfiEndpoint : public Endpoint {
   size_t fence_pending_ = 0;
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -13,7 +13,7 @@
 #include "diag/log.hpp"
 #include "progress/wait_plan.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 namespace {
 
@@ -153,4 +153,4 @@ void OfiEndpoint::raise_eq_error(const std::string &what, bool connecting) {
   throw Error(NAA_ERR_CONNECTION, what + ": " + fi_error_text(err.err) + why);
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -26,7 +26,7 @@
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 void OfiEndpoint::attach(const std::string &name, uint32_t pid) {
   peer_addr_ = insert_address(name);
@@ -370,4 +370,4 @@ void OfiEndpoint::connect_by_message(Deadline deadline, const std::string &priva
   connected_ = true;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -45,7 +45,7 @@
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
-namespace naa::transport {
+namespace naa::transport::ofi {
 namespace {
 
 std::atomic<unsigned long> endpoints_opened{0};
@@ -85,8 +85,6 @@ OfiEndpointCounts ofi_endpoint_counts() {
           listeners_kept.load(),   listeners_dropped.load(), pidfds_opened.load(),
           pidfds_kept.load()};
 }
-
-namespace ofi_detail {
 
 // An idle endpoint keeps its bell (a page and a socket, ~30 us to make anew at its next
 // connection) while descriptors are spare when it parks: one socket per idle endpoint, at most
@@ -367,5 +365,4 @@ bool OfiEndpoint::park(bool peer_left_first) noexcept {
   return true;
 }
 
-}  // namespace ofi_detail
-}  // namespace naa::transport
+}  // namespace naa::transport::ofi

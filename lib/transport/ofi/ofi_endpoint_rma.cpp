@@ -7,7 +7,7 @@
 
 #include "transport/split_writes.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 class OfiWriteChain : public WriteChain {
@@ -112,4 +112,4 @@ void OfiEndpoint::wait_fence() {
   }
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -6,7 +6,7 @@
 #include "transport/ofi/ofi.hpp"
 #include "transport/registry.hpp"
 
-namespace naa::transport {
+namespace naa::transport::ofi {
 namespace {
 
 std::vector<std::string> providers_lines() {
@@ -90,4 +90,4 @@ const Entry *shm_entry() {
   return &entry;
 }
 
-}  // namespace naa::transport
+}  // namespace naa::transport::ofi

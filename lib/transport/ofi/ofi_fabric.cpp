@@ -10,7 +10,7 @@
 
 #include "diag/error.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 std::string fi_error_text(int rc) {
   return fi_strerror(rc < 0 ? -rc : rc);
@@ -85,4 +85,4 @@ InfoPtr find_info(const std::string &provider, bool auto_progress, fi_ep_type ty
   return InfoPtr(fi_dupinfo(owned.get()));  // only the first (preferred) match is used
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -12,7 +12,7 @@
 
 #include "naa.h"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 inline constexpr uint32_t kApiVersion = FI_VERSION(1, 9);
 // The longest a blocking read sleeps before re-checking the event queue for a disconnect.
@@ -67,4 +67,4 @@ InfoPtr make_hints(const std::string &provider, bool auto_progress = false,
 InfoPtr find_info(const std::string &provider, bool auto_progress, fi_ep_type type,
                   const char *node, const char *service, uint64_t flags, int *rc_out = nullptr);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -24,7 +24,7 @@
 #include "transport/ofi/ofi_shm_bell.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // How many a Context keeps, per side, is NAA_SHM_IDLE_ENDPOINTS (TransportOptions); each holds
 // a 16 MiB object in /dev/shm. Beyond it the oldest is closed.
@@ -70,4 +70,4 @@ struct IdleRdm {
   std::unique_ptr<ShmBellRope> peer_bell;
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -16,7 +16,7 @@
 #include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 OfiListener::OfiListener(const std::string &provider, const std::string &host, uint16_t port,
                          const TransportOptions &options)
@@ -159,4 +159,4 @@ void OfiListener::poll_for_request(bool woken) {
   request_due_ = now + progress::wait_plan(request_took_.value(), options_.setup_spin).poll;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

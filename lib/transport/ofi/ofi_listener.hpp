@@ -16,7 +16,7 @@
 #include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 class OfiListener : public Listener {
  public:
@@ -69,4 +69,4 @@ class OfiListener : public Listener {
   unsigned long stirs_ = 0;  // ListenerCounts::stirs
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

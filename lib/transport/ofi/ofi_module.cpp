@@ -5,7 +5,7 @@
 #include "config.h"
 #include "transport/module_host.hpp"
 
-namespace naa::transport {
+namespace naa::transport::ofi {
 
 const Entry *ofi_entry();
 const Entry *shm_entry();
@@ -19,9 +19,9 @@ const Entry *entry(const char *row) {
 }
 
 }  // namespace
-}  // namespace naa::transport
+}  // namespace naa::transport::ofi
 
 extern "C" __attribute__((visibility("default")))
 const naa::transport::ModuleTable naa_transport_module = {
     naa::transport::kModuleAbi, PACKAGE_VERSION, "libfabric", naa::transport::bind_host,
-    naa::transport::entry};
+    naa::transport::ofi::entry};

@@ -5,7 +5,7 @@
 
 #include "transport/ofi/ofi_fabric.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 // A queue with more than this many leftover entries is not worth keeping.
@@ -89,4 +89,4 @@ std::chrono::steady_clock::time_point OfiQueueStock::expiry(
   return kept_ ? kept_at_ + age : std::chrono::steady_clock::time_point::max();
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

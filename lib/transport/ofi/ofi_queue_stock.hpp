@@ -20,7 +20,7 @@
 
 #include "transport/ofi/ofi_cq_wait.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 struct OfiQueues {
   fid_eq *eq = nullptr;
@@ -54,4 +54,4 @@ class OfiQueueStock {
   std::chrono::steady_clock::time_point kept_at_;  // under mu_
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

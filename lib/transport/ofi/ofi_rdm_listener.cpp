@@ -24,7 +24,7 @@
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 // A port number for a listener that holds no TCP port (shm alone, asked for port 0): a bound,
@@ -216,4 +216,4 @@ void OfiRdmListener::release_port() {
   reserved_fd_ = -1;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

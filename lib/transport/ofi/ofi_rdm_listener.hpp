@@ -15,7 +15,7 @@
 #include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // A reliable-datagram listener: an RDM endpoint at a well-known address that receives
 // connection requests; each one gets an endpoint of its own (see the top of ofi.cpp): over shm
@@ -66,4 +66,4 @@ class OfiRdmListener : public Listener {
   RequestPace pace_;
 };
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

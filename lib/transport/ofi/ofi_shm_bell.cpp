@@ -17,7 +17,7 @@
 #include "transport/ofi/ofi_shm_request.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -136,4 +136,4 @@ void ShmBellRope::ring() noexcept {
                   fd_ < 0 ? "no socket" : strerror(errno));
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -23,7 +23,7 @@
 #include <memory>
 #include <string>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // Ours: made with the endpoint, gone with it (the page unlinked; a killed process's page is
 // removed by the peer that sees it die, as its region is).
@@ -93,4 +93,4 @@ class ShmBellRope {
 // The bell page of the endpoint named `name`, for removing a dead peer's ("" when not shm).
 std::string shm_bell_object(const std::string &name);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

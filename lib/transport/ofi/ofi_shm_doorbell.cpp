@@ -17,7 +17,7 @@
 #include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 // The abstract name (leading NUL: no file to leave behind when the server is killed) of the
@@ -76,4 +76,4 @@ void ring_shm_doorbell(const std::string &server) {
   ::close(fd);
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

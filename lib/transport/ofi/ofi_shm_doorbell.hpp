@@ -13,7 +13,7 @@
 
 #include "deadline.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 class ShmDoorbell {
  public:
@@ -40,4 +40,4 @@ class ShmDoorbell {
 // any other address.
 void ring_shm_doorbell(const std::string &server);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

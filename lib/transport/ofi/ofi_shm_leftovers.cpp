@@ -16,7 +16,7 @@
 #include "diag/log.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 constexpr time_t kListenerGrace = 60;  // seconds
@@ -90,4 +90,4 @@ size_t remove_dead_processes_regions(const std::string &dir) {
   return removed;
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

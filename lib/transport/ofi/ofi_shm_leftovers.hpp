@@ -14,7 +14,7 @@
 
 #include <string>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // Removes them from `dir` (/dev/shm); returns how many. Logged when any.
 size_t remove_dead_processes_regions(const std::string &dir = "/dev/shm");
@@ -22,4 +22,4 @@ size_t remove_dead_processes_regions(const std::string &dir = "/dev/shm");
 // Whether `name` (a file name in /dev/shm) is one of libnaa's endpoint objects; its pid in `pid`.
 bool libnaa_region_name(const std::string &name, long *pid);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -18,7 +18,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 std::string shm_service(uint16_t port) {
   return "naa-" + std::to_string(getuid()) + "-" + std::to_string(port);
@@ -79,4 +79,4 @@ std::optional<ShmObject> shm_listener_object(const std::string &address) {
   return ShmObject{st.st_dev, st.st_ino};
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // shm names endpoints, not hosts and ports: "HOST:PORT" of a same-host NAA maps to the name of
 // the listener that serves PORT. A TCP port number is unique on a host (the server holds it
@@ -61,4 +61,4 @@ struct ShmObject {
 };
 std::optional<ShmObject> shm_listener_object(const std::string &address);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

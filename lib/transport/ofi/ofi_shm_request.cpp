@@ -12,7 +12,7 @@
 #include <map>
 #include <mutex>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 namespace {
 
 constexpr char kPrefix[] = "fi_shm://";
@@ -147,4 +147,4 @@ bool shm_region_of(const std::string &name, pid_t pid) {
   return pid > 0 && shm_name_pid(name) == pid && object_owner(name, &owner) && owner == geteuid();
 }
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-namespace naa::transport::ofi_detail {
+namespace naa::transport::ofi {
 
 // The pid an endpoint name "fi_shm://PID-..." carries (the prefix give_unique_shm_source
 // gives every libnaa endpoint), or 0 when it carries none.
@@ -37,4 +37,4 @@ bool shm_region_of(const std::string &name, pid_t pid);
 // "fi_shm://" prefix (fi_shm(7)), or "" when it has no such prefix.
 std::string shm_object(const std::string &name);
 
-}  // namespace naa::transport::ofi_detail
+}  // namespace naa::transport::ofi
