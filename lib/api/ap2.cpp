@@ -29,13 +29,12 @@
 // naaice_* symbols (a namespace does not change an extern "C" name).
 #define NAAICE_AP2_BESIDE_NAA_H
 #define NAAICE_NO_REFERENCE_NAMES
+namespace naa::api {
 namespace ref {
 #include "naaice_ap2.h"
 }
 
 namespace {
-
-using naa::Error;
 
 // Programs compiled against the reference's header pass these layouts (its x86-64 figures,
 // naaice_ap2(3); the same on every LP64 target).
@@ -72,8 +71,8 @@ struct Ap2Session {
 };
 
 // Never destroyed, for the reason api.cpp gives for its table.
-naa::HandleTable<Ap2Session> &handles() {
-  static auto *table = new naa::HandleTable<Ap2Session>;
+HandleTable<Ap2Session> &handles() {
+  static auto *table = new HandleTable<Ap2Session>;
   return *table;
 }
 
@@ -100,7 +99,7 @@ template <class Body>
 int ap2_call(const char *function, ref::naa_handle *handle, Body body) {
   const naa::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
   std::string cause;
-  const int code = naa::guarded(function, body, &cause);
+  const int code = guarded(function, body, &cause);
   if (code == NAA_SUCCESS) return 0;
   if (handle != nullptr) {
     if (cause.empty()) cause = std::string(function) + ": " + naa::error_text(code);
@@ -112,7 +111,7 @@ int ap2_call(const char *function, ref::naa_handle *handle, Body body) {
 
 std::shared_ptr<Ap2Session> lookup(const ref::naa_handle *handle) {
   if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
-  return naa::live(handles(), handle->naaice_session);
+  return live(handles(), handle->naaice_session);
 }
 
 std::vector<naa_param_t> params(const ref::naa_param_t *p, unsigned n) {
@@ -165,7 +164,7 @@ int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_p
     if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
     handle->function_code = function_code;
     handle->naaice_session = 0;
-    const uint8_t code = naa::checked_function_code(function_code);
+    const uint8_t code = checked_function_code(function_code);
     const auto inputs = params(input_params, input_amount);
     const auto outputs = params(output_params, output_amount);
     auto regions =
@@ -251,3 +250,4 @@ NAA_PROFILED(naaice_last_error);
 
 }  // extern "C"
 }  // namespace ref
+}  // namespace naa::api

@@ -17,17 +17,15 @@
 #include "session/session.hpp"
 #include "diag/stats.hpp"
 
+namespace naa::api {
 namespace {
 
-using naa::Error;
-using naa::guarded;
-using naa::Session;
-using naa::stats::Call;
+using stats::Call;
 
 // Never destroyed: sessions the program did not finalize must not be torn down by static
 // destructors racing the fabric libraries' own exit handlers.
-naa::HandleTable<Session> &handles() {
-  static auto *table = new naa::HandleTable<Session>;
+HandleTable<Session> &handles() {
+  static auto *table = new HandleTable<Session>;
   return *table;
 }
 
@@ -74,7 +72,7 @@ int entry(const char *function, naa::stats::Call call, const naa_handle *handle,
 
 std::shared_ptr<Session> lookup(const naa_handle *handle) {
   if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
-  return naa::live(handles(), handle->id);
+  return live(handles(), handle->id);
 }
 
 int create(const char *function, uint32_t function_code, naa_param_t *inputs, size_t n_inputs,
@@ -82,7 +80,7 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
   return entry(function, Call::Create, handle, [&] {
     if (handle == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "handle is NULL");
     handle->id = 0;
-    const uint8_t code = naa::checked_function_code(function_code);
+    const uint8_t code = checked_function_code(function_code);
     auto regions = naa::layout_regions(inputs, n_inputs, outputs, n_outputs);
     const auto settings = naa::Settings::resolve(attr);
     naa::stats::enable(settings.params);
@@ -127,7 +125,7 @@ class Pinned {
       for (size_t i = 0; i < pinned_->size(); ++i)
         if (list[i].id != 0 && (*pinned_)[i] == nullptr) {
           unpin();
-          naa::live(handles(), list[i].id);  // throws, saying why
+          live(handles(), list[i].id);  // throws, saying why
         }
     if (!in_flight) return;
     filtered_ = *pinned_;
@@ -161,6 +159,12 @@ class Pinned {
 };
 
 }  // namespace
+}  // namespace naa::api
+
+// The C ABI is defined where naa.h declares it, at global scope: a definition inside a
+// namespace would not take the visibility of naa.h's declaration, and would not be exported.
+using naa::Error;
+using namespace naa::api;
 
 extern "C" {
 

@@ -14,7 +14,7 @@
 #include "diag/log.hpp"
 #include "naa.h"
 
-namespace naa {
+namespace naa::api {
 
 // Runs body, which returns a naa_error_t; a thrown Error becomes its code. The cause of a
 // failure is logged at info (the caller sees the code; naa_last_error(3) gives the cause) and,
@@ -69,4 +69,4 @@ inline uint8_t checked_function_code(uint32_t function_code) {
   return static_cast<uint8_t>(function_code);
 }
 
-}  // namespace naa
+}  // namespace naa::api

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-namespace naa {
+namespace naa::api {
 
 template <class T>
 class HandleTable {
@@ -169,4 +169,4 @@ class HandleTable {
   const uint16_t salt_;
 };
 
-}  // namespace naa
+}  // namespace naa::api

@@ -3,10 +3,12 @@
 // dependencies' constructors have run by then, the program has installed no handler yet.
 #include "diag/signal_defaults.hpp"
 
+namespace naa::api {
 namespace {
 
 __attribute__((constructor)) void on_load() {
-  naa::diag::restore_signal_defaults();
+  diag::restore_signal_defaults();
 }
 
 }  // namespace
+}  // namespace naa::api

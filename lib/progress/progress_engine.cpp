@@ -27,9 +27,10 @@ using std::chrono::nanoseconds;
 // how long it was busy last (some client active, submit to settle: about one round trip). Its
 // doze matters most here: the thread dozes while sleeping_ stays false, so that
 // a submit makes no system call and waits a share of a round trip for the timer instead of a
-// CPU's wake-up, which on a virtual machine whose vCPU halted is 30-47 us: for naa_invoke the
-// whole hand-over. An application that computes for longer than 8 round trips between
-// invocations pays that wake-up in naa_invoke, small beside its computation.
+// CPU's wake-up, which on a virtual machine whose vCPU halted costs tens of microseconds
+// (doc/performance.md): for naa_invoke the whole hand-over. An application that computes for longer
+// than 8 round trips between invocations pays that wake-up in naa_invoke, small beside its
+// computation.
 
 // The engine in use, replaced wholesale in a forked child: the parent's lock may have been
 // held at the fork and its thread does not exist there.

@@ -2,8 +2,9 @@
 // The one wait policy of libnaa and naa-server: how a thread that waits for something (a
 // reply in naa_wait and naa_waitany, a client's next invocation in naa-server, a completion in
 // the progress thread) spends a spell without news. Waking a thread asleep in the kernel costs
-// 30-47 us on a virtual machine whose vCPU halted, more than a whole small round trip; polling
-// for ever costs a core. So, from how long the awaited thing took last time (`expected`):
+// tens of microseconds on a virtual machine whose vCPU halted (doc/performance.md), more than a
+// whole small round trip; polling for ever costs a core. So, from how long the awaited thing took
+// last time (`expected`):
 // - poll while it is due: twice `expected`, at least the caller's spin (NAA_SPIN_US, naa-server
 //   --spin-us), at most 5 ms beyond it where a descriptor wakes the waiter (past that a wake-up
 //   is a small share of the wait; shm's bell is such a descriptor, and its peer rings it also
@@ -74,7 +75,7 @@ class SharedExpected {
 // pool's next job, a new connection's first message): where they have come within
 // kPollableGap (a program creating handles one after another), the waiter polls for twice
 // that (at least `spin`, at most twice kPollableGap) before it sleeps, since waking it would
-// cost the next arrival a wake-up (20-30 us on this VM, doc/performance.md); otherwise it does
+// cost the next arrival a wake-up (doc/performance.md); otherwise it does
 // not poll at all, so an idle server sleeps. A gap counts as 2 * kPollableGap at most: after a
 // pause, three quick arrivals bring the poll back (an hour's pause would otherwise take some
 // 30 of them). `Estimate`: Expected for one waiter, SharedExpected for the threads of a

@@ -10,7 +10,7 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
                                       size_t n_inputs, const Settings &settings) {
   // One deadline for everything naa_create waits for: opening the transport counts too, the
   // process's one-time initialisation of libfabric (up to seconds) does not: a short
-  // NAA_CONNECT_TIMEOUT would be spent before the first attempt (issue 25).
+  // NAA_CONNECT_TIMEOUT would be spent before the first attempt.
   diag::report_signal_defaults();
   transport::prepare_transport(settings.transport);
   const Deadline deadline = Deadline::after(settings.connect_timeout);

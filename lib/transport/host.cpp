@@ -75,7 +75,7 @@ in_addr local_ipv4(const std::string &local_ip) {
 }
 
 // A loopback address is answered without the interfaces: reading them (getifaddrs, a netlink
-// dump) took 40-80 us of every warm naa_create over shm to 127.0.0.1 on a VM.
+// dump) would be a large share of every warm naa_create over shm to 127.0.0.1.
 bool is_local_host(const std::string &host) {
   int gai = 0;
   AddrInfo found = lookup(host, AF_UNSPEC, &gai);

@@ -13,13 +13,12 @@
 #include "transport/transport.hpp"
 
 namespace naa {
+namespace transport {
 namespace {
 
-const transport::ModuleHost *host = nullptr;
+const ModuleHost *host = nullptr;
 
 }  // namespace
-
-namespace transport {
 
 // A process with two cores (a test that links the core beside libnaa.so) loads the module once:
 // it serves the first core that bound it.
@@ -61,7 +60,7 @@ std::string private_data_text(const void *data, size_t length) {
 namespace log {
 
 Level threshold() {
-  return host->log_threshold();
+  return transport::host->log_threshold();
 }
 
 // Formatted here, as the host's write takes no va_list; lines are as long as the host's.
@@ -71,7 +70,7 @@ void write(Level level, const char *fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  host->log_write(level, "%s", line);
+  transport::host->log_write(level, "%s", line);
 }
 
 }  // namespace log
@@ -79,13 +78,13 @@ void write(Level level, const char *fmt, ...) {
 namespace progress {
 
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
-  return host->wait_plan(expected, spin, woken);
+  return transport::host->wait_plan(expected, spin, woken);
 }
 microseconds idle_nap(nanoseconds idle) {
-  return host->idle_nap(idle);
+  return transport::host->idle_nap(idle);
 }
 microseconds idle_slice(nanoseconds idle) {
-  return host->idle_slice(idle);
+  return transport::host->idle_slice(idle);
 }
 
 }  // namespace progress

@@ -21,7 +21,9 @@ const Entry *shm_entry();
 #define NAA_OFI(row, entry) nullptr, entry
 #endif
 #ifdef NAA_HAVE_VERBS
+namespace verbs {
 const Entry *verbs_entry();
+}
 #define NAA_VERBS(row, entry) nullptr, entry
 #endif
 #else
@@ -49,7 +51,7 @@ std::vector<Registration> &table() {
       {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
        "configure --with-libfabric", 0, NAA_OFI("ofi+shm", shm_entry)},
       {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
-       "configure --with-verbs", 1, NAA_VERBS("verbs", verbs_entry)},
+       "configure --with-verbs", 1, NAA_VERBS("verbs", verbs::verbs_entry)},
   };
   return rows;
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // When a listener polls for its next connection request instead of sleeping: while requests
 // come within progress::ArrivalPoll::kPollableGap of each other (a program creating handles one
-// after another), for twice the gap after each one. A sleeping listener's wake-up cost every
-// warm naa_create 20-30 us on this VM (the shm doorbell, the tcp EQ's descriptor:
-// doc/performance.md); a listener nobody talks to, or whose clients come seldom, never polls.
-// Private to lib/transport.
+// after another), for twice the gap after each one. A sleeping listener would cost every warm
+// naa_create its wake-up (the shm doorbell, the tcp EQ's descriptor: doc/performance.md); a
+// listener nobody talks to, or whose clients come seldom, never polls. Private to lib/transport.
 #pragma once
 
 #include <chrono>

@@ -3,9 +3,8 @@
 // "ofi+shm" its shared-memory one, and "auto" chooses per destination: shared memory for an NAA
 // on this host, verbs where an RDMA device routes to the NAA, TCP elsewhere. A shared-memory
 // connection that auto chose and that does not complete soon gives way to the network path, as
-// MPI libraries fall back from shared memory: with libfabric 1.17 a server's accept has been
-// seen to stay unsent for good (test/slurm/srun.sh in CI), and a named transport keeps such
-// failures visible instead.
+// MPI libraries fall back from shared memory: with libfabric 1.17 a server's accept may stay
+// unsent for good; a named transport keeps such failures visible instead.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>

@@ -255,9 +255,9 @@ struct TransportOptions {
   size_t write_chunk = SIZE_MAX;
   // How the waits of a connection's setup (for the peer's acceptance or the client's request)
   // are spent: polling while the answer is due by the wait plan (progress/wait_plan.hpp: twice
-  // as long as the last one took, `setup_spin` at least; waking a sleeping thread costs 30-47
-  // us on a virtual machine, more than the answer takes on loopback), then asleep. NAA_SPIN_US;
-  // `setup_sleeps` (NAA_PROGRESS=block): asleep at once.
+  // as long as the last one took, `setup_spin` at least; waking a sleeping thread costs more
+  // on a virtual machine than the answer takes on loopback, doc/performance.md), then asleep.
+  // NAA_SPIN_US; `setup_sleeps` (NAA_PROGRESS=block): asleep at once.
   std::chrono::microseconds setup_spin{100};
   bool setup_sleeps = false;
   // NAA_SHM_IDLE_ENDPOINTS: how many ofi+shm endpoints of ended connections a process keeps

@@ -160,7 +160,7 @@ static void one_byte_handle(test_server *s, unsigned fn, uint8_t *b, naa_handle 
   assert_int_equal(naa_create(fn, &p, 1, &p, 1, h), NAA_SUCCESS);
 }
 
-/* A request the NAA never answered stays in flight (issue 25): waiting again times out again,
+/* A request the NAA never answered stays in flight: waiting again times out again,
  * naa_invoke is refused, and naa_cancel abandons it. With `reinvoke` the handle, connected
  * again, then runs an add1 on *b correctly. */
 static void expect_in_flight_then_cancel(test_server *s, naa_handle *h, uint8_t *b, int reinvoke) {

@@ -26,9 +26,11 @@ const Entry *ofi_entry() {
 const Entry *shm_entry() {
   return nullptr;
 }
+namespace verbs {
 const Entry *verbs_entry() {
   return nullptr;
 }
+}  // namespace verbs
 #else
 const Entry &module_entry(const std::string &, const char *row) {
   throw Error(NAA_ERR_UNSUPPORTED, std::string("transport ") + row + ": no modules here");

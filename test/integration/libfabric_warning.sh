@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Issue 18.7: naa-server serving ofi+tcp warns at start when the libfabric it loaded is one
+# naa-server serving ofi+tcp warns at start when the libfabric it loaded is one
 # whose tcp provider a single crafted packet crashes (1.17, naa(7) SECURITY), and only then.
 # The version is the one naa-info reports as loaded at run time.
 set -eu

@@ -10,7 +10,9 @@
 namespace naa::transport {
 const Entry *ofi_entry();
 const Entry *shm_entry();
+namespace verbs {
 const Entry *verbs_entry();
+}
 }  // namespace naa::transport
 
 namespace naa::test {
@@ -21,7 +23,7 @@ inline void use_linked_ofi() {
 }
 
 inline void use_linked_verbs() {
-  transport::use_linked_entry("verbs", transport::verbs_entry);
+  transport::use_linked_entry("verbs", transport::verbs::verbs_entry);
 }
 
 }  // namespace naa::test

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A hostile same-host client for test_hostile (issue 29): sends naa-server's ofi+shm listener
+// A hostile same-host client for test_hostile: sends naa-server's ofi+shm listener
 // connection requests that name any endpoint and claim any process, as any local process of
 // the user can, then stays LINGER_MS (so that a server that believed the claim watches a live
 // process) and exits without a goodbye.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// naa-server against hostile clients (issue 18): each case attacks a server of its own from
+// naa-server against hostile clients: each case attacks a server of its own from
 // 127.0.0.2, times one vecadd of a legitimate libnaa client from 127.0.0.1 during the attack,
 // and then checks that the server is alive and back to idle: its threads and open fds return
 // to what they were before, and it burns no CPU (/proc/PID/status, /proc/PID/fd, /proc/PID/stat).
@@ -171,8 +171,8 @@ VecaddResult vecadd_over(const test_server &s, const char *transport) {
   return r;
 }
 
-// A legitimate client over tcp and one over shm (issue 29: same-host attackers must spare
-// both paths), each served correctly, or the test fails; their latencies are reported.
+// A legitimate client over tcp and one over shm (same-host attackers must spare both
+// paths), each served correctly, or the test fails; their latencies are reported.
 void legit_vecadd_tcp_and_shm(const test_server &s, const char *attack) {
   for (const char *transport : {"ofi+tcp", "ofi+shm"}) {
     const VecaddResult r = vecadd_over(s, transport);
@@ -234,7 +234,7 @@ void report_latency(const char *attack, double took) {
   std::fprintf(stderr, "  %s: a legitimate vecadd during the attack took %.3f s\n", attack, took);
 }
 
-// 18.1: MRSP, one message more, close. The stray message must be consumed, so that the server
+// MRSP, one message more, close. The stray message must be consumed, so that the server
 // sees the close and frees the slot instead of spinning on the unread message for ever.
 void stray_message_then_close(void **) {
   Target t({"--idle-timeout", "0"});
@@ -253,7 +253,7 @@ void stray_message_then_close(void **) {
   t.assert_back_to_idle("stray message then close (x8)", std::chrono::seconds(5));
 }
 
-// 18.4: sessions that finish MRSP and then idle are ended by --idle-timeout.
+// Sessions that finish MRSP and then idle are ended by --idle-timeout.
 void idle_sessions_time_out(void **) {
   const std::string idle_timeout = scaled_seconds(2);
   Target t({"--idle-timeout", idle_timeout.c_str()});
@@ -275,7 +275,7 @@ void idle_sessions_time_out(void **) {
   t.assert_back_to_idle("4 idle sessions", std::chrono::seconds(5));
 }
 
-// 18.4: one host cannot take every slot: with -c 4 -P 2 the attacker's third session is
+// One host cannot take every slot: with -c 4 -P 2 the attacker's third session is
 // refused while a client of another host is served, and once its sessions ended it is served
 // again.
 void peer_slot_limit(void **) {
@@ -304,7 +304,7 @@ void peer_slot_limit(void **) {
   }
 }
 
-// 18.4: one host cannot take all of --total-memory (default --peer-memory: half of it).
+// One host cannot take all of --total-memory (default --peer-memory: half of it).
 void peer_memory_limit(void **) {
   Target t({"--client-memory", "2M", "--total-memory", "4M"});
   RawClient big(t.server.port, kAttacker);
@@ -370,7 +370,7 @@ std::vector<uint8_t> connreq_header(uint16_t announced) {
   return h;
 }
 
-// 18.2: a request that announces 64 bytes of private data and sends none. libfabric 1.17
+// A request that announces 64 bytes of private data and sends none. libfabric 1.17
 // waits for them in a blocking recv() on the thread that accepts every client: the server
 // gives up on it after HandshakeSweeper::kReceiveBound (1 s), so the legitimate client waits no
 // longer than that, and closes it after --handshake-timeout.
@@ -390,7 +390,7 @@ void stalled_connection_request(void **) {
   t.assert_back_to_idle("request announcing 64 bytes, sending none", std::chrono::seconds(5));
 }
 
-// 18.3: raw TCP connections that send nothing are closed after --handshake-timeout, also when
+// Raw TCP connections that send nothing are closed after --handshake-timeout, also when
 // there are more of them than the server has descriptors (its limit lowered to 48 here).
 // The default transports, and the legitimate client comes over shm (named: auto does not take
 // it), whose listener must not read a request while descriptors are short (libfabric 1.17's
@@ -509,7 +509,7 @@ void shm_requests_amid_connection_churn(void **) {
   t.assert_back_to_idle("shm clients amid TCP connection churn", std::chrono::seconds(10));
 }
 
-// 18.5: a plugin kernel of one client must not reach another client's regions. The attacker's
+// A plugin kernel of one client must not reach another client's regions. The attacker's
 // kernels look for every foreign region their worker can see (to trample it) and write 16 KiB
 // past their own region; the worker must see none, and the overrun must end in SIGSEGV.
 void kernel_worker_isolation(void **) {
@@ -547,7 +547,7 @@ bool attacker_admitted(int port, const std::string &key) {
   }
 }
 
-// 18.6: key guessing. After 3 wrong keys, a host's requests are refused unchecked for a second
+// Key guessing. After 3 wrong keys, a host's requests are refused unchecked for a second
 // (so even the right key fails then), other hosts are served throughout, and refusals cost the
 // server nothing that outlives them.
 void key_guessing(void **) {
@@ -578,7 +578,7 @@ void key_guessing(void **) {
   unlink(path);
 }
 
-// --- issue 29: a misbehaving neighbour on the same host, over ofi+shm ----------------------
+// --- a misbehaving neighbour on the same host, over ofi+shm ----------------------------------
 
 // Runs test/integration/shm_hostile (see there) to its end: true when it sent every request.
 bool shm_hostile(int port, int count, const std::string &name, const std::string &pid,
@@ -599,10 +599,10 @@ bool exists(const std::string &path) {
   return access(path.c_str(), F_OK) == 0;
 }
 
-// 29.1: requests over shm that name an endpoint nobody can map and claim pid 1, 40 at a time
+// Requests over shm that name an endpoint nobody can map and claim pid 1, 40 at a time
 // under one name (past --peer-clients when each name counted as a host of its own), again and
-// again. An answer to such a name retried for 10 s under the admission lock, and every
-// transport's admission waited. They are dropped unanswered: tcp and shm clients are served
+// again. An answer to such a name would be retried for seconds under the admission lock, with
+// every transport's admission waiting. They are dropped unanswered: tcp and shm clients are served
 // throughout, and SIGTERM ends the server cleanly.
 void shm_requests_for_unmappable_endpoints(void **) {
   const char *attack = "shm requests naming unmappable endpoints, pid 1";
@@ -696,13 +696,13 @@ void one_process_at_its_shm_limit(const char *attack, std::vector<const char *> 
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
 }
 
-// 29.2: --peer-clients over shm.
+// --peer-clients over shm.
 void shm_peer_slot_limit(void **) {
   one_process_at_its_shm_limit("one process at --peer-clients over shm",
                                {"--max-clients", "8", "--peer-clients", "2"}, 8192);
 }
 
-// 29.2: --peer-memory over shm: two handles of 3 x 256 KiB fit in 2 MiB, a third does not.
+// --peer-memory over shm: two handles of 3 x 256 KiB fit in 2 MiB, a third does not.
 void shm_peer_memory_limit(void **) {
   one_process_at_its_shm_limit(
       "one process at --peer-memory over shm",
@@ -722,7 +722,7 @@ std::vector<std::string> own_shm_regions() {
   return names;
 }
 
-// 29.3: requests naming the listener's own region and a live client's, claiming the requester's
+// Requests naming the listener's own region and a live client's, claiming the requester's
 // pid, whose process then ends; and one naming the live client's endpoint with the client's
 // pid. A server that believed them removed those regions when the requester died (and then
 // ofi+shm found no server, and the client's region was gone). Neither is removed; the client
@@ -755,7 +755,7 @@ void shm_spoofed_names_not_removed(void **) {
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
 }
 
-// 29.4: --shm off: no shm listener; ofi+shm finds no server, auto and tcp clients are served.
+// --shm off: no shm listener; ofi+shm finds no server, auto and tcp clients are served.
 void shm_off(void **) {
   const char *attack = "--shm off";
   Target t({"--shm", "off"});
@@ -770,7 +770,7 @@ void shm_off(void **) {
   t.assert_back_to_idle(attack, std::chrono::seconds(5));
 }
 
-// 29.4: --shm pgid: this process (the server's process group: it forked the server) is served
+// --shm pgid: this process (the server's process group: it forked the server) is served
 // over shm; a client in a session of its own is refused over shm.
 void shm_process_group_only(void **) {
   const char *examples = required_env("NAA_EXAMPLES");
@@ -795,7 +795,7 @@ bool process_gone(pid_t pid) {
   return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-// 29.5: a plugin kernel that forks a busy child and a busy orphan in a session of its own and
+// A plugin kernel that forks a busy child and a busy orphan in a session of its own and
 // returns. Both end with the invocation (they kept a core each, reparented to init).
 void forking_kernel_leaves_no_process(void **) {
   const char *plugin = required_env("NAA_TEST_KERNEL_PLUGIN");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A handle outlives what long jobs meet (issue 25): a kernel slower than NAA_TIMEOUT, an
+/* A handle outlives what long jobs meet: a kernel slower than NAA_TIMEOUT, an
  * invocation the program gives up on (naa_cancel), an NAA killed and restarted, an NAA that
  * stays down while another serves the same function code. Real naa-server processes on
  * loopback, over the transport NAA_TRANSPORT names (transports.sh runs it over ofi+tcp and

@@ -271,7 +271,7 @@ void test_only_an_armed_endpoint_wakes(void **) {
 
 // How long this thread has been running or waiting to run (/proc/thread-self/schedstat: time
 // on a CPU, time on a run queue). A thread that polls and yields is runnable throughout, however
-// little CPU a loaded host gives it (CI once measured 1 ms of CPU over a 300 ms poll); a
+// little CPU a loaded host gives it (its time on a CPU may be a small share of the poll); a
 // sleeping one is not.
 // This thread's time on a CPU and waiting for one (/proc/thread-self/schedstat).
 struct ThreadTimes {

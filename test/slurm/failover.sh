@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# Failover among the NAAs of naa.conf (issue 25): with the first of the two NAAs serving vecadd
+# Failover among the NAAs of naa.conf: with the first of the two NAAs serving vecadd
 # killed, the task of srun --naa (whose NAA_SPEC from the plugin names that NAA alone) and a
 # process of salloc --naa (no NAA_SPEC: libnaa's Slurm resolver) both fail over to the second,
 # compute correctly, and log a line naming both NAAs.

@@ -55,7 +55,7 @@ static uint8_t spin(const naa_kernel_region *regions, size_t n_regions, uint32_t
   return 0;
 }
 
-/* A hostile kernel (issue 18.5): writes 0xee over every other client's region that its worker
+/* A hostile kernel: writes 0xee over every other client's region that its worker
  * can see (memfd mappings named naa-region that are not its own) and returns how many it
  * found, at most 0x7d. An isolated worker must see none. */
 static uint8_t trample(const naa_kernel_region *regions, size_t n_regions, uint32_t user_data) {
@@ -133,7 +133,7 @@ static void spin_for_ever(void) {
   }
 }
 
-/* A kernel that leaves processes behind (issue 29.5) and returns: a busy child, and a busy
+/* A kernel that leaves processes behind and returns: a busy child, and a busy
  * grandchild in a session of its own whose parent exits (the orphan a double fork makes).
  * Their pids go to the first region's first 8 bytes, for the test to look for them. */
 static uint8_t fork_and_return(const naa_kernel_region *regions, size_t n_regions,

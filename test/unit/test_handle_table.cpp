@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// naa::HandleTable: the ids behind naa_handle. Only an id the table handed out and has not taken
-// back may resolve; zeroed, stale, corrupted and foreign ids must all miss.
+// naa::api::HandleTable: the ids behind naa_handle. Only an id the table handed out and has not
+// taken back may resolve; zeroed, stale, corrupted and foreign ids must all miss.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ extern "C" {
 
 #include "api/handle_table.hpp"
 
-using Table = naa::HandleTable<int>;
+using Table = naa::api::HandleTable<int>;
 
 namespace {
 

@@ -210,7 +210,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
     // With --fi-pingpong the iterations come in rounds, each followed by an fi_pingpong run of
     // as many: each ratio compares two measurements of the same few seconds. Every round warms
     // up as the whole would: after the half second of an fi_pingpong run, the first 1 MiB round
-    // trips over shm took about 4 ms (the server asleep), and 2 warm-ups left them in the mean.
+    // trips over shm find the server asleep and take several times as long, which too few
+    // warm-ups would leave in the mean.
     const size_t rounds = s.fi_pingpong ? std::min(kFiPingpongRounds, n) : 1;
     std::vector<double> fi_rt, median_ratio, mean_ratio;
     uint64_t host_uj = 0;
@@ -290,8 +291,8 @@ struct Overlap {
 
 // The OSU non-blocking method: t_pure is the plain round trip, the host then computes for
 // about that long between naa_invoke and naa_wait (`compute_for`, estimated beforehand, then
-// the median of the plain round trips so far: between computations they lasted up to 16 %
-// longer or shorter than the estimate's back-to-back ones at 1-64 MiB, and a computation
+// the median of the plain round trips so far: between computations they may last noticeably
+// longer or shorter than the estimate's back-to-back ones at large sizes, and a computation
 // shorter than the transfer caps the overlap below 100 % whatever the progress);
 // whatever of t_pure does not hide behind the computation shows up in t_total - t_compute.
 // A plain round trip, the computation alone and one overlapped iteration alternate, so that a

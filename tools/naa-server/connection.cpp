@@ -47,8 +47,7 @@ bool test_late_accept() {
 // How soon a client's first message (its first invocation, or its goodbye) comes after our
 // advertisement, over the server's connections: a program that creates handles one after
 // another, or invokes at once, sends it within microseconds, and a connection thread asleep by
-// then costs it a wake-up (20-60 us on this VM; half of a warm ofi+shm naa_create's spread,
-// doc/performance.md).
+// then costs it a wake-up (a large share of a warm ofi+shm naa_create, doc/performance.md).
 progress::SharedArrivalPoll &first_message() {
   static progress::SharedArrivalPoll poll;
   return poll;
@@ -199,7 +198,7 @@ void Connection::run() {
           reply_acked_.observe(last_news_ - replied_);
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
-          // sit in front of the client's close, which then would never be seen (issue 18.1).
+          // sit in front of the client's close, which then would never be seen.
           if (++stray_messages_ == 1)
             NAA_LOG_WARN("client %s sent a message after MRSP; ignored (logged once)",
                          peer.c_str());
@@ -239,8 +238,8 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
-      // lands during the yield is seen only after it (shm 1 B round trip: median 1.9 us
-      // yielding after every poll, 1.5 us after every 32nd).
+      // lands during the yield is seen only after it (a yield after every poll makes shm's small
+      // round trip slower, doc/performance.md).
       if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Bounds the connection requests that libfabric 1.17's tcp provider holds for naa-server
-// before it hands them over as FI_CONNREQ (issue 18.2, 18.3). That provider accepts every TCP
+// before it hands them over as FI_CONNREQ. That provider accepts every TCP
 // connection at once, waits for its first byte for ever, and then reads the request with a
 // blocking recv(MSG_WAITALL) on the thread that waits for connection requests; none of this
 // is reachable through the libfabric API. Two bounds, neither of which acts on a descriptor

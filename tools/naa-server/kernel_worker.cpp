@@ -34,7 +34,7 @@ struct Request {
 
 // Kills every process a kernel left behind (it may fork and return): the worker's children,
 // and then the orphans of those, which come back to the worker as their subreaper, until none
-// is left (issue 29.5). Allocates nothing: the worker is the fork of a threaded process.
+// is left. Allocates nothing: the worker is the fork of a threaded process.
 void end_descendants() {
   char path[64];
   snprintf(path, sizeof path, "/proc/self/task/%ld/children", static_cast<long>(getpid()));
@@ -82,7 +82,7 @@ void end_descendants() {
   for (int sig : {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, SIG_DFL);
   // Only this client's regions exist here (every region is MADV_DONTFORK in the server), each
   // followed by an inaccessible guard: a kernel writing past its region ends with SIGSEGV
-  // instead of reaching whatever the address space holds next (issue 18.5).
+  // instead of reaching whatever the address space holds next.
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i].size == 0) continue;
     void *span = mmap(nullptr, parameters[i].size + kGuardBytes, PROT_NONE,
@@ -154,7 +154,7 @@ int SharedRegion::allocate(size_t size, std::string *why) {
   }
   addr_ = p;
   // Kernel workers are forks of the server: without this, each would inherit every other
-  // client's regions, and a plugin kernel could read and overwrite them (issue 18.5).
+  // client's regions, and a plugin kernel could read and overwrite them.
   if (madvise(p, size, MADV_DONTFORK) != 0) {
     const int err = errno;
     *why = std::string("cannot keep a region out of kernel workers: ") + std::strerror(err);

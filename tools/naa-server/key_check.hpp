@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The first thing naa-server does with a connection request under -A (issue 18.6): the key
+// The first thing naa-server does with a connection request under -A: the key
 // in its private data, checked before anything is allocated for it, with the refusals
 // throttled and logged once per host per interval (RefusalThrottle). On its own so that
 // test/fuzz/fuzz_connreq can drive it with any peer and private data.
@@ -20,7 +20,7 @@ inline constexpr char kShmHost[] = "this host over shm";
 // what the per-peer limits and the refusal throttle count by. An shm peer is named by its
 // endpoint ("fi_shm://PID-RANDOM:UID:INDEX"), a name per handle; they are all processes of this
 // host (and of this user: the listener answers no other), so they count together as one host's
-// clients do over tcp (issue 29.2).
+// clients do over tcp.
 inline std::string peer_host(const std::string &peer) {
   if (peer.rfind("fi_shm://", 0) == 0) return kShmHost;
   size_t colon = peer.rfind(':');

@@ -6,7 +6,7 @@
 // Memory is counted when announced, not when first touched: over verbs the regions are pinned
 // by their registration at MRSP time, so announced is committed there. Untouched regions are
 // kept from holding the budget hostage by the per-peer cap and by --idle-timeout, which ends
-// sessions that stop invoking (issue 18.4).
+// sessions that stop invoking.
 #pragma once
 
 #include <algorithm>

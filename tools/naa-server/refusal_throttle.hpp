@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Slows down key guessing and keeps refusals from flooding the log (issue 18.6): after
+// Slows down key guessing and keeps refusals from flooding the log: after
 // kBurst wrong keys (a mistyped key may be corrected at once), a host's requests within the
 // backoff are refused without a look at their key, and each host's refusals are logged once
 // per interval with a count of the rest.

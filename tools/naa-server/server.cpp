@@ -256,13 +256,13 @@ void Server::admit(std::unique_ptr<transport::Endpoint> ep, Listening &l, const 
     }
   }
   // Outside the lock, which every transport's admission takes: a reject may wait on its peer
-  // (bounded by the transport), and no other client may wait with it (issue 29.1).
+  // (bounded by the transport), and no other client may wait with it.
   if (!conn) {
     if (*reason != '\0') ep->reject(reason);
     return;
   }
   // The acceptance leaves from here where it needs no word from the client (ofi): the client
-  // goes on while a thread takes the connection over (17-25 us on loopback).
+  // goes on while a thread takes the connection over (tens of microseconds, doc/performance.md).
   conn->start();
   const std::string peer = w->peer;
   // The nudge: the thread reaps the Worker, and sleeps to the expiry of what the connection
@@ -304,7 +304,7 @@ const char *Server::refusal(const transport::Endpoint &ep, const std::string &ho
       }
     }
     // A second request naming the endpoint of a client being served is not that client's (it
-    // has its connection): an answer would land in the client's region (issue 29.3).
+    // has its connection): an answer would land in the client's region.
     auto same_peer = [&ep](const Worker &w) { return !w.served.load() && w.peer == ep.peer(); };
     if (std::any_of(workers_.begin(), workers_.end(), same_peer)) {
       NAA_LOG_WARN("dropping a request naming %s, which is connected already", ep.peer().c_str());

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The threads that serve naa-server's clients, one per connection. A thread whose client has
 // gone waits parked for the next one for a while instead of ending: starting a thread is a
-// sizeable share of a connection's setup on loopback (35-60 us measured, doc/performance.md).
+// sizeable share of a connection's setup on loopback (doc/performance.md).
 // At most `max_parked` wait, each at most `park_time`, and an idle server is back to its
 // listening threads after `park_time`. A parked thread sleeps on a condition variable until a
 // client comes or its time is up, except while the next client is due (progress::ArrivalPoll,
 // the gap from a thread parking to the next client, at least `spin`): waking it would cost
-// the next client's setup a wake-up (18-20 us on loopback, doc/performance.md).
+// the next client's setup a wake-up (doc/performance.md).
 #pragma once
 
 #include <atomic>

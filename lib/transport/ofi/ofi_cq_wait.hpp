@@ -4,15 +4,15 @@
 // Opened with FI_WAIT_FD, libfabric 1.17's tcp keeps the connection's socket in an epoll set
 // for good and progresses the CQ through epoll_wait: every segment that arrives then runs
 // epoll's wake-up callback, asleep or not, and a 1-byte round trip between two polling
-// processes took 2-5 us longer than with the CQ opened without a wait object
-// (doc/performance.md, session 16). Opened with FI_WAIT_POLLFD, the provider progresses with
+// processes takes longer than with the CQ opened without a wait object
+// (doc/performance.md). Opened with FI_WAIT_POLLFD, the provider progresses with
 // poll(2) and lists its descriptors (FI_GETWAIT); this class puts them into an epoll set of
 // its own when a thread means to sleep (arm()) and takes them out when the endpoint turns out
 // to spin instead (polled()), so that a polling side pays no wake-ups. An endpoint that sleeps
 // for every completion (naa_waitany's handles, an idle naa-server connection) stays in: each
 // epoll_ctl costs more than the wake-ups it would save (more still where the set is itself
-// watched by a wait set: the kernel then checks the wake-up paths), and naa_waitany over 1000
-// handles took 34 instead of 24 us when every completion took them out.
+// watched by a wait set: the kernel then checks the wake-up paths; naa_waitany over many
+// handles, doc/performance.md).
 //
 // Where a provider has no FI_WAIT_POLLFD, the CQ's FI_WAIT_FD descriptor is used as it is, and
 // arm() and disarm() do nothing. Private to lib/transport.

@@ -37,7 +37,7 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
       (info_->tx_attr->msg_order & FI_ORDER_WAW) && (info_->tx_attr->comp_order & FI_ORDER_STRICT);
   max_msg_ = info_->ep_attr->max_msg_size;
   // A request a server may still refuse gets no domain, queues or endpoint until it is
-  // accepted or memory is registered for it: a refusal costs nothing (issue 18.6).
+  // accepted or memory is registered for it: a refusal costs nothing.
   if (pep_ == nullptr) open_once();
 }
 
@@ -300,8 +300,8 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, 
   }
   if (wait_fd_ >= 0 && eq_fd_ >= 0) return sleep_on_fds(out, max, deadline, interrupt);
   // Without both descriptors, a disconnect that only the EQ shows is seen after a slice, which
-  // grows with the time nothing came: 64 idle connections of naa-server that woke every
-  // 100 ms took 7 % of a core.
+  // grows with the time nothing came: a fixed slice would make many idle connections of
+  // naa-server cost a share of a core (doc/performance.md).
   const auto slice =
       std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
   fi_cq_data_entry entries[8];

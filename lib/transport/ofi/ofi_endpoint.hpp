@@ -207,7 +207,7 @@ class OfiEndpoint : public Endpoint {
 
   // Posting fails with -FI_EAGAIN while a queue is full, and over shm at the first send to a
   // peer until the peer has taken our name (which a polling peer does within microseconds:
-  // the MRSP request of every naa_create met it, and a nap there cost 100 us on a VM);
+  // the MRSP request of every naa_create meets it, and a nap there costs more than the wait);
   // completions read meanwhile are stashed for the next poll, never dropped. Between tries
   // it polls for kPostSpin, then naps (growing to kPostNapLimit) while nothing completes: a
   // queue that a stopped or dead peer never drains (shm) must not cost a core. It gives up
@@ -322,10 +322,10 @@ class OfiEndpoint : public Endpoint {
   // shm: we posted to the peer and nothing came from it since. A transfer larger than shm's
   // inject size moves only while both sides make progress where shm cannot copy across
   // processes (no process_vm_writev: ptrace restricted), in segments that are no posts of
-  // ours: a peer that went to sleep in between would sleep through them (a 16 MiB invocation
-  // after a pause took 5-10 s), so while awaiting it, every empty read of our CQ rings it again
-  // if it sleeps (a plain load of its word otherwise; every 64th read was too rare for a waiter
-  // that naps between reads).
+  // ours: a peer that went to sleep in between would sleep through them (a large invocation
+  // after a pause would take seconds), so while awaiting it, every empty read of our CQ rings it
+  // again if it sleeps (a plain load of its word otherwise; every 64th read was too rare for a
+  // waiter that naps between reads).
   bool awaiting_peer_ = false;
   // Whether the provider keeps a chain's writes in order and completes them in order (MSG
   // asks for it); where not, the final write waits for the data writes (post_writes).

@@ -44,11 +44,12 @@ void OfiEndpoint::accept(Deadline deadline, const std::string &private_data) {
 
 // libfabric 1.17's tcp sends the connection response from the connection manager that an EQ
 // read runs: read once here, the response leaves now, not when the thread that takes the
-// connection over reads first (naa-server's hand-over took 17-25 us of every connection).
+// connection over reads first (naa-server's hand-over to that thread takes tens of
+// microseconds, doc/performance.md).
 // Over RDM the accept is a message of ours, tried for kPostSpin: a polling client takes our
 // name (shm's first send to a peer fails until it has) within microseconds; one that does
 // not, or does not drain its queue, is answered by accept(), on the thread that serves it, as
-// the listening thread waits on no peer for long (issue 29.1).
+// the listening thread waits on no peer for long.
 void OfiEndpoint::begin_accept(const std::string &private_data) {
   if (accept_begun_) return;
   if (rdm_) {

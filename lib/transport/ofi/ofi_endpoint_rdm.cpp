@@ -43,7 +43,7 @@ void OfiEndpoint::accept_by_message(const std::string &private_data, const Deadl
 }
 
 // Bounded as a whole by kControlFlush: a peer that never takes the reject (stopped, or named
-// a region nobody maps) costs the caller that long, not kPostRetryLimit (issue 29.1).
+// a region nobody maps) costs the caller that long, not kPostRetryLimit.
 void OfiEndpoint::reject_by_message(const char *reason) {
   const Deadline deadline = Deadline::after(kControlFlush);
   try {
@@ -68,8 +68,8 @@ std::optional<control::Message> OfiEndpoint::next_control(control::Type type, De
 
 // The listener's answer is due within microseconds of the ring: polled for while due (the wait
 // plan, from how long the process's last answers took, TransportOptions::setup_spin at
-// least), then napped for. Napping at once, a warm naa_create over shm woke from a nap
-// that had begun just before the answer came (20 us asked, 80-120 us slept on a VM).
+// least), then napped for. Napping at once, a warm naa_create over shm would wake from a
+// nap begun just before the answer came, which sleeps several times what it asked for.
 std::optional<control::Message> OfiEndpoint::await_accept(Deadline deadline) {
   static progress::SharedExpected accept_took;
   const auto start = Deadline::Clock::now();
@@ -139,8 +139,8 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "control message too long");
   // shm maps the peer's region at the first send to it, which takes a descriptor: see
   // descriptor_gate.hpp. FI_COMPLETION: the endpoint's sends complete selectively, and
-  // flush_control waits for this one's completion (without it, every goodbye waited out
-  // kControlFlush: naa_finalize over shm took 200 ms).
+  // flush_control waits for this one's completion (without it, every goodbye would wait out
+  // kControlFlush, and naa_finalize over shm with it).
   iovec iov{slot, len};
   void *desc = fi_mr_desc(control_mr_);
   fi_msg_tagged msg{};
@@ -284,7 +284,7 @@ void OfiEndpoint::forget_address(fi_addr_t addr) {
 // traffic. Peers elsewhere are bounded by the deadlines of whatever waits for them. A kept
 // client endpoint's next peer is mostly in the process of its last one (the same naa-server):
 // that peer's pidfd serves again while it is not readable, i.e. while that process lives, so
-// the pid is still its own (a pidfd_open less, 3-4 us of a warm naa_create on a VM).
+// the pid is still its own (a pidfd_open less in every warm naa_create).
 void OfiEndpoint::watch_process(uint32_t pid) {
   if (!same_host_ || pid == 0) return;
   peer_pid_ = static_cast<pid_t>(pid);
@@ -309,7 +309,7 @@ void OfiEndpoint::watch_process(uint32_t pid) {
 // /dev/shm. The peer that saw it die removes it: the object is named after the endpoint's
 // address without its "fi_shm://" prefix (fi_shm(7)), and its owner is gone for good. Only a
 // name that carries the dead process's pid and is this user's: the name came from the peer,
-// which could have named the listener's region or another client's (issue 29.3).
+// which could have named the listener's region or another client's.
 void OfiEndpoint::remove_dead_peer_region() {
   if (!shm_region_of(peer_name_, peer_pid_)) return;
   const std::string object = shm_object(peer_name_);

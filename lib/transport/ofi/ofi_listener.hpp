@@ -56,7 +56,7 @@ class OfiListener : public Listener {
   const TransportOptions options_;
   // libfabric's tcp accepts a connection's socket in one read of the EQ and reads its request
   // in a later one: a libnaa client sends it right after its connect(2), so the listener
-  // would sleep into a second wake-up (25 us on loopback, doc/performance.md). After a
+  // would sleep into a second wake-up (doc/performance.md). After a
   // wake-up that brought no request, it polls while the request is due by the wait plan
   // (twice as long as it took lately, the setup spin at least); a poll that found none (a
   // connection that sends nothing, as a flood of them would) is not made again until a

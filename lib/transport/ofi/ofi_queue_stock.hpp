@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The event queue and completion queue of a closed FI_EP_MSG endpoint, kept by its Context for
 // the next endpoint: opening the two with their wait objects (a socketpair and an epoll set
-// each in libfabric 1.17's tcp provider) took about 35 us of every ofi+tcp connection on each
-// side (doc/performance.md). A queue pair is kept only drained (its endpoint closed, every
+// each in libfabric 1.17's tcp provider) is a sizeable share of every ofi+tcp connection's setup
+// on each side (doc/performance.md). A queue pair is kept only drained (its endpoint closed, every
 // entry and error read), so the next endpoint never sees its predecessor's completions; a
 // stale wake-up of its descriptor at most ends one sleep early. One pair at most: a program
 // (or naa-server) making one connection after another finds it, and a burst of connections

@@ -119,8 +119,8 @@ ShmBellRope::~ShmBellRope() {
   unmap_word(word_);
 }
 
-// One stat where the rope took an shm_open, an fstat, an mmap and a socket (~20 us of each side's
-// warm naa_create on a VM).
+// One stat where a new rope takes an shm_open, an fstat, an mmap and a socket (a share of each
+// side's warm naa_create, doc/performance.md).
 bool ShmBellRope::still_for(const std::string &peer_name) const {
   if (ino_ == 0 || shm_bell_object(peer_name) != object_) return false;
   struct stat st {};

@@ -34,8 +34,8 @@ NameState shm_name_state(const std::string &name) {
 
 // The random part: 64 bits from getrandom(2) per endpoint (under 1 us), so that another local
 // user who sees one name in /dev/shm cannot tell the process's next ones and take them first;
-// a random_device and two draws per endpoint took 5-10 us of each warm naa_create on both
-// sides, on a VM. Should getrandom fail, a counter's steps over a base drawn once.
+// a random_device and two draws per endpoint would cost each warm naa_create more on both
+// sides. Should getrandom fail, a counter's steps over a base drawn once.
 void give_unique_shm_source(fi_info *info) {
   uint64_t part = 0;
   if (getrandom(&part, sizeof part, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof part)) {

@@ -20,8 +20,8 @@ constexpr char kPrefix[] = "fi_shm://";
 std::atomic<unsigned long> maps_read{0};
 
 // The object behind `name` (its owner and identity), or false when there is none (or it is
-// no object: a link is not followed). One lstat where shm_open, fstat and close took three
-// system calls (2 us of every shm connection request on this VM).
+// no object: a link is not followed). One lstat where shm_open, fstat and close take three
+// system calls, in every shm connection request.
 bool object_stat(const std::string &name, struct stat *st) {
   const std::string object = shm_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
@@ -51,9 +51,9 @@ bool maps_object(uint32_t pid, const std::string &name) {
 
 // The regions a process was seen to map, for its next requests: a client that takes a kept
 // endpoint (ofi_endpoint_reuse.cpp) names the same region each time, and reading its maps
-// took 60-130 us of every warm naa_create. Trusted again only while the name's object is the
-// one that was seen mapped (the same inode: one made anew under the name, or the name of a
-// region that went, is looked at again) and claimed by the same pid; the process may have
+// is a large share of a warm naa_create (doc/performance.md). Trusted again only while the name's
+// object is the one that was seen mapped (the same inode: one made anew under the name, or the name
+// of a region that went, is looked at again) and claimed by the same pid; the process may have
 // unmapped it since only by closing its endpoint, which unlinks the object. Bounded:
 // forgotten all at once when full.
 class SeenMapped {

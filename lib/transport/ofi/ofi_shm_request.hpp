@@ -21,7 +21,7 @@ pid_t shm_name_pid(const std::string &name);
 // carries that pid, the process lives and is this user's (shm's process_vm_writev copies reach
 // no other user's), the region of the name exists and is this user's, and that process maps
 // it (so a process cannot pass for another by naming its endpoint after it). Anything else is
-// dropped unanswered, at once (issue 29.1: an answer to a region that cannot be mapped retried
+// dropped unanswered, at once (an answer to a region that cannot be mapped would be retried
 // for seconds), with `why`.
 bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why);
 // How many times it has read a process's memory map (once per region and process: a region
@@ -30,7 +30,7 @@ unsigned long shm_maps_read();
 
 // Whether the region of `name` may be removed once process `pid` is gone: the name carries
 // that pid and the object is this user's. Never the name of a listener ("naa-UID-PORT"),
-// which carries no pid (issue 29.3).
+// which carries no pid.
 bool shm_region_of(const std::string &name, pid_t pid);
 
 // The POSIX shared-memory object behind an endpoint name: "/" and the name without its

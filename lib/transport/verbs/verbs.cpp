@@ -19,9 +19,7 @@
 #include "transport/verbs/verbs_endpoint.hpp"
 #include "transport/verbs/verbs_listener.hpp"
 
-namespace naa::transport {
-
-using namespace verbs_detail;
+namespace naa::transport::verbs {
 
 namespace {
 
@@ -98,4 +96,4 @@ bool verbs_can_listen_on(const std::string &host) {
   }
 }
 
-}  // namespace naa::transport
+}  // namespace naa::transport::verbs

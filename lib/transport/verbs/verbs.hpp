@@ -6,7 +6,7 @@
 
 #include "transport/transport.hpp"
 
-namespace naa::transport {
+namespace naa::transport::verbs {
 
 // `device` (NAA_RDMA_DEVICE, may be empty) names the RDMA device to connect from when no
 // local_ip is given.
@@ -21,4 +21,4 @@ bool verbs_routes_to(const std::string &host, const std::string &local_ip,
 // or the wildcard 0.0.0.0 on a machine that has one.
 bool verbs_can_listen_on(const std::string &host);
 
-}  // namespace naa::transport
+}  // namespace naa::transport::verbs

@@ -19,7 +19,7 @@
 #include "transport/host.hpp"
 #include "transport/transport.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 namespace {
 
 // The spec's connection parameters (reference values; READ and atomics are never used).
@@ -199,4 +199,4 @@ CmId resolved_id(CmChannel &ch, const std::string &host, uint16_t port, const st
   return id;
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

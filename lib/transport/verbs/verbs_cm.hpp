@@ -14,7 +14,7 @@
 #include "deadline.hpp"
 #include "naa.h"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 inline constexpr int kWaitSliceMs = 1000;
 
@@ -76,4 +76,4 @@ CmId create_id(CmChannel &ch);
 CmId resolved_id(CmChannel &ch, const std::string &host, uint16_t port, const std::string &local_ip,
                  const std::string &device, Deadline deadline, const std::string &what);
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

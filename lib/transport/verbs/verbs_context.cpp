@@ -10,7 +10,7 @@
 
 #include "transport/verbs/verbs_cm.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 std::shared_ptr<VerbsContext> VerbsContext::acquire(ibv_context *device) {
   static std::mutex mutex;
@@ -53,4 +53,4 @@ std::shared_ptr<VerbsRegistration> VerbsContext::register_memory(void *addr, siz
   }
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

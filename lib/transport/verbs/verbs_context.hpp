@@ -12,7 +12,7 @@
 #include "transport/registration_cache.hpp"
 #include "transport/verbs/verbs_shared_cq.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 class VerbsContext;
 
@@ -48,4 +48,4 @@ class VerbsContext : public std::enable_shared_from_this<VerbsContext> {
   RegistrationCache<VerbsRegistration> cache_;
 };
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

@@ -14,7 +14,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 namespace {
 
 constexpr uint32_t kRecvDepth = 4;  // MRSP receive + the receive for the peer's immediate
@@ -215,4 +215,4 @@ void VerbsEndpoint::completion_failed(const ibv_wc &wc) {
   }
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

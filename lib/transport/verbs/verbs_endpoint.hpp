@@ -19,7 +19,7 @@
 #include "transport/verbs/verbs_cm.hpp"
 #include "transport/verbs/verbs_context.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 // Send queue depth: one chain in flight per connection, so this bounds the writes per chain.
 inline constexpr uint32_t kSendDepth = 1024;
@@ -91,4 +91,4 @@ class VerbsEndpoint : public Endpoint {
   bool disconnected_ = false;
 };
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

@@ -12,7 +12,7 @@
 #include "diag/error.hpp"
 #include "transport/split_writes.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 namespace {
 
 class VerbsWriteChain : public WriteChain {
@@ -149,4 +149,4 @@ void VerbsEndpoint::post_failed(const char *what, int rc) {
   throw Error(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_ + " failed: " + errno_text(rc));
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

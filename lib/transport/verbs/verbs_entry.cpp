@@ -6,7 +6,7 @@
 #include "transport/registry.hpp"
 #include "transport/verbs/verbs.hpp"
 
-namespace naa::transport {
+namespace naa::transport::verbs {
 namespace {
 
 class Verbs final : public Entry {
@@ -41,4 +41,4 @@ const Entry *verbs_entry() {
   return &entry;
 }
 
-}  // namespace naa::transport
+}  // namespace naa::transport::verbs

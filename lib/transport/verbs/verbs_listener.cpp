@@ -10,7 +10,7 @@
 #include "transport/host.hpp"
 #include "transport/verbs/verbs_endpoint.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 namespace {
 
 constexpr int kBacklog = 64;
@@ -50,4 +50,4 @@ std::unique_ptr<Endpoint> VerbsListener::next_request(Deadline deadline) {
   }
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

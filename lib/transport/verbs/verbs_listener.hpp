@@ -10,7 +10,7 @@
 #include "transport/transport.hpp"
 #include "transport/verbs/verbs_cm.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 class VerbsListener : public Listener {
  public:
@@ -28,4 +28,4 @@ class VerbsListener : public Listener {
   uint16_t port_ = 0;
 };
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

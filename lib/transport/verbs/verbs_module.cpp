@@ -5,7 +5,7 @@
 #include "config.h"
 #include "transport/module_host.hpp"
 
-namespace naa::transport {
+namespace naa::transport::verbs {
 
 const Entry *verbs_entry();
 
@@ -16,9 +16,9 @@ const Entry *entry(const char *row) {
 }
 
 }  // namespace
-}  // namespace naa::transport
+}  // namespace naa::transport::verbs
 
 extern "C" __attribute__((visibility("default")))
 const naa::transport::ModuleTable naa_transport_module = {
     naa::transport::kModuleAbi, PACKAGE_VERSION, "rdma-core (librdmacm + libibverbs)",
-    naa::transport::bind_host, naa::transport::entry};
+    naa::transport::bind_host, naa::transport::verbs::entry};

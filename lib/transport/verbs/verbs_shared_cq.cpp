@@ -13,7 +13,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 namespace {
 
 // A new CQ has room for this many queue pairs' reservations, and grows by doubling.
@@ -312,4 +312,4 @@ bool CqSet::recheck_all() {
   return any;
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs

@@ -28,7 +28,7 @@
 
 #include "transport/verbs/verbs_cm.hpp"
 
-namespace naa::transport::verbs_detail {
+namespace naa::transport::verbs {
 
 class SharedCq;
 
@@ -157,4 +157,4 @@ void CqMember::leave(DestroyQp destroy_qp) {
   leave_locked();
 }
 
-}  // namespace naa::transport::verbs_detail
+}  // namespace naa::transport::verbs
