@@ -29,7 +29,10 @@ struct Settings {
   bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
   std::string auth_key;         // "" sends none
   std::string local_ip;
-  std::string device;     // NAA_RDMA_DEVICE
+  std::string device;  // NAA_RDMA_DEVICE
+  // Not a runtime parameter: naa-info --kernels asks the NAA for its kernels from this function
+  // code on (doc/protocol.md §3.6); 0 asks for none.
+  uint8_t list_kernels_from = 0;
   params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
                           // the transport's source
 

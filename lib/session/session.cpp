@@ -80,12 +80,10 @@ void Session::connect(Deadline deadline) {
   // naa-server answers in its accept (doc/protocol.md §3.4): one round trip less.
   size_t request_len = 0;
   bool request_sent = false;
-  // The ask for the NAA's energy follows the request (doc/protocol.md §3.5): in the connection
-  // request to whatever peer (over libfabric both ends are libnaa's; a reference-like one reads
-  // no private data), by message only to a libnaa server.
-  const auto asked = [&] {
-    return request_len + (energy::Meter::on() ? energy_report::kAskSize : 0);
-  };
+  // The asks for the NAA's energy and its kernels follow the request (doc/protocol.md §3.5,
+  // §3.6): in the connection request to whatever peer (over libfabric both ends are libnaa's; a
+  // reference-like one reads no private data), by message only to a libnaa server.
+  const auto asked = [&] { return request_len + asks_size(); };
   auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
     register_buffers(ep);
     request_len = encode_request();
@@ -102,6 +100,8 @@ void Session::connect(Deadline deadline) {
     request_len = encode_request();
   }
   const bool libnaa_server = transport::is_libnaa_server(ep_->peer_data());
+  libnaa_server_ = libnaa_server;
+  naa_kernels_.reset();
   size_t advert_len = 0;
   const uint8_t *advert =
       request_sent && libnaa_server
@@ -316,9 +316,21 @@ size_t Session::encode_request() {
   uint8_t *out = mrsp_buf_.data() + mrsp::kBufferSize;
   size_t len = mrsp::encode_request(request.data(), request.size(), out, mrsp::kBufferSize);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
-  // At most 4 + 24 * 31 bytes: the ask fits behind them.
-  if (energy::Meter::on()) std::memcpy(out + len, energy_report::kTag, energy_report::kAskSize);
+  // At most 4 + 24 * 31 bytes: the asks (asks_size()) fit behind them, energy's first.
+  size_t at = len;
+  if (energy::Meter::on()) {
+    std::memcpy(out + at, energy_report::kTag, energy_report::kAskSize);
+    at += energy_report::kAskSize;
+  }
+  if (settings_.list_kernels_from != 0)
+    kernel_list::encode_ask(settings_.list_kernels_from, out + at);
   return len;
+}
+
+// The bytes of the asks that encode_request() put behind the request.
+size_t Session::asks_size() const {
+  return (energy::Meter::on() ? energy_report::kAskSize : 0) +
+         (settings_.list_kernels_from != 0 ? kernel_list::kAskSize : 0);
 }
 
 // MRSP by messages (doc/protocol.md §2): the request encoded by encode_request() is sent, the
@@ -390,7 +402,11 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
                       std::to_string(reply.advert[k].size) + " bytes, smaller than our " +
                       std::to_string(regions_[k].size));
   naa_regions_ = std::move(reply.advert);
-  take_energy_answer(msg, len, mrsp::kHeaderSize + mrsp::kAdvertEntrySize * naa_regions_.size());
+  const size_t advert_len = mrsp::kHeaderSize + mrsp::kAdvertEntrySize * naa_regions_.size();
+  take_energy_answer(msg, len, advert_len);
+  take_kernel_list(
+      msg, len,
+      advert_len + (naa_energy_ ? energy_report::kTagSize + 1 + naa_energy_source_.size() : 0));
 }
 
 // Whether the NAA answered our ask for its energy in the bytes after its advertisement (the
@@ -398,6 +414,15 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
 void Session::take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len) {
   naa_energy_ = energy::Meter::on() && advert_len <= len &&
                 energy_report::find_answer(msg + advert_len, len - advert_len, &naa_energy_source_);
+}
+
+// The NAA's kernels, where we asked and it answered in the bytes from `offset` of msg's len
+// (after its advertisement and energy answer).
+void Session::take_kernel_list(const uint8_t *msg, size_t len, size_t offset) {
+  kernel_list::Page page;
+  if (settings_.list_kernels_from != 0 && offset <= len &&
+      kernel_list::find_answer(msg + offset, len - offset, settings_.list_kernels_from, &page))
+    naa_kernels_ = std::move(page);
 }
 
 void Session::build_chains() {

@@ -22,6 +22,7 @@
 
 #include "diag/error.hpp"
 #include "protocol/energy_report.hpp"
+#include "protocol/kernel_list.hpp"
 #include "protocol/mrsp.hpp"
 #include "config/options.hpp"
 #include "protocol/pacing.hpp"
@@ -87,6 +88,11 @@ class Session : private progress::ProgressEngine::Client {
   const Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);                  // naa_handle_info(3)
+  // Whether the NAA of the last connection named itself naa-server in its accept (doc/protocol.md
+  // §1), and, where settings.list_kernels_from asked for them, the kernels it listed (§3.6):
+  // nothing from an NAA that does not list them.
+  bool naa_is_libnaa_server() const { return libnaa_server_; }
+  const std::optional<kernel_list::Page> &naa_kernels() const { return naa_kernels_; }
   // When the last completed invocation's stages were seen, for NAA_STATS and NAA_TRACE (the
   // C entry layer asks after the call that completed it): naa_invoke began, our writes were
   // seen complete, the final write-with-immediate was posted, the NAA's reply was polled.
@@ -141,7 +147,9 @@ class Session : private progress::ProgressEngine::Client {
   progress::WaitSet *sleeping();
   void register_buffers(transport::Endpoint &ep);
   size_t encode_request();
+  size_t asks_size() const;
   void take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len);
+  void take_kernel_list(const uint8_t *msg, size_t len, size_t offset);
   void exchange_memory_regions(size_t request_len, Deadline deadline);
   void take_reply(const uint8_t *msg, size_t len);
   void build_chains();
@@ -219,6 +227,8 @@ class Session : private progress::ProgressEngine::Client {
   bool naa_energy_ = false;
   std::string naa_energy_source_;
   std::optional<uint64_t> naa_uj_;
+  bool libnaa_server_ = false;
+  std::optional<kernel_list::Page> naa_kernels_;
   std::vector<mrsp::AdvertEntry> naa_regions_;
   std::unique_ptr<transport::WriteChain> first_chain_;   // every input
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send

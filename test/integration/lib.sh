@@ -5,7 +5,9 @@
 # (exit 77) where libfabric offers no usable shm provider. start_idle_clients N TRANSPORT
 # connects N idle handles (idle_handles) to NAA_SPEC; running PID tells whether a process
 # has not ended; stops_within PID MS WHAT sends SIGTERM and fails unless the server ends cleanly
-# within MS ms.
+# within MS ms. start_conformance TRANSPORT [ARGS...] runs $NAA_CONFORMANCE_NAA likewise and
+# sets NAA_CONFORMANCE_PORT; each_ofi_transport FUNC runs FUNC ofi+tcp and FUNC ofi+shm, each
+# where libfabric here has it, and skips the script where it has neither.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -24,6 +26,39 @@ start_server() {
     sleep 0.01
   done
   NAA_TEST_PORT=$(cat "$naa_test_dir/port")
+}
+
+start_conformance() {
+  naa_conformance_transport=$1
+  shift
+  rm -f "$naa_test_dir/conformance.port"
+  "$NAA_CONFORMANCE_NAA" --transport "$naa_conformance_transport" --address "$NAA_TEST_HOST" \
+    --port 0 --ready-file "$naa_test_dir/conformance.port" "$@" \
+    2> "$naa_test_dir/conformance-${naa_conformance_transport#ofi+}.log" &
+  naa_test_pids="$naa_test_pids $!"
+  i=0
+  until [ -s "$naa_test_dir/conformance.port" ]; do
+    i=$((i + 1))
+    [ $i -le 6000 ] || { echo "FAIL: $naa_conformance_transport: conformance-naa did not start" >&2; exit 1; }
+    sleep 0.01
+  done
+  NAA_CONFORMANCE_PORT=$(cat "$naa_test_dir/conformance.port")
+}
+
+each_ofi_transport() {
+  naa_ofi_ran=0
+  for naa_ofi_t in tcp shm; do
+    if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          $naa_ofi_t  "; then
+      "$1" "ofi+$naa_ofi_t"
+      naa_ofi_ran=$((naa_ofi_ran + 1))
+    else
+      echo "left out: libfabric here has no usable $naa_ofi_t provider"
+    fi
+  done
+  if [ $naa_ofi_ran -eq 0 ]; then
+    echo "SKIP: libfabric here has neither a usable tcp nor shm provider"
+    exit 77
+  fi
 }
 
 require_shm() {

@@ -58,16 +58,8 @@ exchanges() {
 
   # A peer that reads no private data and names itself not (conformance-naa, as the reference),
   # its re-arm window within the client's default pacing (100 us): its stranding is not tested here.
-  rm -f "$naa_test_dir/port"
-  "$NAA_CONFORMANCE_NAA" --transport "$1" --address "$NAA_TEST_HOST" --port 0 --window-us 50 \
-    --ready-file "$naa_test_dir/port" 2> "$naa_test_dir/conformance-$t.log" &
-  naa_test_pids="$naa_test_pids $!"
-  i=0
-  until [ -s "$naa_test_dir/port" ]; do
-    i=$((i + 1)); [ $i -le 6000 ] || fail "$1: conformance-naa did not start"
-    sleep 0.01
-  done
-  naa=$NAA_TEST_HOST:$(cat "$naa_test_dir/port")
+  start_conformance "$1" --window-us 50
+  naa=$NAA_TEST_HOST:$NAA_CONFORMANCE_PORT
   expect_exchange "conformance-$t" "by messages" 3 4096
   if [ "$t" = shm ]; then
     late_accept
@@ -112,16 +104,4 @@ few_descriptors() {
     fail "ofi+shm: naa-server with few descriptors did not advertise by message"
 }
 
-ran=0
-for t in tcp shm; do
-  if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          $t  "; then
-    exchanges "ofi+$t"
-    ran=$((ran + 1))
-  else
-    echo "left out: libfabric here has no usable $t provider"
-  fi
-done
-if [ $ran -eq 0 ]; then
-  echo "SKIP: libfabric here has neither a usable tcp nor shm provider"
-  exit 77
-fi
+each_ofi_transport exchanges

@@ -39,6 +39,7 @@ run verbs-test_recovery NAA_TRANSPORT=verbs -- "$build/test/integration/test_rec
 run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
+run verbs-naa_info_kernels NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info_kernels.sh"
 run verbs-test_cpp NAA_TRANSPORT=verbs -- "$build/test/integration/test_cpp"
 run verbs-test_shared_cq -- "$build/test/rdma/test_shared_cq"
 # Handles set up and down 1000 times in one process, buffers freed and mapped anew at the same

@@ -19,6 +19,7 @@ extern "C" {
 
 #include "protocol/connect_data.hpp"
 #include "protocol/energy_report.hpp"
+#include "protocol/kernel_list.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 
@@ -442,6 +443,67 @@ void energy_report_examples(void **) {
                    4 + 1 + energy_report::kMaxSourceName);
 }
 
+// doc/protocol.md §3.6: the example answer's bytes, paging where the room ends, and the host's
+// checks of what it reads.
+void kernel_list_examples(void **) {
+  uint8_t ask[kernel_list::kAskSize];
+  kernel_list::encode_ask(10, ask);
+  uint8_t from = 0;
+  assert_true(kernel_list::find_ask(ask, sizeof ask, &from));
+  assert_int_equal(from, 10);
+  assert_false(kernel_list::find_ask(ask, sizeof ask - 1, &from));  // cut short
+
+  const std::vector<kernel_list::Kernel> builtin = {
+      {1, kernel_list::kBuiltin, "add1"},   {2, kernel_list::kBuiltin, "add2"},
+      {3, kernel_list::kBuiltin, "noop"},   {10, kernel_list::kBuiltin, "vecadd_f64"},
+      {11, kernel_list::kBuiltin, "daxpy"}, {12, kernel_list::kBuiltin, "dgemm"},
+      {100, kernel_list::kPlugin, "xor_ff"}};
+  const std::string all = kernel_list::encode_answer(builtin, 1, 768);
+  const uint8_t head[] = {0x4b, 0x4c, 0x53, 0x54, 7, 0, 1, 0, 4, 'a', 'd', 'd', '1'};
+  assert_true(all.size() > sizeof head);
+  assert_memory_equal(all.data(), head, sizeof head);
+  const auto *a = reinterpret_cast<const uint8_t *>(all.data());
+  kernel_list::Page page;
+  assert_true(kernel_list::find_answer(a, all.size(), 1, &page));
+  assert_int_equal(page.kernels.size(), 7);
+  assert_int_equal(page.next, 0);
+  assert_string_equal(page.kernels[3].name.c_str(), "vecadd_f64");
+  assert_int_equal(page.kernels[6].kind, kernel_list::kPlugin);
+  assert_false(kernel_list::find_answer(a, all.size() - 1, 1, &page));  // a name cut short
+  assert_false(kernel_list::find_answer(a, all.size(), 2, &page));      // code 1 below F = 2
+
+  // Room for the header and two entries: the rest from code 3 on, on the next page.
+  const std::string first = kernel_list::encode_answer(builtin, 1, 6 + 7 + 7);
+  assert_true(kernel_list::find_answer(reinterpret_cast<const uint8_t *>(first.data()),
+                                       first.size(), 1, &page));
+  assert_int_equal(page.kernels.size(), 2);
+  assert_int_equal(page.next, 3);
+  const std::string rest = kernel_list::encode_answer(builtin, 11, 768);
+  assert_true(kernel_list::find_answer(reinterpret_cast<const uint8_t *>(rest.data()), rest.size(),
+                                       11, &page));
+  assert_int_equal(page.kernels.size(), 3);
+  assert_int_equal(page.kernels[0].function_code, 11);
+  // Room for no entry while one is due: nothing, never an empty page that names a next code.
+  assert_true(kernel_list::encode_answer(builtin, 1, 8).empty());
+  // Nothing from the code asked on: an empty, complete list.
+  const std::string none = kernel_list::encode_answer(builtin, 101, 768);
+  assert_int_equal(none.size(), kernel_list::kAnswerHeaderSize);
+
+  // Checks: codes ascending, kinds known, a next code beyond the last listed.
+  std::string bad = all;
+  bad[6 + 7 + 0] = 1;  // the second entry's code equals the first's
+  assert_false(kernel_list::find_answer(reinterpret_cast<const uint8_t *>(bad.data()), bad.size(),
+                                        1, &page));
+  bad = all;
+  bad[6 + 1] = 2;  // an unknown kind
+  assert_false(kernel_list::find_answer(reinterpret_cast<const uint8_t *>(bad.data()), bad.size(),
+                                        1, &page));
+  bad = none;
+  bad[5] = 5;  // more to come after an empty page
+  assert_false(kernel_list::find_answer(reinterpret_cast<const uint8_t *>(bad.data()), bad.size(),
+                                        101, &page));
+}
+
 }  // namespace
 
 int main() {
@@ -455,7 +517,7 @@ int main() {
       cmocka_unit_test(decode_checks_flags),     cmocka_unit_test(decode_tolerates_extra_bytes),
       cmocka_unit_test(placeholder_examples),    cmocka_unit_test(placeholder_overflow),
       cmocka_unit_test(connect_data_round_trip), cmocka_unit_test(connect_data_limits),
-      cmocka_unit_test(energy_report_examples),
+      cmocka_unit_test(energy_report_examples),  cmocka_unit_test(kernel_list_examples),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "job.hpp"
+#include "kernels.hpp"
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/count.hpp"
@@ -35,6 +36,7 @@ void usage(FILE *out) {
   std::fprintf(
       out,
       "Usage: naa-info [-p] [-f CODE] | --params | --job [-n RANKS] [-f CODE]\n"
+      "       naa-info --kernels [-f CODE] [HOST[:PORT]]\n"
       "Show libnaa's version, its transports, and the NAAs of the current environment.\n"
       "\n"
       "  -P, --params         list every runtime parameter with its value, source and meaning\n"
@@ -43,6 +45,9 @@ void usage(FILE *out) {
       "  -j, --job            which NAAs serve which codes for this job (NAA_SPEC, else the\n"
       "                       Slurm allocation's naa.conf) and which ranks use which\n"
       "  -n, --ranks RANKS    with --job: the job's number of ranks (default SLURM_NTASKS)\n"
+      "  -k, --kernels        the kernels the NAA at HOST[:PORT] (default port 12345), else\n"
+      "                       each NAA of NAA_SPEC, serves; exit 3 if an NAA does not list\n"
+      "                       them (a reference NAA), 1 if one is unreachable\n"
       "  -f, --function CODE  only the NAAs serving function code CODE\n"
       "  -h, --help           show this help\n"
       "  -V, --version        show the version\n");
@@ -210,15 +215,19 @@ int main(int argc, char **argv) {
   naa::log::set_program("naa-info");
   bool do_ping = false;
   long only = -1;
-  bool params = false, job = false;
+  bool params = false, job = false, kernels = false;
   unsigned long ranks = 0;
-  static const option long_options[] = {
-      {"ping", no_argument, nullptr, 'p'},        {"job", no_argument, nullptr, 'j'},
-      {"ranks", required_argument, nullptr, 'n'}, {"function", required_argument, nullptr, 'f'},
-      {"params", no_argument, nullptr, 'P'},      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, 'V'},     {nullptr, 0, nullptr, 0}};
+  static const option long_options[] = {{"ping", no_argument, nullptr, 'p'},
+                                        {"job", no_argument, nullptr, 'j'},
+                                        {"ranks", required_argument, nullptr, 'n'},
+                                        {"function", required_argument, nullptr, 'f'},
+                                        {"params", no_argument, nullptr, 'P'},
+                                        {"kernels", no_argument, nullptr, 'k'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {"version", no_argument, nullptr, 'V'},
+                                        {nullptr, 0, nullptr, 0}};
   int opt;
-  while ((opt = getopt_long(argc, argv, "pjn:f:PhV", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "pjn:f:PkhV", long_options, nullptr)) != -1) {
     switch (opt) {
       case 'p':
         do_ping = true;
@@ -237,6 +246,9 @@ int main(int argc, char **argv) {
         break;
       case 'j':
         job = true;
+        break;
+      case 'k':
+        kernels = true;
         break;
       case 'n': {
         uint64_t n = 0;
@@ -260,6 +272,13 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Only --kernels takes an operand, the NAA to ask.
+  if (optind < argc && (!kernels || optind + 1 < argc)) {
+    std::fprintf(stderr, "naa-info: unexpected argument '%s' (try --help)\n",
+                 argv[kernels ? optind + 1 : optind]);
+    return 2;
+  }
+  if (kernels) return naa_info::show_kernels(optind < argc ? argv[optind] : "", only);
   if (params) return show_params();
   if (job) return naa_info::show_job(ranks, only);
   std::printf("libnaa %s\n", PACKAGE_VERSION);

@@ -16,6 +16,7 @@
 #include "config/auth.hpp"
 #include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
+#include "protocol/kernel_list.hpp"
 #include "kernel_energy.hpp"
 #include "key_check.hpp"
 #include "transport/descriptor_gate.hpp"
@@ -115,14 +116,15 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
     why = "few descriptors spare";
   } else {
     const bool served = handler_.on_mrsp(request, len, &why, false) == 0;
-    if (served) take_energy_ask(request, len);
+    if (served) take_asks(request, len);
     if (!served ||
         room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
-                   mrsp::kAdvertEntrySize * handler_.parameters().size() + energy_answer_.size() ||
+                   mrsp::kAdvertEntrySize * handler_.parameters().size() + energy_answer_.size() +
+                   kernel_list_answer_.size() ||
         !register_regions(&why)) {
       if (why.empty()) why = "no room for the advertisement";
       buffer_mrs_.clear();
-      drop_energy();
+      drop_answers();
       handler_.withdraw();
     }
   }
@@ -329,7 +331,7 @@ bool Connection::exchange_memory_regions() {
   uint8_t error_code = handler_.on_mrsp(mrsp_buf_.data(), received, &why);
   if (error_code == 0 && !register_regions(&why))
     error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
-  if (error_code == 0) take_energy_ask(mrsp_buf_.data(), received);
+  if (error_code == 0) take_asks(mrsp_buf_.data(), received);
   if (error_code != 0) {
     NAA_LOG_WARN("client %s: bad memory-region request (%s); answering MRSP error 0x%02x (%s)",
                  peer.c_str(), why.c_str(), error_code, mrsp::error_code_name(error_code));
@@ -388,9 +390,18 @@ size_t Connection::advertise(uint8_t *out) {
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
   const size_t len = mrsp::encode_advert(advert.data(), advert.size(), out, mrsp::kBufferSize);
-  // At most 4 + 16 * 31 bytes, and the answer at most 68: both fit the buffer.
+  // At most 4 + 16 * 31 bytes, the energy answer at most 68, the kernel list what was left
+  // (take_kernel_list_ask): all fit the buffer.
   std::memcpy(out + len, energy_answer_.data(), energy_answer_.size());
-  return len + energy_answer_.size();
+  std::memcpy(out + len + energy_answer_.size(), kernel_list_answer_.data(),
+              kernel_list_answer_.size());
+  return len + energy_answer_.size() + kernel_list_answer_.size();
+}
+
+// The client's asks in the bytes after its memory-region request, energy's first.
+void Connection::take_asks(const uint8_t *request, size_t len) {
+  take_energy_ask(request, len);
+  take_kernel_list_ask(request, len);
 }
 
 // The client's ask for the energy of each kernel run (doc/protocol.md §3.5), in the bytes after
@@ -413,9 +424,33 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
                ep_->peer().c_str(), source.c_str());
 }
 
-// The exchange goes by messages after all: the ask comes again there.
-void Connection::drop_energy() {
+// The client's ask for our kernels (doc/protocol.md §3.6), after its energy ask if any: the
+// answer lists them from the code asked, as many as fit the client's 768-byte receive behind the
+// advertisement and the energy answer (at least 200 bytes: two kernels or more).
+void Connection::take_kernel_list_ask(const uint8_t *request, size_t len) {
+  size_t at = mrsp::kHeaderSize + mrsp::kRequestEntrySize * handler_.request().size();
+  if (at <= len && energy_report::find_ask(request + at, len - at)) at += energy_report::kAskSize;
+  uint8_t from = 0;
+  if (at > len || !kernel_list::find_ask(request + at, len - at, &from)) return;
+  std::vector<kernel_list::Kernel> all;
+  const KernelRegistry &kernels = handler_.kernels();
+  for (const naa_kernel *k : kernels.list())
+    all.push_back(
+        {k->function_code,
+         kernels.is_builtin(k->function_code) ? kernel_list::kBuiltin : kernel_list::kPlugin,
+         k->name});
+  const size_t used = mrsp::kHeaderSize + mrsp::kAdvertEntrySize * handler_.parameters().size() +
+                      energy_answer_.size();
+  kernel_list_answer_ = kernel_list::encode_answer(all, from, mrsp::kBufferSize - used);
+  NAA_LOG_INFO("client %s asks for the kernels from function code %u: %s", ep_->peer().c_str(),
+               static_cast<unsigned>(from),
+               kernel_list_answer_.empty() ? "no room to list them" : "listed");
+}
+
+// The exchange goes by messages after all: the asks come again there.
+void Connection::drop_answers() {
   energy_answer_.clear();
+  kernel_list_answer_.clear();
 }
 
 bool Connection::register_regions(std::string *why) {

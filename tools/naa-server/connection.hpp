@@ -46,8 +46,10 @@ class Connection {
   static bool descriptors_spare_for(size_t regions);
   bool exchange_memory_regions();
   size_t advertise(uint8_t *out);
+  void take_asks(const uint8_t *request, size_t len);
   void take_energy_ask(const uint8_t *request, size_t len);
-  void drop_energy();
+  void take_kernel_list_ask(const uint8_t *request, size_t len);
+  void drop_answers();
   void advertised(const char *how);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
@@ -86,6 +88,8 @@ class Connection {
   // Our answer to the client's ask for the kernels' energy (doc/protocol.md §3.5), where this
   // server measures them: set, each reply's immediate carries its kernel run's microjoules.
   std::string energy_answer_;
+  // Our answer to the client's ask for our kernels (doc/protocol.md §3.6), after the energy's.
+  std::string kernel_list_answer_;
   std::exception_ptr start_failed_;
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;

@@ -45,6 +45,7 @@ class Handler {
   // The non-internal ones, which the advertisement lists.
   const std::vector<naa_kernel_region> &parameters() const { return parameters_; }
   uint64_t reserved() const { return reserved_; }
+  const KernelRegistry &kernels() const { return kernels_; }
   // After on_mrsp refused the regions for the memory budget: what was asked and what was left.
   const std::optional<mrsp::MemoryLimit> &memory_refusal() const { return memory_refusal_; }
 
