@@ -96,8 +96,8 @@ const std::vector<Param> &registry() {
        "(0: off)",
        check_microseconds},
       {"NAA_PACING_ADAPTIVE", "0|1", "1",
-       "1: the guard also follows the NAA's MRSP round trip and grows after requests it never "
-       "answered",
+       "1: the guard also follows the NAA's MRSP round trip (or its recent invocations') and "
+       "grows after requests it never answered",
        check_switch},
       {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
       {"NAA_RDMA_DEVICE", "device name", "",

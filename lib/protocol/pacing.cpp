@@ -19,11 +19,6 @@ unsigned doublings_of(const std::string &naa) {
   return it == doublings.end() ? 0 : it->second;
 }
 
-// Half the memory-region exchange's round trip: the window an event-driven NAA leaves after its
-// reply is a part of the time it takes to handle one event, and the exchange holds one such
-// event (the request) besides the transfers (measurements in doc/protocol.md §4.4).
-constexpr int kRoundTripDivisor = 2;
-
 }  // namespace
 
 void Pacing::reset(std::chrono::microseconds floor, bool adaptive, std::string naa,
@@ -31,13 +26,22 @@ void Pacing::reset(std::chrono::microseconds floor, bool adaptive, std::string n
   floor_ = floor;
   adaptive_ = adaptive;
   exchange_ = exchange;
+  recent_ = {};
   naa_ = std::move(naa);
+}
+
+void Pacing::round_trip(Deadline::Clock::duration rtt) {
+  recent_ = std::max(rtt, recent_ * 7 / 8);
 }
 
 std::chrono::microseconds Pacing::guard() const {
   if (!adaptive()) return floor_;
-  const std::chrono::microseconds g = std::max(
-      floor_, std::chrono::duration_cast<std::chrono::microseconds>(exchange_ / kRoundTripDivisor));
+  // One event of the NAA's: the shorter of the two round trips measured (zero: not measured;
+  // an exchange that rode in the connection setup measures nothing).
+  Deadline::Clock::duration event = exchange_;
+  if (recent_.count() > 0 && (event.count() == 0 || recent_ < event)) event = recent_;
+  const std::chrono::microseconds g =
+      std::max(floor_, std::chrono::duration_cast<std::chrono::microseconds>(event));
   const unsigned n = std::min(doublings_of(naa_), 20u);
   const auto cap = std::chrono::microseconds(kMaxMicroseconds);
   return std::min(cap, g * (1L << n));

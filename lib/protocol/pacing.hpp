@@ -3,12 +3,17 @@
 // itself as naa-server (doc/protocol.md §4.4): such an NAA may re-arm its completion queue
 // without polling it and so never see a request that arrives too soon after its reply. How
 // long "too soon" is grows with how slowly the NAA runs (the reference NAA under emulation
-// needed 30 times the guard it needs on hardware), so the guard follows what the handle
-// measured of the NAA itself: never shorter than NAA_PACING_US, nor than half the round trip
-// of the connection's memory-region exchange (a message the NAA handles, with no kernel in
-// it: an invocation's round trip holds the kernel's time, and a guard learnt from it made a
-// 2 s kernel cost 3 s), and doubled for the rest of the process for an NAA that left a
-// request acknowledged and never answered.
+// needed 30 times the guard it needs on hardware): the reference re-arms only once it has
+// handled its own send's completion as one whole event, after its MRSP answer as after every
+// reply. So the guard is one such event as the handle measured it: never shorter than
+// NAA_PACING_US, nor than the shorter of the connection's memory-region exchange (a message
+// the NAA handles, with no kernel in it) and the recent invocation round trips (one event, the
+// transfers and the kernel: they can only shorten the guard, so a long kernel never lengthens
+// it), and doubled for the rest of the process for an NAA that left a request acknowledged and
+// never answered. "Recent" follows the slow ones: a round trip raises it at once and it decays
+// by an eighth per invocation, since an NAA slowed down (descheduled, emulated under load)
+// stays slow for a while and re-arms late meanwhile; the fastest round trip alone stranded the
+// reference NAA under emulation.
 #pragma once
 
 #include <chrono>
@@ -27,6 +32,8 @@ class Pacing {
              Deadline::Clock::duration exchange);
   bool enabled() const { return floor_.count() > 0; }
   bool adaptive() const { return enabled() && adaptive_; }
+  // One invocation's round trip, from its final write posted to its reply polled.
+  void round_trip(Deadline::Clock::duration rtt);
   std::chrono::microseconds guard() const;
   // A request this NAA acknowledged and never answered: doubles its guard in this process.
   // Returns the new guard.
@@ -36,6 +43,7 @@ class Pacing {
   std::chrono::microseconds floor_{0};
   bool adaptive_ = true;
   Deadline::Clock::duration exchange_{};
+  Deadline::Clock::duration recent_{};  // the recent round trips, zero before the first
   std::string naa_;
 };
 

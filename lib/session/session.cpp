@@ -142,7 +142,9 @@ void Session::connect(Deadline deadline) {
         "NAA at %s does not identify itself: each invocation's final write waits until "
         "%ld us (NAA_PACING_US%s) after its last reply",
         peer_.c_str(), static_cast<long>(pacing_.guard().count()),
-        settings_.pacing_adaptive ? ", or half the memory-region exchange's round trip" : "");
+        settings_.pacing_adaptive ? ", or the memory-region exchange's round trip, then the "
+                                    "fastest invocation's if shorter"
+                                  : "");
   }
 }
 
@@ -782,6 +784,7 @@ void Session::replied(const transport::Completion &c) {
   }
   reply_ = c;
   naa_message_polled_ = seen_at_;  // also the NAA's service time's end
+  if (pacing_.adaptive()) pacing_.round_trip(naa_message_polled_ - final_write_posted_);
 }
 
 size_t Session::poll_once() {

@@ -26,6 +26,18 @@
 //    handled N microseconds after it was taken, and the re-arm window grows by N/4 with it (an
 //    NAA that runs k times slower re-arms k times slower), so a fixed guard sized for a fast NAA
 //    strands and one that grows with the round trips it sees does not.
+//  - the reference's event loop (--event-loop), as naaice_swnaa_poll_cq_nonblocking runs it:
+//    on each completion-channel event it takes one work completion, and once the state changed
+//    it stops draining and re-arms the queue without polling it again. Its own send's
+//    completion is such an event, after its MRSP advertisement (MRSP_SENDING -> MRSP_DONE) as
+//    after every reply (DATA_SENDING -> DATA_RECEIVING), so the window lasts the whole handling
+//    of one event and follows the advertisement too: the first invocation can be stranded.
+//    Here the window after each message it sends is the slow mode's delay in full plus
+//    --window-us (instead of a quarter, and none after the advertisement). It is measured from
+//    posting the message, as the other windows, so that a host's verdict never depends on this
+//    process's lateness: the reference's starts later still, when it takes the completion. A
+//    host guard at least one event's handling long (the memory-region exchange and every
+//    reply hold one) is never caught; half of it always is.
 //
 // Orders (--order KIND@N[=VALUE], repeatable): explicit behaviour for the Nth invocation of
 // every connection (N from 1; the invocations it answers or strands, not the unknown codes it
@@ -45,9 +57,8 @@
 // and served otherwise, as any other request.
 //
 // Usage: conformance-naa [--transport NAME] [--address ADDR] [--port PORT] [--ready-file PATH]
-//                        [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... [--max-clients
-//                        N]
-//                        [--memory SIZE] [--verbose]
+//                        [--window-us N] [--slow-us N] [--event-loop] [--order KIND@N[=VALUE]]...
+//                        [--max-clients N] [--memory SIZE] [--verbose]
 // (naa-server's names where they mean the same; defaults $NAA_TRANSPORT or ofi+tcp, 127.0.0.1, 0,
 // window 1000 us, 8 clients, 1G per client.) On exit (SIGTERM) it prints "conformance-naa: N
 // invocations served, S requests stranded".
@@ -133,7 +144,9 @@ struct Options {
   uint16_t port = 0;
   std::chrono::microseconds window{1000};
   std::chrono::microseconds slow{
-      0};  // --slow-us: each event's delay; the window grows by a quarter
+      0};                   // --slow-us: each event's delay; the window grows by a quarter
+  bool event_loop = false;  // --event-loop: the window lasts one event's handling, and follows
+                            // the MRSP advertisement too
   unsigned max_clients = 8;
   uint64_t memory = uint64_t{1} << 30;  // per client: beyond it MRSP is answered with 0x01
   std::vector<Order> orders;
@@ -212,6 +225,7 @@ class Client {
     reply_ = ep_->prepare_writes(outputs, kReply);
     size_t len =
         naa::mrsp::encode_advert(advert.data(), advert.size(), send_buf(), naa::mrsp::kBufferSize);
+    advertised_ = Clock::now();
     ep_->post_send(send_buf(), len, *mrsp_mr_, kSend);
     return true;
   }
@@ -226,6 +240,17 @@ class Client {
     for (unsigned long n = 1;;) {
       Completion c = pending_ ? *pending_ : next(forever);
       pending_.reset();
+      if (o_.event_loop && c.kind == CompletionKind::Send) {
+        // The advertisement's completion, handled through the window: a request that reaches
+        // the queue before the re-arm is lost.
+        advertisement_taken_ = true;
+        post_invocation_recv();
+        if (lost_wake_up(advertised_ + window(0))) return park();
+        continue;
+      }
+      if (o_.event_loop && !advertisement_taken_ && c.kind == CompletionKind::RemoteImm &&
+          strands(advertised_ + window(0)))
+        return park();  // before the advertisement's completion, within its window
       if (o_.slow.count() > 0) std::this_thread::sleep_for(o_.slow);
       if (c.kind == CompletionKind::Send) {
         post_invocation_recv();  // the reference posts it once its advertisement went out
@@ -301,11 +326,12 @@ class Client {
     return true;
   }
 
-  // The re-arm window after reply n: an order's, else --window-us plus the slow mode's quarter.
+  // The re-arm window after reply n (0: after the advertisement): an order's, else --window-us
+  // plus the slow mode's quarter, or its whole delay in the event-loop mode.
   std::chrono::microseconds window(unsigned long n) const {
     if (const Order *w = o_.order(Order::Kind::Window, n))
       return std::chrono::microseconds(w->value);
-    return o_.window + o_.slow / 4;
+    return o_.window + (o_.event_loop ? o_.slow : o_.slow / 4);
   }
 
   // A stranded connection: nothing more is answered, until the host goes away.
@@ -324,6 +350,8 @@ class Client {
   std::vector<std::unique_ptr<naa::transport::MemoryRegion>> mrs_;
   std::unique_ptr<naa::transport::WriteChain> reply_;
   std::optional<Completion> pending_;  // taken off the queue, not yet handled
+  Clock::time_point advertised_{};     // when the MRSP advertisement was posted
+  bool advertisement_taken_ = false;   // its send's completion was taken
 };
 
 void write_ready_file(const std::string &path, uint16_t port) {
@@ -358,8 +386,9 @@ int main(int argc, char **argv) {
                                         {"verbose", no_argument, nullptr, 'v'},
                                         {"slow-us", required_argument, nullptr, 's'},
                                         {"order", required_argument, nullptr, 'o'},
+                                        {"event-loop", no_argument, nullptr, 'e'},
                                         {nullptr, 0, nullptr, 0}};
-  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:o:", long_options, nullptr)) != -1) {
+  while ((opt = getopt_long(argc, argv, "t:a:p:r:w:c:m:vs:o:e", long_options, nullptr)) != -1) {
     switch (opt) {
       case 't':
         o.transport = optarg;
@@ -385,6 +414,9 @@ int main(int argc, char **argv) {
       case 'o':
         if (!parse_order(optarg, &o.orders.emplace_back())) return 2;
         break;
+      case 'e':
+        o.event_loop = true;
+        break;
       case 'c':
         if (!naa::parse_count(optarg, 1000, &n) || n == 0) return 2;
         o.max_clients = static_cast<unsigned>(n);
@@ -396,12 +428,12 @@ int main(int argc, char **argv) {
         setenv("NAA_LOG_LEVEL", "info", 0);
         break;
       default:
-        std::fprintf(
-            stderr,
-            "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
-            "[--ready-file PATH] [--window-us N] [--slow-us N] [--order KIND@N[=VALUE]]... "
-            "[--max-clients N] "
-            "[--memory SIZE] [--verbose]\n");
+        std::fprintf(stderr,
+                     "usage: conformance-naa [--transport NAME] [--address ADDR] [--port N] "
+                     "[--ready-file PATH] [--window-us N] [--slow-us N] [--event-loop] "
+                     "[--order KIND@N[=VALUE]]... "
+                     "[--max-clients N] "
+                     "[--memory SIZE] [--verbose]\n");
         return 2;
     }
   }
@@ -414,10 +446,11 @@ int main(int argc, char **argv) {
     auto transport = naa::transport::open_transport(o.transport);
     auto listener = transport->listen(o.address, o.port);
     if (!o.ready_file.empty()) write_ready_file(o.ready_file, listener->port());
-    std::fprintf(stderr, "conformance-naa: listening on %s:%u (%s), window %ld us, slow %ld us\n",
+    std::fprintf(stderr, "conformance-naa: listening on %s:%u (%s), window %ld us, slow %ld us%s\n",
                  o.address.c_str(), static_cast<unsigned>(listener->port()), transport->name(),
-                 static_cast<long>((o.window + o.slow / 4).count()),
-                 static_cast<long>(o.slow.count()));
+                 static_cast<long>((o.window + (o.event_loop ? o.slow : o.slow / 4)).count()),
+                 static_cast<long>(o.slow.count()),
+                 o.event_loop ? ", the reference's event loop" : "");
     std::list<Running> clients;
     while (!stop.load()) {
       auto ep = listener->next_request(naa::Deadline::after(kSlice));

@@ -11,9 +11,11 @@
  * pace the host by the same amount: a paced host can never be caught, however loaded the
  * machine. (The default guard, NAA_PACING_US = 100, is sized for the reference NAA's real window,
  * measured in doc/protocol.md §4.4.)
+ * Against the peer's model of the reference's event loop (--event-loop), the host runs at its
+ * defaults, its guard adapting, at three log levels.
  * NAA_CONFORMANCE_ITERATIONS (default 1000) and NAA_CONFORMANCE_LARGE_ITERATIONS (for 1 MiB
  * and 16 MiB; default the same) set the loop lengths, NAA_CONFORMANCE_SLOW_US the slow mode's
- * delay. */
+ * delay, NAA_CONFORMANCE_EVENT_US the event loop's; NAA_TEST_ONLY=NAME runs one case. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdbool.h>
@@ -271,6 +273,72 @@ static void slow_naa_adaptive_guard(void **state) {
   assert_int_equal(slow_loop("1"), 0);
 }
 
+/* The reference's event loop (conformance-naa --event-loop): after every message it sends, the
+ * MRSP advertisement included, it handles that send's completion as one event and only then
+ * re-arms, so its window lasts one event's handling (NAA_CONFORMANCE_EVENT_US, default 2 ms,
+ * scaled: each event is handled that late) and the first invocation can fall into it. libnaa at
+ * its defaults (NAA_PACING_US and NAA_PACING_ADAPTIVE unset) runs NAA_CONFORMANCE_ITERATIONS
+ * (default 1000) invocations back to back from the first on, at the log levels error, the
+ * default and debug (logging changes the host's timing). Returns the invocation that timed out,
+ * 0 if none did. */
+static long event_loop_run(const char *log_level) {
+  char slow[32], timeout[16];
+  snprintf(slow, sizeof slow, "%ld",
+           env_long("NAA_CONFORMANCE_EVENT_US", (long)(2000 * test_time_scale())));
+  snprintf(timeout, sizeof timeout, "%d", (int)(2 * test_time_scale()));
+  unsetenv("NAA_PACING_US");
+  setenv("NAA_TIMEOUT", timeout, 1);
+  if (log_level != NULL) setenv("NAA_LOG_LEVEL", log_level, 1);
+  test_server s;
+  const char *args[] = {"--window-us", "0", "--event-loop", "--slow-us", slow, NULL};
+  assert_int_equal(test_peer_start(&s, "NAA_CONFORMANCE_NAA", args), 0);
+  uint8_t b = 0;
+  naa_param_t p = {&b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&s, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_handle_info_t info;
+  assert_int_equal(naa_handle_info(&h, &info), NAA_SUCCESS);
+  const long rounds = env_long("NAA_CONFORMANCE_ITERATIONS", 1000);
+  long timed_out = 0;
+  for (long r = 1; r <= rounds && timed_out == 0; r++) {
+    naa_status st;
+    assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+    const int rc = naa_wait(&h, &st);
+    if (rc == NAA_ERR_TIMEOUT)
+      timed_out = r;
+    else
+      assert_int_equal(rc, NAA_SUCCESS), assert_int_equal(b, (uint8_t)r);
+  }
+  const long long connected_guard = (long long)info.pacing_us;
+  assert_int_equal(naa_handle_info(&h, &info), NAA_SUCCESS);
+  printf("event loop (%s us per event), log level %s, guard %lld us, then %lld us: ", slow,
+         log_level != NULL ? log_level : "default", connected_guard, (long long)info.pacing_us);
+  if (timed_out)
+    printf("stranded at invocation %ld of %ld\n", timed_out, rounds);
+  else
+    printf("%ld invocations completed\n", rounds);
+  if (timed_out) assert_int_equal(naa_cancel(&h), NAA_SUCCESS);
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+  assert_int_equal(test_server_stop(&s), 0);
+  unsetenv("NAA_LOG_LEVEL");
+  setup(NULL);
+  return timed_out;
+}
+
+static void event_loop_defaults(void **state) {
+  (void)state;
+  const char *saved = getenv("NAA_LOG_LEVEL");
+  char level[32] = "";
+  if (saved != NULL) snprintf(level, sizeof level, "%s", saved);
+  unsetenv("NAA_LOG_LEVEL");
+  long stranded = event_loop_run("error");
+  if (stranded == 0) stranded = event_loop_run(NULL);
+  if (stranded == 0) stranded = event_loop_run("debug");
+  if (*level != '\0') setenv("NAA_LOG_LEVEL", level, 1);
+  assert_int_equal(stranded, 0);
+}
+
 static double seconds_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -364,10 +432,12 @@ int main(void) {
       cmocka_unit_test_setup(pacing_off_is_stranded, setup),
       cmocka_unit_test_setup(slow_naa_strands_fixed_guard, setup),
       cmocka_unit_test_setup(slow_naa_adaptive_guard, setup),
+      cmocka_unit_test_setup(event_loop_defaults, setup),
       cmocka_unit_test_setup(invoke_does_not_wait_for_the_guard, setup),
       cmocka_unit_test_setup(unknown_code_is_never_answered, setup),
       cmocka_unit_test_setup(mrsp_error_answer, setup),
       cmocka_unit_test_setup(full_naa_rejects, setup),
   };
+  if (getenv("NAA_TEST_ONLY") != NULL) cmocka_set_test_filter(getenv("NAA_TEST_ONLY"));
   return cmocka_run_group_tests_name("conformance", tests, NULL, NULL);
 }
