@@ -69,19 +69,24 @@ static void *invoke_in_thread(void *arg) {
   return NULL;
 }
 
-static void test_restart_loop(void **state) {
-  (void)state;
-  test_server s;
-  assert_int_equal(test_server_start(&s, NULL), 0);
-  test_server_use(&s, FN_VECADD, 2);
-  char port[16];
-  snprintf(port, sizeof port, "%d", s.port);
-  const char *args[] = {"--port", port, NULL};
+/* naa-server started, its port written to port[16], and a vecadd handle *h connected to it. */
+static void vecadd_handle(test_server *s, char port[16], naa_handle *h) {
+  assert_int_equal(test_server_start(s, NULL), 0);
+  test_server_use(s, FN_VECADD, 2);
+  snprintf(port, 16, "%d", s->port);
   for (int i = 0; i < N; i++) b[i] = 0.5 * i;
   naa_param_t in[2] = {{a, sizeof a, false}, {b, sizeof b, true}};
   naa_param_t out[1] = {{c, sizeof c, false}};
+  assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, h), NAA_SUCCESS);
+}
+
+static void test_restart_loop(void **state) {
+  (void)state;
+  test_server s;
+  char port[16];
   naa_handle h;
-  assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, &h), NAA_SUCCESS);
+  vecadd_handle(&s, port, &h);
+  const char *args[] = {"--port", port, NULL};
   const double limit = 10.0 * test_time_scale();
   if (test_thread_syscall(test_thread_id()) == -2) {
     fprintf(stderr, "/proc/self/task/TID/syscall is not readable here: test skipped\n");
@@ -124,6 +129,7 @@ typedef struct killer {
   test_server *s;
   const char *const *args;
   atomic_int done, kills, failed_starts;
+  _Atomic long killed_ms; /* when the last kill was done (now_s, in ms) */
 } killer;
 
 /* Every 1.5 s: SIGKILL, 0.5 s later start again on the same port, until told to stop. */
@@ -135,6 +141,7 @@ static void *kill_and_restart(void *arg) {
       sleep_ms(10);
     }
     test_server_kill(k->s);
+    atomic_store(&k->killed_ms, (long)(1e3 * now_s()));
     atomic_fetch_add(&k->kills, 1);
     sleep_ms(500);
     if (test_server_start(k->s, k->args) != 0) {
@@ -147,24 +154,19 @@ static void *kill_and_restart(void *arg) {
 static void test_restart_figures(void **state) {
   (void)state;
   test_server s;
-  assert_int_equal(test_server_start(&s, NULL), 0);
-  test_server_use(&s, FN_VECADD, 2);
   char port[16];
-  snprintf(port, sizeof port, "%d", s.port);
-  const char *args[] = {"--port", port, NULL};
-  for (int i = 0; i < N; i++) b[i] = 0.5 * i;
-  naa_param_t in[2] = {{a, sizeof a, false}, {b, sizeof b, true}};
-  naa_param_t out[1] = {{c, sizeof c, false}};
   naa_handle h;
-  assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, &h), NAA_SUCCESS);
+  vecadd_handle(&s, port, &h);
+  const char *args[] = {"--port", port, NULL};
   const char *count = getenv("NAA_TEST_RESTART_INVOCATIONS");
   const int rounds = count != NULL && *count != '\0' ? atoi(count) : 300;
-  killer k = {&s, args, 0, 0, 0};
+  killer k = {&s, args, 0, 0, 0, 0};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, kill_and_restart, &k), 0);
   int ok = 0, failed = 0, wrong = 0;
   const double t0 = now_s();
   for (int r = 0; r < rounds; r++) {
+    const double started = now_s();
     const int rc = checked_vecadd(&h, r);
     if (rc == NAA_SUCCESS) {
       ok++;
@@ -174,7 +176,9 @@ static void test_restart_figures(void **state) {
       failed++;
       char why[256];
       naa_last_error(&h, why, sizeof why);
-      printf("invocation %d: %s: %s\n", r, naa_strerror(rc), why);
+      printf("invocation %d (started %.1f ms after kill %d): %s: %s\n", r,
+             1e3 * started - (double)atomic_load(&k.killed_ms), atomic_load(&k.kills),
+             naa_strerror(rc), why);
       if (rc == NAA_ERR_TIMEOUT) naa_cancel(&h);
     }
     sleep_ms(20);

@@ -36,6 +36,9 @@ echo "verbs suite: client $RDMA_VM_IP_A ($RDMA_VM_DEV_A), server $RDMA_VM_IP_B (
 run verbs-test_offload NAA_TRANSPORT=verbs -- "$build/test/integration/test_offload"
 run verbs-test_server_faults NAA_TRANSPORT=verbs -- "$build/test/integration/test_server_faults"
 run verbs-test_recovery NAA_TRANSPORT=verbs -- "$build/test/integration/test_recovery"
+# naa-server killed and started again while a handle invokes: each restart within
+# NAA_CONNECT_TIMEOUT invisible, and the restart loop's figures (300 invocations 20 ms apart).
+run verbs-test_restart NAA_TRANSPORT=verbs -- "$build/test/integration/test_restart"
 run verbs-examples NAA_TRANSPORT=verbs -- sh "$src/test/integration/examples.sh"
 run verbs-naa_info NAA_TRANSPORT=verbs -- sh "$src/test/integration/naa_info.sh"
 run verbs-naa_info_gids -- sh "$src/test/integration/naa_info_gids.sh"
