@@ -38,9 +38,29 @@ served() {
   echo "ok: $name: 100 of 100 invocations of the reference-like client (ack $ack us, naa-server $*)"
 }
 
+# dies NAME ACK_US [naa-server ARGS...]: the same client dies (the reply before its own write's
+# completion; at its first invocation unless the server happened to be slower than ACK_US): the
+# guard switched off, -R 0, holds no reply for the modelled acknowledgement, which the adaptive
+# part cannot see (it learns how long our own replies' writes take to complete).
+dies() {
+  name=$1 ack=$2
+  shift 2
+  start_server -v "$@" 2> "$naa_test_dir/server-$name.log"
+  if "$client" --port "$NAA_TEST_PORT" --address "$NAA_TEST_HOST" --invocations 100 --regions 4 \
+      --ack-us "$ack" 2> "$naa_test_dir/client-$name.log" ||
+     ! grep -q "invocation [0-9]*: .*not handled for state" "$naa_test_dir/client-$name.log"; then
+    echo "FAIL: $name: the reference-like client was not stranded without the guard" >&2
+    cat "$naa_test_dir/client-$name.log" "$naa_test_dir/server-$name.log" >&2
+    exit 1
+  fi
+  echo "ok: $name: without the guard the reference-like client dies:" \
+    "$(grep -o 'invocation [0-9]*: .*not handled for state: [A-Z_]*' "$naa_test_dir/client-$name.log")"
+}
+
 ran=0
 if [ "${NAA_TRANSPORT:-}" = verbs ]; then
   served verbs-modelled "$ack_us" --reference-guard-us "$guard_us"
+  dies verbs-unguarded "$ack_us" --reference-guard-us 0
   served verbs 0
   exit 0
 fi
@@ -52,6 +72,7 @@ for transport in ofi+tcp ofi+shm; do
   fi
   export NAA_TRANSPORT=$transport
   served "$transport" "$ack_us" --reference-guard-us "$guard_us"
+  dies "$transport-unguarded" "$ack_us" --reference-guard-us 0
   ran=$((ran + 1))
 done
 [ $ran -gt 0 ] || { echo "SKIP: neither ofi+tcp nor ofi+shm is usable here"; exit 77; }
