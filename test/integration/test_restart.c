@@ -129,7 +129,7 @@ typedef struct killer {
   test_server *s;
   const char *const *args;
   atomic_int done, kills, failed_starts;
-  _Atomic long killed_ms; /* when the last kill was done (now_s, in ms) */
+  _Atomic long killed_ms; /* when the last kill began (now_s, in ms) */
 } killer;
 
 /* Every 1.5 s: SIGKILL, 0.5 s later start again on the same port, until told to stop. */
@@ -140,9 +140,9 @@ static void *kill_and_restart(void *arg) {
       if (atomic_load(&k->done)) return NULL;
       sleep_ms(10);
     }
-    test_server_kill(k->s);
     atomic_store(&k->killed_ms, (long)(1e3 * now_s()));
     atomic_fetch_add(&k->kills, 1);
+    test_server_kill(k->s);
     sleep_ms(500);
     if (test_server_start(k->s, k->args) != 0) {
       atomic_fetch_add(&k->failed_starts, 1);
