@@ -129,7 +129,8 @@ typedef struct killer {
   test_server *s;
   const char *const *args;
   atomic_int done, kills, failed_starts;
-  _Atomic long killed_ms; /* when the last kill began (now_s, in ms) */
+  _Atomic long killed_ms, reaped_ms; /* when the last kill began and its server was reaped
+                                       (now_s, in ms) */
 } killer;
 
 /* Every 1.5 s: SIGKILL, 0.5 s later start again on the same port, until told to stop. */
@@ -143,6 +144,7 @@ static void *kill_and_restart(void *arg) {
     atomic_store(&k->killed_ms, (long)(1e3 * now_s()));
     atomic_fetch_add(&k->kills, 1);
     test_server_kill(k->s);
+    atomic_store(&k->reaped_ms, (long)(1e3 * now_s()));
     sleep_ms(500);
     if (test_server_start(k->s, k->args) != 0) {
       atomic_fetch_add(&k->failed_starts, 1);
@@ -160,7 +162,7 @@ static void test_restart_figures(void **state) {
   const char *args[] = {"--port", port, NULL};
   const char *count = getenv("NAA_TEST_RESTART_INVOCATIONS");
   const int rounds = count != NULL && *count != '\0' ? atoi(count) : 300;
-  killer k = {&s, args, 0, 0, 0, 0};
+  killer k = {&s, args, 0, 0, 0, 0, 0};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, kill_and_restart, &k), 0);
   int ok = 0, failed = 0, wrong = 0;
@@ -176,9 +178,11 @@ static void test_restart_figures(void **state) {
       failed++;
       char why[256];
       naa_last_error(&h, why, sizeof why);
-      printf("invocation %d (started %.1f ms after kill %d): %s: %s\n", r,
-             1e3 * started - (double)atomic_load(&k.killed_ms), atomic_load(&k.kills),
-             naa_strerror(rc), why);
+      printf(
+          "invocation %d (started %.1f ms after kill %d began, %.1f ms after its server was "
+          "reaped): %s: %s\n",
+          r, 1e3 * started - (double)atomic_load(&k.killed_ms), atomic_load(&k.kills),
+          1e3 * started - (double)atomic_load(&k.reaped_ms), naa_strerror(rc), why);
       if (rc == NAA_ERR_TIMEOUT) naa_cancel(&h);
     }
     sleep_ms(20);
