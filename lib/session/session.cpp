@@ -756,6 +756,10 @@ void Session::absorb(const transport::Completion &c, bool first_of_poll) {
 // completes once, after its final write: no other phase sees this.
 void Session::writes_through() {
   writes_completed_ = seen_at_;
+  NAA_LOG_DEBUG("NAA at %s: our writes completed %lld ms after the invocation", ep_->peer().c_str(),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           Deadline::Clock::now() - invoked_at_)
+                                           .count()));
   if (phase_ == Phase::Posted)
     phase_ = Phase::Written;
   else if (phase_ == Phase::Answered)
@@ -809,6 +813,10 @@ int Session::complete(naa_status *status) {
   }
   completed_at_ = Deadline::Clock::now();
   round_trip_.observe(completed_at_ - invoked_at_);
+  NAA_LOG_DEBUG("NAA at %s: reply %lld ms after the invocation", ep_->peer().c_str(),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           completed_at_ - invoked_at_)
+                                           .count()));
   uint8_t rc = imm::return_code(reply_.imm);
   if (imm::reply_low_byte(reply_.imm) != 0)
     NAA_LOG_DEBUG(

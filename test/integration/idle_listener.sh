@@ -19,16 +19,23 @@ clients=4
 seconds=${NAA_TEST_IDLE_SECONDS:-4}
 stop_ms=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" -v m="${NAA_TEST_STOP_MS:-2000}" 'BEGIN { print int(m * s) }')
 
-listener_wakeups() {  # voluntary context switches of process $1's listening threads, and how many
+listener_wakeups() {  # thread_wakeups of process $1's listening threads
   for t in /proc/"$1"/task/*; do
     if [ "${t##*/}" = "$1" ] || [ "$(cat "$t/comm" 2>/dev/null)" = naa-listen ]; then
       cat "$t/status" 2>/dev/null
     fi
-  done | awk '/^voluntary_ctxt_switches/ { n += $2; k++ } END { print n + 0, k + 0 }'
+  done | thread_wakeups
 }
 
 
 status=0
+# Waits until the listening threads of $server slept 1.5 s without waking (settle; the ofi+shm
+# listener's look every 2 s leaves such spells); fails the script when they never did.
+quiet() {
+  settle 1500 listener_wakeups $server ||
+    { echo "FAIL: $1: the listening threads never slept 1.5 s without waking" >&2; status=1; }
+}
+
 # Fails the script when the listening threads of $server woke more than allowed over $seconds
 # s; $1 says what the server was doing.
 check_idle() {
@@ -58,11 +65,11 @@ for t in $transports; do
   start_server --max-clients $clients --peer-clients $clients
   server=$!
   export NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:3:1"
-  sleep 1  # started: its first parked threads, if any, are gone
+  quiet "started" # its first parked threads, if any, are gone
   check_idle "no client"
   start_idle_clients $clients $t
   client=$idle_client
-  sleep 3.5  # the kept regions and queues expire, a look of the sweeper after the requests
+  quiet "$clients clients connected over $t" # the sweeper's look after the requests
   check_idle "$clients idle clients over $t"
   stops_within $server "$stop_ms" "with sleeping listeners over $t" || status=1
   exec 3>&-

@@ -9,20 +9,24 @@
 # margin. A server that napped briefly for ever after each client's last invocation used 50 %
 # over ofi+shm, one that woke every 100 ms per client 6-7 % over ofi+tcp.
 # What the CPU share hides on a quiet machine is counted too: the server's threads wake at
-# most twice a second per client (their voluntary context switches), and a client's first
-# invocation after the pause is answered within NAA_TEST_WAKE_MS (default 250) ms. Over shm,
+# most twice a second per client (their voluntary context switches), and before that the
+# threads that serve the clients must all have slept 1.5 s without waking (settle). Over shm,
 # where libfabric wakes nobody, a connection that napped woke 3.6 times a second per client
-# and answered up to 30 ms late after a few seconds (a nap is 1/16 of the pause, up to 0.5 s:
-# here, 10 s into the pause, the slowest of the 64 answered after 516 ms); with its bell
-# (lib/transport/ofi/ofi_shm_bell.hpp) it sleeps until the client rings (under 5 ms here; the
-# bound leaves room for a loaded machine's scheduling delays, up to 60 ms seen at load 4).
+# (a nap is 1/16 of the pause, up to 0.5 s: it never sleeps 1.5 s) and answered late (here, 10
+# s into the pause, the slowest of the 64 answered after 516 ms); with its bell
+# (lib/transport/ofi/ofi_shm_bell.hpp) it sleeps until the client rings. The bell must then
+# wake it: a client's first invocation after the pause is answered within NAA_TEST_WAKE_MS
+# (default 2000, times NAA_TEST_TIME_SCALE) ms. That bound only catches a connection nothing
+# wakes; what tells a sleep from naps is the settle, which load delays but cannot fake (under
+# 5 ms here quiet, up to 60 ms at load 4, and 520 ms over ofi+tcp for the slowest of 64 at a
+# load of 15).
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 clients=64
 seconds=${NAA_TEST_IDLE_SECONDS:-8}
 max=${NAA_TEST_IDLE_MAX_PERCENT:-5}
 hz=$(getconf CLK_TCK)
-wake_ms=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" -v m="${NAA_TEST_WAKE_MS:-250}" 'BEGIN { print m * s }')
+wake_ms=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" -v m="${NAA_TEST_WAKE_MS:-2000}" 'BEGIN { print m * s }')
 
 cpu_ticks() {  # utime + stime of process $1 (fields 14 and 15; the name in field 2 has no blanks)
   awk '{ print $14 + $15 }' "/proc/$1/stat"
@@ -30,6 +34,12 @@ cpu_ticks() {  # utime + stime of process $1 (fields 14 and 15; the name in fiel
 
 wakeups() {  # voluntary context switches of every thread of process $1
   cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+
+client_thread_wakeups() {  # thread_wakeups of process $1's "naa-client" threads
+  for t in /proc/"$1"/task/*; do
+    [ "$(cat "$t/comm" 2>/dev/null)" = naa-client ] && cat "$t/status" 2>/dev/null
+  done | thread_wakeups
 }
 
 transports=ofi+tcp
@@ -46,7 +56,12 @@ status=0
 for t in $transports; do
   start_idle_clients $clients $t
   client=$idle_client
-  sleep 2  # the last invocations' polling ends, the sleeps grow
+  # The last invocations' polling ends: every connection sleeps (settle: on a loaded machine
+  # later, never sooner).
+  if ! settle 1500 client_thread_wakeups $server; then
+    echo "FAIL: over $t, the threads serving idle clients never slept 1.5 s without waking" >&2
+    status=1
+  fi
   before=$(cpu_ticks $server)
   woke_before=$(wakeups $server)
   sleep "$seconds"

@@ -7,7 +7,9 @@
 # has not ended; stops_within PID MS WHAT sends SIGTERM and fails unless the server ends cleanly
 # within MS ms. start_conformance TRANSPORT [ARGS...] runs $NAA_CONFORMANCE_NAA likewise and
 # sets NAA_CONFORMANCE_PORT; each_ofi_transport FUNC runs FUNC ofi+tcp and FUNC ofi+shm, each
-# where libfabric here has it, and skips the script where it has neither.
+# where libfabric here has it, and skips the script where it has neither. settle QUIET_MS
+# COUNTER PID waits until the threads COUNTER counts have been asleep and not woken for
+# QUIET_MS ms.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -115,4 +117,36 @@ stops_within() {
   fi
   wait "$1" || { echo "FAIL: naa-server $3 did not stop cleanly on SIGTERM" >&2; return 1; }
   echo "SIGTERM ended naa-server $3 in $(($(now_ms) - t0)) ms"
+}
+
+# The wake-ups (voluntary context switches) of the threads whose /proc status files are on
+# standard input, how many threads, and how many of them are not asleep (state other than S or
+# D: running, or ready and waiting for a CPU).
+thread_wakeups() {
+  awk '/^State:/ { if ($2 != "S" && $2 != "D") a++ }
+       /^voluntary_ctxt_switches/ { n += $2; k++ } END { print n + 0, k + 0, a + 0 }'
+}
+
+# settle QUIET_MS COUNTER PID: COUNTER PID prints what thread_wakeups prints for some threads of
+# process PID. Waits until, sampled every 50 ms, those threads were all asleep and did not wake
+# for QUIET_MS ms: the state an idle test measures from, reached on a loaded machine as on a
+# quiet one, only later. False when that took longer than 30 s times NAA_TEST_TIME_SCALE. A
+# thread ready but starved of the CPU counts as awake, so a busy machine never fakes the quiet.
+settle() {
+  settle_limit=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" 'BEGIN { print int(30000 * s) }')
+  settle_t0=$(now_ms)
+  settle_since=$settle_t0 settle_last=
+  while :; do
+    settle_now=$(now_ms)
+    set -- "$1" "$2" "$3" $("$2" "$3")
+    if [ "$4" != "$settle_last" ] || [ "$6" -ne 0 ]; then
+      settle_last=$4 settle_since=$settle_now
+    elif [ $((settle_now - settle_since)) -ge "$1" ]; then
+      echo "settled: no wake-up for $1 ms, $((settle_now - settle_t0)) ms after the wait began"
+      return 0
+    fi
+    [ $((settle_now - settle_t0)) -le "$settle_limit" ] || return 1
+    set -- "$1" "$2" "$3"
+    sleep 0.05
+  done
 }

@@ -224,12 +224,20 @@ pid_t test_thread_id(void) {
 }
 
 long test_thread_syscall(pid_t tid) {
+  return test_thread_syscall_args(tid, NULL);
+}
+
+long test_thread_syscall_args(pid_t tid, unsigned long args[3]) {
   char path[64], text[256];
   snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
   FILE *f = fopen(path, "r");
   if (f == NULL) return -2;
   long nr = -1;
-  if (fgets(text, sizeof text, f) == NULL || sscanf(text, "%ld", &nr) != 1) nr = -1;
+  unsigned long a[3] = {0, 0, 0};
+  if (fgets(text, sizeof text, f) == NULL ||
+      sscanf(text, "%ld %lx %lx %lx", &nr, &a[0], &a[1], &a[2]) < 1)
+    nr = -1;
   fclose(f);
+  if (args != NULL) memcpy(args, a, sizeof a);
   return nr;
 }

@@ -55,6 +55,8 @@ double test_time_scale(void);
  * that must act while another thread is inside a libnaa call waits for it to block there. */
 pid_t test_thread_id(void);
 long test_thread_syscall(pid_t tid);
+/* The same, with the call's first three arguments in args (while it is blocked). */
+long test_thread_syscall_args(pid_t tid, unsigned long args[3]);
 
 /* A loopback TCP port nobody listens on (bound, then released). */
 int test_unused_port(void);

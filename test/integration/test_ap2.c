@@ -113,7 +113,7 @@ static void test_create_bad_environment(void **state) {
   test_server_use(&server, FN_VECADD, 2);
   setenv("NAA_TIMEOUT", "soon", 1);
   assert_failed(naa_create(FN_VECADD, in, 2, out, 1, &h), &h, NAAICE_ERR_CONFIG, "NAA_TIMEOUT");
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default(); /* back to the suite's, scaled */
 
   /* A successful create starts the storage's record afresh. */
   assert_int_equal(naa_create(FN_VECADD, in, 2, out, 1, &h), 0);
@@ -187,7 +187,7 @@ static void test_after_completion(void **state) {
   test_server_use(&server, FN_ADD1, 1);
   setenv("NAA_TIMEOUT", "20", 1);
   assert_int_equal(naa_create(FN_ADD1, p, 1, p, 1, &h), 0);
-  setenv("NAA_TIMEOUT", "30", 1);
+  test_timeout_default(); /* back to the suite's, scaled */
   assert_int_equal(naa_invoke(&h), 0);
   while (!flag) assert_int_equal(naa_test(&h, &flag, &st), 0);
   assert_int_equal(st.state, 30);

@@ -576,5 +576,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_server_killed_during_invoke),
       cmocka_unit_test(test_foreign_handle),
   };
+  /* One case alone, while working on it: NAA_TEST_ONLY=test_sizes (a cmocka pattern). */
+  if (getenv("NAA_TEST_ONLY") != NULL) cmocka_set_test_filter(getenv("NAA_TEST_ONLY"));
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
 }

@@ -11,7 +11,15 @@ src=$1 build=$2 results=$3
 export NAA_SRCDIR=$src NAA_SERVER=$build/tools/naa-server/naa-server NAA_EXAMPLES=$build/examples \
        NAA_CONFORMANCE_NAA=$build/test/conformance/conformance-naa \
        NAA_TOOLS=$build/tools NAA_BUILDDIR=$build NAA_TEST_KERNEL_PLUGIN=$build/test/unit/.libs/libtestkernel.so
-export NAA_TEST_HOST=$RDMA_VM_IP_B NAA_TIMEOUT=60
+# NAA_TIMEOUT bounds a whole invocation: the client's writes, the kernel, the reply's writes.
+# Soft-RoCE under TCG moves a few MB/s, and less the busier the host: test_offload's 64 MiB
+# in-place round trip took 5 s (median) beside 2 busy loops, 11 s beside 4, and 20-44 s at
+# a load of about 15 (client write 11-21 s, add1 1-3 s, reply 8-23 s; naa-server saw each
+# invocation within 0.2 s of the client's write completion: slowness, not a lost wake-up).
+# So 60 s, times NAA_TEST_TIME_SCALE on a host busier than that.
+export NAA_TEST_HOST=$RDMA_VM_IP_B
+NAA_TIMEOUT=$(awk -v s="${NAA_TEST_TIME_SCALE:-1}" 'BEGIN { print int(60 * (s < 1 ? 1 : s)) }')
+export NAA_TIMEOUT
 per_test_limit=900  # seconds; TCG is slow, but nothing may hang the suite
 failures=0
 

@@ -198,6 +198,11 @@ void Connection::run() {
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Writes && c[i].context == kReplyWrites) {
           reply_acked_.observe(last_news_ - replied_);
+          NAA_LOG_DEBUG(
+              "client %s: reply writes completed %lld ms after they were posted", peer.c_str(),
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(last_news_ - replied_)
+                      .count()));
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
           // sit in front of the client's close, which then would never be seen.
@@ -504,6 +509,11 @@ void Connection::invoke(uint32_t v) {
   if (reference_client_) hold_reply();
   ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
+  NAA_LOG_DEBUG(
+      "client %s: invocation %" PRIu64 " answered (reply posted) %lld ms after it came",
+      ep_->peer().c_str(), invocations_,
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(replied_ - last_news_).count()));
 }
 
 }  // namespace naa::server

@@ -147,13 +147,15 @@ bool SharedCq::reserve(uint32_t slots) {
   return true;
 }
 
-void SharedCq::drain_locked(const CqMember *self) {
+size_t SharedCq::drain_locked(const CqMember *self) {
   ibv_wc wc[kPollBatch];
+  size_t total = 0;
   for (;;) {
     const int n = ibv_poll_cq(cq_.get(), kPollBatch, wc);
     if (n < 0) throw Error(NAA_ERR_TRANSPORT, "ibv_poll_cq failed on a shared completion queue");
     for (int i = 0; i < n; ++i) hand_over(wc[i], self);
-    if (n < kPollBatch) return;
+    total += static_cast<size_t>(n);
+    if (n < kPollBatch) return total;
   }
 }
 
@@ -165,6 +167,8 @@ void SharedCq::hand_over(const ibv_wc &wc, const CqMember *self) {
   if (m.armed_ && !m.rung_ && &m != self) {
     ring(m.bell_);
     m.rung_ = true;
+    NAA_LOG_DEBUG("verbs: completion (opcode %d) for the armed queue pair %u: its bell rung",
+                  static_cast<int>(wc.opcode), wc.qp_num);
   }
 }
 
@@ -176,14 +180,22 @@ void SharedCq::ask_for_event_locked() {
       throw Error(NAA_ERR_TRANSPORT, "ibv_req_notify_cq failed on a shared completion queue");
     event_asked_ = true;
   }
-  drain_locked(nullptr);
+  const size_t found = drain_locked(nullptr);
+  if (found > 0)
+    NAA_LOG_DEBUG("verbs: %zu completion(s) found right after asking for the next event", found);
 }
 
 bool SharedCq::signalled() {
   std::lock_guard<std::mutex> lock(mu_);
   event_asked_ = false;
   try {
-    drain_locked(nullptr);
+    const size_t found = drain_locked(nullptr);
+    NAA_LOG_DEBUG(
+        "verbs: completion event: %zu completion(s) handed over, %u queue pair(s) armed%s", found,
+        armed_,
+        armed_ == 0 ? ""
+        : polled_   ? ", next event deferred (polled)"
+                    : "");
     if (armed_ == 0) return false;
     if (polled_) {
       polled_ = false;
@@ -214,6 +226,7 @@ bool SharedCq::recheck() {
     return true;
   }
   try {
+    NAA_LOG_DEBUG("verbs: no poll since the deferred event: asking for the next one");
     ask_for_event_locked();
   } catch (const Error &e) {  // tried again after kRecheck
     NAA_LOG_ERROR("verbs: %s", e.what());

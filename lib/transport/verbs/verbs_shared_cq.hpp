@@ -97,8 +97,9 @@ class SharedCq {
 
  private:
   friend class CqMember;
-  // Everything on the CQ to its members; `self` (the member polling) is not rung.
-  void drain_locked(const CqMember *self);
+  // Everything on the CQ to its members; `self` (the member polling) is not rung. How many
+  // completions it took off.
+  size_t drain_locked(const CqMember *self);
   void hand_over(const ibv_wc &wc, const CqMember *self);
   void ask_for_event_locked();
 
