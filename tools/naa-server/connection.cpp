@@ -488,13 +488,17 @@ void Connection::post_invocation_recv() {
 }
 
 // The reply to a reference client goes no earlier than the guard after its request was seen
-// (last_news_): --reference-guard-us, or, if longer, how long our recent replies' writes took
-// to complete, the client's acknowledgement, which its own final write waits for likewise.
+// (last_news_): --reference-guard-us, or, if longer, twice how long our recent replies' writes
+// took to complete, the client's acknowledgement, which its own final write waits for likewise.
+// Twice, because that acknowledgement varies from one write to the next with the load of both
+// hosts (Soft-RoCE acknowledges from a kernel thread) and a reply that comes early kills the
+// client, whereas a late one costs it only the wait.
 // A reference client polls one completion at a time and takes the reply for a protocol error
 // when it comes before its write's completion (doc/protocol.md §4.4); libnaa takes both in
 // either order.
 void Connection::hold_reply() const {
-  const auto guard = std::max<progress::Clock::duration>(reference_guard_, reply_acked_.value());
+  const auto guard =
+      std::max<progress::Clock::duration>(reference_guard_, 2 * reply_acked_.value());
   std::this_thread::sleep_until(last_news_ + guard);
 }
 
