@@ -31,7 +31,8 @@ struct Destination {
 
 // What a transport is to naa-server, by name rather than by comparing names.
 struct Capabilities {
-  // It serves processes of this host only (shared memory): naa-server's --shm governs it.
+  // It serves processes of this host only (shared memory): naa-server's --shm governs it. The
+  // row says so (Registration::same_host), not the entry.
   bool same_host = false;
   // Each of its connections is a TCP socket of this process, which may be silent: naa-server's
   // handshake sweep (--handshake-timeout) watches them.
@@ -85,6 +86,14 @@ struct Registration {
   // nullptr: not built. May throw naa::Error (NAA_ERR_UNSUPPORTED: its module cannot be
   // loaded).
   const Entry *(*entry)();
+  // Its connections serve processes of this host only (shared memory): auto tries it only for
+  // an NAA on this host and never as the network path.
+  bool same_host = false;
+  // Whether it may reach `dest` at all, judged by libnaa without the row's entry (no RDMA
+  // device on this machine, say): auto loads a row's module only for a destination this
+  // admits, so that a process loads the modules of what it tries, not of every row. nullptr:
+  // any destination.
+  bool (*may_reach)(const Destination &dest) = nullptr;
 };
 
 // Every row, in table order.
