@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "config/options.hpp"
 #include "diag/error.hpp"
 #include "transport/module.hpp"
 #include "transport/shm_name.hpp"
@@ -68,14 +69,42 @@ std::vector<Registration> &table() {
   // one, is chosen and names the shm listener too. Connecting: shared memory to a server on
   // this host, verbs where an RDMA device routes there, else ofi+tcp.
   static std::vector<Registration> rows = {
-      {"ofi", true, "ofi, ofi+PROVIDER", "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
-       "configure --with-libfabric", 2, NAA_OFI("ofi", ofi::ofi_entry), false, nullptr},
-      {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
-       "configure --with-libfabric", 0, NAA_OFI("ofi+shm", ofi::shm_entry), true,
-       [](const Destination &d) { return d.local_ip.empty() && shm_server_at(d.port); }},
-      {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
-       "configure --with-verbs", 1, NAA_VERBS("verbs", verbs::verbs_entry), false,
-       rdma_device_present},
+      {"ofi",
+       true,
+       "ofi, ofi+PROVIDER",
+       "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
+       "configure --with-libfabric",
+       2,
+       NAA_OFI("ofi", ofi::ofi_entry),
+       false,
+       nullptr,
+       {{"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
+         "split libfabric writes into pieces of this size (default: no split)",
+         [](const std::string &t, const std::string &s) { parse_write_chunk(t, s); }}}},
+      {"ofi+shm",
+       false,
+       "ofi+shm",
+       "libfabric's shared memory, to an NAA on this host",
+       "configure --with-libfabric",
+       0,
+       NAA_OFI("ofi+shm", ofi::shm_entry),
+       true,
+       [](const Destination &d) { return d.local_ip.empty() && shm_server_at(d.port); },
+       {{"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
+         "ofi+shm endpoints of ended connections kept open for the next ones, per side (each "
+         "holds 16 MiB of /dev/shm until the process exits; 0: none)",
+         [](const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }}}},
+      {"verbs",
+       false,
+       "verbs",
+       "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
+       "configure --with-verbs",
+       1,
+       NAA_VERBS("verbs", verbs::verbs_entry),
+       false,
+       rdma_device_present,
+       {{"NAA_RDMA_DEVICE", "device name", "",
+         "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr}}},
   };
   return rows;
 }

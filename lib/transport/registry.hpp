@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "config/params.hpp"
 #include "deadline.hpp"
 #include "transport/transport.hpp"
 
@@ -94,6 +95,10 @@ struct Registration {
   // admits, so that a process loads the modules of what it tries, not of every row. nullptr:
   // any destination.
   bool (*may_reach)(const Destination &dest) = nullptr;
+  // Its own runtime parameters: the parameter registry (config/params.hpp) lists them after
+  // libnaa's own, so naa-info --params and naa(7) show them whether the transport's module is
+  // there or not (read and checked like every other parameter, passed on in TransportOptions).
+  std::vector<params::Param> params = {};
 };
 
 // Every row, in table order.

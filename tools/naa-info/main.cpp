@@ -124,6 +124,7 @@ int show_params() {
                 why.empty() ? "" : "; MALFORMED: ", why.c_str());
     std::printf("    type: %s; default: %s\n", p.type, *p.fallback != '\0' ? p.fallback : "(none)");
     std::printf("    %s\n", p.doc);
+    if (p.transport != nullptr) std::printf("    transport: %s (its registry row)\n", p.transport);
     malformed += !why.empty();
   }
   return malformed > 0 ? 1 : 0;
