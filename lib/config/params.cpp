@@ -30,14 +30,8 @@ void check_microseconds(const std::string &t, const std::string &s) {
 void check_cpu(const std::string &t, const std::string &s) {
   parse_cpu(t, s);
 }
-void check_write_chunk(const std::string &t, const std::string &s) {
-  parse_write_chunk(t, s);
-}
 void check_key(const std::string &t, const std::string &s) {
   auth::checked_key(t, s);
-}
-void check_idle(const std::string &t, const std::string &s) {
-  parse_idle_endpoints(t, s);
 }
 void check_trace_buffer(const std::string &t, const std::string &s) {
   parse_trace_buffer(t, s);
@@ -53,85 +47,87 @@ void check_transport(const std::string &t, const std::string &s) {
 }  // namespace
 
 const std::vector<Param> &registry() {
-  static const std::vector<Param> params = {
-      {"NAA_SPEC", "host:port:fncode:n_inputs[,...]", "",
-       "which NAA serves which function code (else the Slurm job's naa.conf)", nullptr},
-      {"NAA_CONF", "path", "",
-       "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
-       "SYSCONFDIR/naa.conf)",
-       nullptr},
-      {"NAA_SPREAD", "rank|local", "rank",
-       "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
-       "node-local one for NAAs attached to each node",
-       rm::check_spread},
-      {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
-       "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
-       "verbs where an RDMA device routes to it, else ofi+tcp",
-       check_transport},
-      {"NAA_MODULE_DIR", "directory", "",
-       "where the transport modules (libnaa-ofi.so, libnaa-verbs.so) are loaded from (default: "
-       "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)",
-       nullptr},
-      {"NAA_TIMEOUT", "seconds", "60",
-       "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
-      {"NAA_CONNECT_TIMEOUT", "seconds", "30",
-       "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
-      {"NAA_RECONNECT", "0..100", "3",
-       "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
-       "NAA_CONNECT_TIMEOUT",
-       check_reconnect},
-      {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
-       "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
-       "once while the node has more runnable threads or ranks than CPUs or the handle's "
-       "recent polls did not pay",
-       check_progress},
-      {"NAA_SPIN_US", "microseconds", "100",
-       "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
-       "due); the least the progress thread of thread polls with work in flight",
-       check_microseconds},
-      {"NAA_PROGRESS_CPU", "CPU number", "",
-       "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
-      {"NAA_PACING_US", "microseconds", "100",
-       "guard before each invocation's final write to an NAA that is not a libnaa server "
-       "(0: off)",
-       check_microseconds},
-      {"NAA_PACING_ADAPTIVE", "0|1", "1",
-       "1: the guard also follows the NAA's MRSP round trip (or its recent invocations') and "
-       "grows after requests it never answered",
-       check_switch},
-      {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
-      {"NAA_RDMA_DEVICE", "device name", "",
-       "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr},
-      {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
-       "key sent with each connection request (naa-server -A checks it)", check_key, true},
-      {"NAA_AUTH_KEY_FILE", "path", "",
-       "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
-      {"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
-       "split libfabric writes into pieces of this size (default: no split)", check_write_chunk},
-      {"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
-       "ofi+shm endpoints of ended connections kept open for the next ones, per side (each holds "
-       "16 MiB of /dev/shm until the process exits; 0: none)",
-       check_idle},
-      {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
-       "which diagnostics go to stderr (read once per process)", nullptr},
-      {"NAA_STATS", "0|1", "0",
-       "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
-      {"NAA_TRACE", "directory", "",
-       "write a timeline of the calls and invocations to "
-       "DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
-       "as they happen (created with DIR, mode 0600, at the first naa_create)",
-       nullptr},
-      {"NAA_TRACE_BUFFER", "1..1048576", "4096",
-       "NAA_TRACE events kept in memory before they are written to the file as one block "
-       "(read when tracing starts)",
-       check_trace_buffer},
-      {"NAA_ENERGY", "0|1|powercap|nvml", "0",
-       "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
-       "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",
-       check_energy},
-      {"NAA_POWERCAP_ROOT", "directory", "/sys/class/powercap",
-       "the powercap tree NAA_ENERGY reads RAPL counters from (read once per process)", nullptr},
-  };
+  // libnaa's own, then each transport row's own (registered from its entry in the transport
+  // table, in table order).
+  static const std::vector<Param> params = [] {
+    std::vector<Param> all = {
+        {"NAA_SPEC", "host:port:fncode:n_inputs[,...]", "",
+         "which NAA serves which function code (else the Slurm job's naa.conf)", nullptr},
+        {"NAA_CONF", "path", "",
+         "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
+         "SYSCONFDIR/naa.conf)",
+         nullptr},
+        {"NAA_SPREAD", "rank|local", "rank",
+         "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
+         "node-local one for NAAs attached to each node",
+         rm::check_spread},
+        {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
+         "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
+         "verbs where an RDMA device routes to it, else ofi+tcp",
+         check_transport},
+        {"NAA_MODULE_DIR", "directory", "",
+         "where the transport modules (libnaa-ofi.so, libnaa-verbs.so) are loaded from (default: "
+         "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)",
+         nullptr},
+        {"NAA_TIMEOUT", "seconds", "60",
+         "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
+        {"NAA_CONNECT_TIMEOUT", "seconds", "30",
+         "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
+        {"NAA_RECONNECT", "0..100", "3",
+         "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
+         "NAA_CONNECT_TIMEOUT",
+         check_reconnect},
+        {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
+         "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
+         "once while the node has more runnable threads or ranks than CPUs or the handle's "
+         "recent polls did not pay",
+         check_progress},
+        {"NAA_SPIN_US", "microseconds", "100",
+         "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
+         "due); the least the progress thread of thread polls with work in flight",
+         check_microseconds},
+        {"NAA_PROGRESS_CPU", "CPU number", "",
+         "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
+        {"NAA_PACING_US", "microseconds", "100",
+         "guard before each invocation's final write to an NAA that is not a libnaa server "
+         "(0: off)",
+         check_microseconds},
+        {"NAA_PACING_ADAPTIVE", "0|1", "1",
+         "1: the guard also follows the NAA's MRSP round trip (or its recent invocations') and "
+         "grows after requests it never answered",
+         check_switch},
+        {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
+        {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
+         "key sent with each connection request (naa-server -A checks it)", check_key, true},
+        {"NAA_AUTH_KEY_FILE", "path", "",
+         "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
+        {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
+         "which diagnostics go to stderr (read once per process)", nullptr},
+        {"NAA_STATS", "0|1", "0",
+         "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
+        {"NAA_TRACE", "directory", "",
+         "write a timeline of the calls and invocations to "
+         "DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
+         "as they happen (created with DIR, mode 0600, at the first naa_create)",
+         nullptr},
+        {"NAA_TRACE_BUFFER", "1..1048576", "4096",
+         "NAA_TRACE events kept in memory before they are written to the file as one block "
+         "(read when tracing starts)",
+         check_trace_buffer},
+        {"NAA_ENERGY", "0|1|powercap|nvml", "0",
+         "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
+         "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",
+         check_energy},
+        {"NAA_POWERCAP_ROOT", "directory", "/sys/class/powercap",
+         "the powercap tree NAA_ENERGY reads RAPL counters from (read once per process)", nullptr},
+    };
+    for (const transport::Registration &row : transport::registrations())
+      for (Param p : row.params) {
+        p.transport = row.name;
+        all.push_back(p);
+      }
+    return all;
+  }();
   return params;
 }
 

@@ -31,6 +31,10 @@ struct Param {
   // for parameters whose user checks them (NAA_SPEC, NAA_TRANSPORT: only when used).
   void (*check)(const std::string &text, const std::string &source);
   bool secret = false;  // its value is not shown (naa-info --params prints its length only)
+  // The transport whose registry row registers it (transport/registry.hpp: its own runtime
+  // parameters), nullptr for libnaa's own. The rows are part of libnaa, so a transport's
+  // parameters are listed and checked whether or not its module is there.
+  const char *transport = nullptr;
 };
 const std::vector<Param> &registry();
 

@@ -12,10 +12,12 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
   // process's one-time initialisation of libfabric (up to seconds) does not: a short
   // NAA_CONNECT_TIMEOUT would be spent before the first attempt.
   diag::report_signal_defaults();
-  transport::prepare_transport(settings.transport);
+  auto target = settings.target(function_code, n_inputs);
+  transport::prepare_transport(settings.transport, target->host(), target->port(),
+                               settings.local_ip, settings.device,
+                               Deadline::after(settings.connect_timeout));
   const Deadline deadline = Deadline::after(settings.connect_timeout);
   auto transport = transport::open_transport(settings.transport, settings.transport_options());
-  auto target = settings.target(function_code, n_inputs);
   return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
                                    std::move(target), settings, deadline);
 }

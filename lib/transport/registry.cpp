@@ -3,11 +3,16 @@
 
 #include "config.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <mutex>
 
+#include "config/options.hpp"
 #include "diag/error.hpp"
 #include "transport/module.hpp"
+#include "transport/shm_name.hpp"
 
 namespace naa::transport {
 
@@ -43,17 +48,63 @@ namespace {
 
 std::mutex table_mu;
 
+// rdma-core finds its devices under /sys/class/infiniband: where that folder lists none, verbs
+// reaches nothing and auto need not load its module to learn so. A machine without that sysfs
+// view may still have devices: verbs is tried there.
+bool rdma_device_present(const Destination &) {
+  DIR *dir = opendir("/sys/class/infiniband");
+  if (dir == nullptr) return access("/sys/class", F_OK) != 0;
+  bool found = false;
+  while (const dirent *d = readdir(dir))
+    if (d->d_name[0] != '.') {
+      found = true;
+      break;
+    }
+  closedir(dir);
+  return found;
+}
+
 std::vector<Registration> &table() {
   // Listening order under auto: ofi+tcp first, so that with port 0 the TCP port, the scarcer
   // one, is chosen and names the shm listener too. Connecting: shared memory to a server on
   // this host, verbs where an RDMA device routes there, else ofi+tcp.
   static std::vector<Registration> rows = {
-      {"ofi", true, "ofi, ofi+PROVIDER", "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
-       "configure --with-libfabric", 2, NAA_OFI("ofi", ofi::ofi_entry)},
-      {"ofi+shm", false, "ofi+shm", "libfabric's shared memory, to an NAA on this host",
-       "configure --with-libfabric", 0, NAA_OFI("ofi+shm", ofi::shm_entry)},
-      {"verbs", false, "verbs", "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
-       "configure --with-verbs", 1, NAA_VERBS("verbs", verbs::verbs_entry)},
+      {"ofi",
+       true,
+       "ofi, ofi+PROVIDER",
+       "libfabric (ofi: its choice of provider; ofi+tcp, ...)",
+       "configure --with-libfabric",
+       2,
+       NAA_OFI("ofi", ofi::ofi_entry),
+       false,
+       nullptr,
+       {{"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
+         "split libfabric writes into pieces of this size (default: no split)",
+         [](const std::string &t, const std::string &s) { parse_write_chunk(t, s); }}}},
+      {"ofi+shm",
+       false,
+       "ofi+shm",
+       "libfabric's shared memory, to an NAA on this host",
+       "configure --with-libfabric",
+       0,
+       NAA_OFI("ofi+shm", ofi::shm_entry),
+       true,
+       [](const Destination &d) { return d.local_ip.empty() && shm_server_at(d.port); },
+       {{"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
+         "ofi+shm endpoints of ended connections kept open for the next ones, per side (each "
+         "holds 16 MiB of /dev/shm until the process exits; 0: none)",
+         [](const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }}}},
+      {"verbs",
+       false,
+       "verbs",
+       "rdma-core (librdmacm + libibverbs): RoCE, InfiniBand",
+       "configure --with-verbs",
+       1,
+       NAA_VERBS("verbs", verbs::verbs_entry),
+       false,
+       rdma_device_present,
+       {{"NAA_RDMA_DEVICE", "device name", "",
+         "the RDMA device verbs connects from when NAA_LOCAL_IP is not set", nullptr}}},
   };
   return rows;
 }
@@ -135,7 +186,9 @@ const Entry *usable_entry(const Registration &row, std::string *why) {
 Capabilities capabilities_of(const std::string &name) {
   const ParsedName parsed = parse_name(name);
   const Entry *e = parsed.is_auto ? nullptr : usable_entry(parsed.row);
-  return e != nullptr ? e->capabilities(parsed.variant) : Capabilities{};
+  Capabilities c = e != nullptr ? e->capabilities(parsed.variant) : Capabilities{};
+  c.same_host = e != nullptr && parsed.row.same_host;
+  return c;
 }
 
 std::string listen_warning_of(const std::string &name) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "config/params.hpp"
 #include "deadline.hpp"
 #include "transport/transport.hpp"
 
@@ -31,7 +32,8 @@ struct Destination {
 
 // What a transport is to naa-server, by name rather than by comparing names.
 struct Capabilities {
-  // It serves processes of this host only (shared memory): naa-server's --shm governs it.
+  // It serves processes of this host only (shared memory): naa-server's --shm governs it. The
+  // row says so (Registration::same_host), not the entry.
   bool same_host = false;
   // Each of its connections is a TCP socket of this process, which may be silent: naa-server's
   // handshake sweep (--handshake-timeout) watches them.
@@ -85,6 +87,18 @@ struct Registration {
   // nullptr: not built. May throw naa::Error (NAA_ERR_UNSUPPORTED: its module cannot be
   // loaded).
   const Entry *(*entry)();
+  // Its connections serve processes of this host only (shared memory): auto tries it only for
+  // an NAA on this host and never as the network path.
+  bool same_host = false;
+  // Whether it may reach `dest` at all, judged by libnaa without the row's entry (no RDMA
+  // device on this machine, say): auto loads a row's module only for a destination this
+  // admits, so that a process loads the modules of what it tries, not of every row. nullptr:
+  // any destination.
+  bool (*may_reach)(const Destination &dest) = nullptr;
+  // Its own runtime parameters: the parameter registry (config/params.hpp) lists them after
+  // libnaa's own, so naa-info --params and naa(7) show them whether the transport's module is
+  // there or not (read and checked like every other parameter, passed on in TransportOptions).
+  std::vector<params::Param> params = {};
 };
 
 // Every row, in table order.

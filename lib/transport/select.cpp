@@ -12,33 +12,45 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/host.hpp"
 #include "transport/registry.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport {
 namespace {
 
-// The rows that are built and usable here, by auto's preference to connect.
-std::vector<std::pair<Registration, const Entry *>> by_connect_rank(bool same_host_too) {
-  std::vector<std::pair<Registration, const Entry *>> usable;
+// The rows auto may try for `dest`, by its preference to connect: built, admitting `dest`
+// (Registration::may_reach) and, for a same-host one, only where `dest` is this host. None of
+// their modules is loaded for this.
+std::vector<Registration> candidates(const Destination &dest, bool same_host_too) {
+  std::vector<Registration> rows;
   for (const Registration &r : registrations()) {
-    std::string why;
-    const Entry *e = usable_entry(r, &why);
-    if (e == nullptr && r.entry != nullptr)
-      NAA_LOG_INFO("NAA_TRANSPORT=auto: not considering %s: %s", r.name, why.c_str());
-    if (e == nullptr || (!same_host_too && e->capabilities("").same_host)) continue;
-    usable.emplace_back(r, e);
+    if (r.entry == nullptr || (r.same_host && !same_host_too)) continue;
+    if (r.may_reach != nullptr && !r.may_reach(dest)) continue;
+    if (r.same_host && !is_local_host(dest.host)) continue;
+    rows.push_back(r);
   }
-  std::stable_sort(usable.begin(), usable.end(), [](const auto &a, const auto &b) {
-    return a.first.connect_rank < b.first.connect_rank;
+  std::stable_sort(rows.begin(), rows.end(), [](const Registration &a, const Registration &b) {
+    return a.connect_rank < b.connect_rank;
   });
-  return usable;
+  return rows;
 }
 
-// auto's choice for `dest`: the first row by connect rank that reaches it.
+// The row's entry for auto, loading its module now; nullptr (logged) where it cannot be used.
+const Entry *tried(const Registration &row) {
+  std::string why;
+  const Entry *e = usable_entry(row, &why);
+  if (e == nullptr)
+    NAA_LOG_INFO("NAA_TRANSPORT=auto: not considering %s: %s", row.name, why.c_str());
+  return e;
+}
+
+// auto's choice for `dest`: the first candidate that reaches it. Only the modules of the rows
+// tried up to that one are loaded.
 std::string choose(const Destination &dest, bool same_host_too) {
-  for (const auto &[row, entry] : by_connect_rank(same_host_too)) {
-    std::string name = entry->reaches(dest);
+  for (const Registration &row : candidates(dest, same_host_too)) {
+    const Entry *e = tried(row);
+    std::string name = e != nullptr ? e->reaches(dest) : "";
     if (!name.empty()) return name;
   }
   throw Error(NAA_ERR_UNSUPPORTED, "NAA_TRANSPORT=auto: no transport built into libnaa reaches " +
@@ -93,8 +105,9 @@ class AutoTransport : public Transport {
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     std::string choice;
-    for (const auto &[row, entry] : by_connect_rank(false))
-      if (choice.empty()) choice = entry->listens(host);
+    for (const Registration &row : candidates(Destination{host, 0, "", "", Deadline::now()}, false))
+      if (const Entry *e = choice.empty() ? tried(row) : nullptr; e != nullptr)
+        choice = e->listens(host);
     if (choice.empty())
       throw Error(NAA_ERR_UNSUPPORTED, "no transport built into libnaa can listen on " + host);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
@@ -168,15 +181,19 @@ std::string network_transport_for(const std::string &host, const std::string &lo
   return choose(Destination{host, 0, local_ip, device, deadline}, false);
 }
 
-Deadline::Clock::duration prepare_transport(const std::string &name) {
-  const ParsedName parsed = parse_name(name);
-  Deadline::Clock::duration took{};
-  if (parsed.is_auto) {
-    for (const auto &[row, entry] : by_connect_rank(true)) took += entry->prepare();
-  } else if (const Entry *e = usable_entry(parsed.row); e != nullptr) {
-    took = e->prepare();
+Deadline::Clock::duration prepare_transport(const std::string &name, const std::string &host,
+                                            uint16_t port, const std::string &local_ip,
+                                            const std::string &device, Deadline deadline) {
+  std::string chosen = name;
+  if (parse_name(name).is_auto) {
+    try {
+      chosen = auto_transport_for(host, port, local_ip, device, deadline);
+    } catch (const Error &) {
+      return {};  // the connection's own choice says why
+    }
   }
-  return took;
+  const Entry *e = usable_entry(parse_name(chosen).row);
+  return e != nullptr ? e->prepare() : Deadline::Clock::duration{};
 }
 
 std::unique_ptr<Transport> open_transport(const std::string &name,

@@ -271,11 +271,16 @@ struct TransportOptions {
 std::unique_ptr<Transport> open_transport(const std::string &name,
                                           const TransportOptions &options = {});
 
-// Does once per process what the first connection over transport `name` would otherwise pay
-// for before it could try: libfabric's initialisation of its providers (ofi.hpp). naa_create
-// calls it before its NAA_CONNECT_TIMEOUT starts, so that a short one bounds the connection,
-// not that. Returns how long it took (zero after the first call, and for verbs).
-Deadline::Clock::duration prepare_transport(const std::string &name);
+// Does once per process what the first connection over transport `name` to `host`:`port` would
+// otherwise pay for before it could try: libfabric's initialisation of its providers (ofi.hpp).
+// Under auto, only the transport auto chooses for that NAA is prepared (and only the modules it
+// tried on the way are loaded; `deadline` bounds that look): a process that reaches its NAA
+// over verbs never loads libfabric. naa_create calls it before its NAA_CONNECT_TIMEOUT starts,
+// so that a short one bounds the connection, not that. Returns how long it took (zero after
+// the first call, and for verbs).
+Deadline::Clock::duration prepare_transport(const std::string &name, const std::string &host,
+                                            uint16_t port, const std::string &local_ip,
+                                            const std::string &device, Deadline deadline);
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, ofi+shm where libfabric has it, and verbs where an RDMA device

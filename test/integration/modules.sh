@@ -50,6 +50,9 @@ for m in $modules; do
   listing=$(NAA_MODULE_DIR=/nonexistent "$b/tools/naa-info/naa-info" 2>/dev/null)
   printf '%s\n' "$listing" | grep -q "unavailable: transport .*cannot load /nonexistent/libnaa-$m.so" ||
     bad "naa-info without the $m module does not say why: $listing"
+  # Its runtime parameters come from its registry row in libnaa: listed without the module.
+  NAA_MODULE_DIR=/nonexistent "$b/tools/naa-info/naa-info" --params 2>/dev/null |
+    grep -q "^    transport: $m (" || bad "naa-info --params without the $m module lists none of its parameters"
   listing=$("$b/tools/naa-info/naa-info" 2>/dev/null)
   printf '%s\n' "$listing" | grep -q "module: .*/libnaa-$m.so" ||
     bad "naa-info does not name the $m module's file: $listing"

@@ -34,8 +34,15 @@ inline const transport::Entry *entry() {
 }
 
 // The row a program adds to the registry's table (transport::add_transport) for it.
-inline const transport::Registration kRow = {
-    "fake",  true, "fake, fake+VARIANT", "the unit tests' scripted NAA", "test/unit", -1,
-    nullptr, entry};
+inline const transport::Registration kRow = {"fake",
+                                             true,
+                                             "fake, fake+VARIANT",
+                                             "the unit tests' scripted NAA",
+                                             "test/unit",
+                                             -1,
+                                             nullptr,
+                                             entry,
+                                             false,
+                                             nullptr};
 
 }  // namespace naa::fake

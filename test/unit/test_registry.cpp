@@ -73,8 +73,8 @@ void names_are_parsed_against_the_table(void **) {
 
 // A row without an entry (a transport not built here) is named, and refused with its hint.
 void a_row_not_built_is_unsupported(void **) {
-  transport::add_transport(
-      {"absent", false, "absent", "not here", "configure --with-absent", 0, nullptr, nullptr});
+  transport::add_transport({"absent", false, "absent", "not here", "configure --with-absent", 0,
+                            nullptr, nullptr, false, nullptr});
   throws([] { transport::open_transport("absent"); }, NAA_ERR_UNSUPPORTED,
          "configure --with-absent");
   assert_false(transport::capabilities_of("absent").same_host);
@@ -117,6 +117,28 @@ void naa_create_path_opens_it(void **) {
   unsetenv("NAA_SPEC");
 }
 
+// auto loads a row's module only when it comes to that row: a row ahead of the fake that does
+// not admit the destination (Registration::may_reach) and one behind the fake, which reaches
+// it, are never asked for their entry.
+int entries_asked = 0;
+const transport::Entry *counted_entry() {
+  ++entries_asked;
+  return naa::fake::entry();
+}
+
+void auto_asks_only_the_rows_it_tries(void **) {
+  transport::add_transport({"ahead", false, "ahead", "admits no destination", "test/unit", -2,
+                            nullptr, counted_entry, false,
+                            [](const transport::Destination &) { return false; }});
+  transport::add_transport({"behind", false, "behind", "ranked after the fake", "test/unit", 5,
+                            nullptr, counted_entry, false, nullptr});
+  assert_string_equal(transport::auto_transport_for("127.0.0.1", naa::fake::Entry::kPort, "", "",
+                                                    naa::Deadline::after(5s))
+                          .c_str(),
+                      "fake");
+  assert_int_equal(entries_asked, 0);
+}
+
 }  // namespace
 
 int main() {
@@ -127,6 +149,7 @@ int main() {
       cmocka_unit_test(a_row_not_built_is_unsupported),
       cmocka_unit_test(auto_chooses_the_fake_for_its_port),
       cmocka_unit_test(naa_create_path_opens_it),
+      cmocka_unit_test(auto_asks_only_the_rows_it_tries),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

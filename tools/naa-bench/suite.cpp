@@ -17,6 +17,7 @@
 #include "handle.hpp"
 #include "load.hpp"
 #include "config/params.hpp"
+#include "config/settings.hpp"
 #include "energy/energy.hpp"
 #include "transport/transport.hpp"
 #include "progress_cpu.hpp"
@@ -460,8 +461,14 @@ void run_setup(const Settings &s, FILE *out) {
   // transport Context, which the later ones share: not a per-handle cost, reported apart.
   double init = kNone, first = kNone;
   if (creates_made() == 0) {
+    naa_attr_t attr = NAA_ATTR_INIT;
+    attr.naa = s.naa.empty() ? nullptr : s.naa.c_str();
+    const naa::Settings resolved = naa::Settings::resolve(&attr);
+    const auto target = resolved.target(s.function_code, 1);
     init = std::chrono::duration<double, std::micro>(
-               transport::prepare_transport(transport::transport_from_environment()))
+               transport::prepare_transport(resolved.transport, target->host(), target->port(),
+                                            resolved.local_ip, resolved.device,
+                                            Deadline::after(resolved.connect_timeout)))
                .count();
     Buffer in(1);
     naa_param_t p{in.data(), 1, false};

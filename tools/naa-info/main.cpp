@@ -25,7 +25,7 @@
 #include "config/params.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
-#include "session/session.hpp"
+#include "session/open_session.hpp"
 #include "transport/module.hpp"
 #include "transport/registry.hpp"
 #include "transport/transport.hpp"
@@ -124,6 +124,7 @@ int show_params() {
                 why.empty() ? "" : "; MALFORMED: ", why.c_str());
     std::printf("    type: %s; default: %s\n", p.type, *p.fallback != '\0' ? p.fallback : "(none)");
     std::printf("    %s\n", p.doc);
+    if (p.transport != nullptr) std::printf("    transport: %s (its registry row)\n", p.transport);
     malformed += !why.empty();
   }
   return malformed > 0 ? 1 : 0;
@@ -189,7 +190,9 @@ void show_roce_v2_gids() {
 }
 
 // Connect + MRSP with n_inputs one-byte inputs (the first also the output), then disconnect;
-// *info tells what the session chose, as naa_handle_info(3) would.
+// *info tells what the session chose, as naa_handle_info(3) would. The connection is opened as
+// naa_create_attr opens one for attr.naa = this entry's NAA (open_session): the same settings,
+// the same transport preparation and choice, the same deadline.
 double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   std::vector<uint8_t> bytes(e.n_inputs);
   std::vector<naa::Region> regions;
@@ -197,15 +200,17 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
     regions.push_back(
         {&bytes[i], 1,
          static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
-  const auto settings = naa::Settings::resolve(nullptr);
-  auto transport = naa::transport::open_transport(settings.transport, settings.transport_options());
+  const bool v6 = e.host.find(':') != std::string::npos;
+  const std::string naa = (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
+  naa_attr_t attr = NAA_ATTR_INIT;
+  attr.naa = naa.c_str();
+  const auto settings = naa::Settings::resolve(&attr);
   auto start = std::chrono::steady_clock::now();
-  naa::session::Session session(std::move(transport), e.function_code, std::move(regions),
-                                std::make_unique<naa::rm::Target>(e.host, e.port, "naa-info"),
-                                settings, naa::Deadline::after(settings.connect_timeout));
+  auto session =
+      naa::session::open_session(e.function_code, std::move(regions), e.n_inputs, settings);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  session.describe(info);
+  session->describe(info);
   return ms;
 }
 

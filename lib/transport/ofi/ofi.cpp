@@ -265,10 +265,6 @@ std::vector<std::string> list_ofi_providers() {
   return lines;
 }
 
-bool ofi_shm_server_at(uint16_t port) {
-  return shm_name_state(shm_service(port)) == NameState::Live;
-}
-
 bool ofi_provider_available(const std::string &provider) {
   return find_info(provider, false, FI_EP_MSG, nullptr, nullptr, 0) ||
          find_info(provider, false, FI_EP_RDM, nullptr, nullptr, 0);

@@ -22,9 +22,6 @@ Deadline::Clock::duration initialise_libfabric();
 // data), one line each: "tcp  msg  fabric 127.0.0.1/32  domain lo"; empty if none.
 std::vector<std::string> list_ofi_providers();
 
-// Whether a server of this user listens with ofi+shm for `port` on this host.
-bool ofi_shm_server_at(uint16_t port);
-
 // Whether `provider` (e.g. "shm") is there and offers what libnaa needs.
 bool ofi_provider_available(const std::string &provider);
 

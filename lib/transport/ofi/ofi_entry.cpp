@@ -5,6 +5,7 @@
 #include "transport/host.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/registry.hpp"
+#include "transport/shm_name.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -58,19 +59,13 @@ class Shm final : public Entry {
   // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
   // is reached as before.
   std::string reaches(const Destination &d) const override {
-    return d.local_ip.empty() && is_local_host(d.host) && ofi_shm_server_at(d.port) ? "ofi+shm"
-                                                                                    : "";
+    return d.local_ip.empty() && is_local_host(d.host) && shm_server_at(d.port) ? "ofi+shm" : "";
   }
   // Whatever address it serves, a server serves this host's clients: shm names it by port.
   std::string listens(const std::string &) const override {
     if (ofi_provider_available("shm")) return "ofi+shm";
     NAA_LOG_INFO("libfabric has no usable shm provider: not listening with ofi+shm");
     return "";
-  }
-  Capabilities capabilities(const std::string &) const override {
-    Capabilities c;
-    c.same_host = true;
-    return c;
   }
   std::string unusable() const override {
     return ofi_provider_available("shm") ? "" : "libfabric has no usable shm provider";

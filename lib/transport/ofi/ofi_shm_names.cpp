@@ -20,18 +20,6 @@
 
 namespace naa::transport::ofi {
 
-std::string shm_service(uint16_t port) {
-  return "naa-" + std::to_string(getuid()) + "-" + std::to_string(port);
-}
-
-NameState shm_name_state(const std::string &name) {
-  int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return NameState::Free;
-  NameState state = flock(fd, LOCK_EX | LOCK_NB) == 0 ? NameState::Stale : NameState::Live;
-  ::close(fd);
-  return state;
-}
-
 // The random part: 64 bits from getrandom(2) per endpoint (under 1 us), so that another local
 // user who sees one name in /dev/shm cannot tell the process's next ones and take them first;
 // a random_device and two draws per endpoint would cost each warm naa_create more on both

@@ -10,15 +10,9 @@
 #include <optional>
 #include <string>
 
-namespace naa::transport::ofi {
+#include "transport/shm_name.hpp"
 
-// shm names endpoints, not hosts and ports: "HOST:PORT" of a same-host NAA maps to the name of
-// the listener that serves PORT. A TCP port number is unique on a host (the server holds it
-// with its tcp listener, or reserves it when it serves shm alone), so the port names one server;
-// the uid is part of the name because shm's regions and its process_vm_writev copies work only
-// between processes of one user, so a client of another user finds no such name (and auto
-// reaches that server over TCP instead).
-std::string shm_service(uint16_t port);
+namespace naa::transport::ofi {
 
 // A listener's address: this prefix and its service name (shm_service).
 inline constexpr char kListenerAddressPrefix[] = "fi_ns://";
@@ -28,14 +22,6 @@ inline constexpr char kListenerAddressPrefix[] = "fi_ns://";
 inline std::string shm_object_path(const std::string &object) {
   return "/dev/shm" + object;
 }
-
-// shm keeps an endpoint's region as the POSIX shared-memory object of the endpoint's name
-// (fi_shm(7)). A listener holds an flock on its object while it lives: that tells a live server
-// from the leftover of one that was killed (which would make a new listener's fi_enable fail
-// with EBUSY), and lets a client see at once that no server is there.
-enum class NameState { Free, Live, Stale };
-
-NameState shm_name_state(const std::string &name);
 
 // shm names an endpoint SOURCE:UID:INDEX, SOURCE being its fi_info's source address, which is
 // "fi_shm://PID" unless given. Pids wrap around, so a long-lived server meets clients with the
