@@ -44,8 +44,8 @@ if [[ ${NAA_LOAD_VERBS:-1} != 0 ]]; then
     echo "load-check: verbs suite under load SKIPPED: $(head -n 1 "$results/rdma-vm.log")"
   else
     [[ $(count FAIL) == 0 && $(count ERROR) == 0 ]] || verbs=1
-    echo "load-check: verbs suite under load: $(count PASS) passed, $(count FAIL) failed" \
-      "$([[ $verbs == 0 ]] && echo passed || echo FAILED)"
+    echo "load-check: verbs suite under load $([[ $verbs == 0 ]] && echo passed || echo FAILED):" \
+      "$(count PASS) passed, $(count FAIL) failed"
     grep -l ':test-result: FAIL' "$results"/*.trs 2> /dev/null | sed 's/^/load-check: FAILED: /'
   fi
   ((verbs == 0)) || status=1
