@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="71b4333f8e4fa33ae62a8bbd18d7edfdfa5f1272f11e30e0c8486ec394970bf8")
+    version("0.1.0", sha256="c9f4388e83a11d65181eec319ef6bf4ae66f5bfcacbb20a2a6800c280d5eb14b")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
