@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c9f4388e83a11d65181eec319ef6bf4ae66f5bfcacbb20a2a6800c280d5eb14b")
+    version("0.1.0", sha256="571df956388d79d9d220991e7856ed691f6eeb003c6862381ba99a2b3f9057a0")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
