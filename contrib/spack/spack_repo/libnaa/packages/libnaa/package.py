@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="571df956388d79d9d220991e7856ed691f6eeb003c6862381ba99a2b3f9057a0")
+    version("0.1.0", sha256="4ed374b2ed8ee0598cc05178bacc2552529f541dd01063151c8e763ca035dd37")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
