@@ -197,12 +197,12 @@ void Connection::run() {
           invocation_came();
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Writes && c[i].context == kReplyWrites) {
-          reply_acked_.observe(last_news_ - replied_);
-          NAA_LOG_DEBUG(
-              "client %s: reply writes completed %lld ms after they were posted", peer.c_str(),
-              static_cast<long long>(
-                  std::chrono::duration_cast<std::chrono::milliseconds>(last_news_ - replied_)
-                      .count()));
+          acknowledged("the reply's writes");
+        } else if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend &&
+                   invocations_ == 0) {
+          // The advertisement's acknowledgement is the first measure of the link's: the reply
+          // to a reference client's first invocation is guarded by it too (hold_reply).
+          acknowledged("the advertisement's send");
         } else if (c[i].kind == transport::CompletionKind::Recv) {
           // Consumed and dropped, the receive re-posted at once: an unreceived message would
           // sit in front of the client's close, which then would never be seen.
@@ -489,17 +489,30 @@ void Connection::post_invocation_recv() {
 
 // The reply to a reference client goes no earlier than the guard after its request was seen
 // (last_news_): --reference-guard-us, or, if longer, twice how long our recent replies' writes
-// took to complete, the client's acknowledgement, which its own final write waits for likewise.
+// (before the first, the advertisement) took to complete, the client's acknowledgement, which
+// its own final write waits for likewise.
 // Twice, because that acknowledgement varies from one write to the next with the load of both
 // hosts (Soft-RoCE acknowledges from a kernel thread) and a reply that comes early kills the
 // client, whereas a late one costs it only the wait.
 // A reference client polls one completion at a time and takes the reply for a protocol error
 // when it comes before its write's completion (doc/protocol.md §4.4); libnaa takes both in
 // either order.
-void Connection::hold_reply() const {
+// Returns the guard, for the log.
+progress::Clock::duration Connection::hold_reply() const {
   const auto guard =
       std::max<progress::Clock::duration>(reference_guard_, 2 * reply_acked_.value());
   std::this_thread::sleep_until(last_news_ + guard);
+  return guard;
+}
+
+// A completion of what we sent last (posted at replied_) came: how long its acknowledgement
+// took is what hold_reply waits for.
+void Connection::acknowledged(const char *what) {
+  reply_acked_.observe(last_news_ - replied_);
+  NAA_LOG_DEBUG(
+      "client %s: %s completed %lld us after posting", ep_->peer().c_str(), what,
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::microseconds>(last_news_ - replied_).count()));
 }
 
 void Connection::invoke(uint32_t v) {
@@ -510,14 +523,17 @@ void Connection::invoke(uint32_t v) {
   ++invocations_;
   uint32_t reply = imm::naa_reply(*rc);
   if (!energy_answer_.empty()) reply |= energy_report::in_immediate(handler_.last_kernel_uj());
-  if (reference_client_) hold_reply();
+  const progress::Clock::duration guard =
+      reference_client_ ? hold_reply() : progress::Clock::duration(0);
   ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
-  NAA_LOG_DEBUG(
-      "client %s: invocation %" PRIu64 " answered (reply posted) %lld ms after it came",
-      ep_->peer().c_str(), invocations_,
-      static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(replied_ - last_news_).count()));
+  using std::chrono::microseconds;
+  NAA_LOG_DEBUG("client %s: invocation %" PRIu64
+                " answered (reply posted) %lld us after it came, guard %lld us",
+                ep_->peer().c_str(), invocations_,
+                static_cast<long long>(
+                    std::chrono::duration_cast<microseconds>(replied_ - last_news_).count()),
+                static_cast<long long>(std::chrono::duration_cast<microseconds>(guard).count()));
 }
 
 }  // namespace naa::server

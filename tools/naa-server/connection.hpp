@@ -53,13 +53,14 @@ class Connection {
   void advertised(const char *how);
   bool register_regions(std::string *why);
   void send_mrsp(const uint8_t *msg, size_t len);
+  void acknowledged(const char *what);
   void invoke(uint32_t imm);
   size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
   Deadline sleep_until(Deadline until, progress::Clock::duration idle) const;
   bool may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for);
   void invocation_came();
   void post_invocation_recv();
-  void hold_reply() const;
+  progress::Clock::duration hold_reply() const;
 
   const std::chrono::milliseconds mrsp_timeout_;
   const std::chrono::milliseconds idle_timeout_;
