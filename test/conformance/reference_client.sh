@@ -79,7 +79,7 @@ if [ "${NAA_TRANSPORT:-}" = verbs ]; then
 fi
 for transport in ofi+tcp ofi+shm; do
   provider=${transport#ofi+}
-  if ! "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          $provider  "; then
+  if ! have_provider "$provider"; then
     echo "libfabric here has no usable '$provider' provider: $transport not tested"
     continue
   fi

@@ -40,7 +40,7 @@ modules_of() {
   esac
 }
 
-if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+if have_provider shm; then
   start_server
   modules_of shm
   [ "$via" = ofi+shm ] || { echo "auto_modules: FAIL: auto chose '$via', not ofi+shm" >&2; exit 1; }

@@ -55,7 +55,7 @@ check_idle() {
 }
 
 transports=ofi+tcp listeners=1
-if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+if have_provider shm; then
   transports="ofi+tcp ofi+shm" listeners=2
 else
   echo "note: libfabric here has no usable shm provider; ofi+tcp only"

@@ -43,7 +43,7 @@ client_thread_wakeups() {  # thread_wakeups of process $1's "naa-client" threads
 }
 
 transports=ofi+tcp
-if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+if have_provider shm; then
   transports="ofi+shm ofi+tcp"
 else
   echo "note: libfabric here has no usable shm provider; ofi+tcp only"

@@ -47,10 +47,16 @@ start_conformance() {
   NAA_CONFORMANCE_PORT=$(cat "$naa_test_dir/conformance.port")
 }
 
+# have_provider NAME: whether libnaa's ofi transport here has libfabric's provider NAME (tcp,
+# shm), as naa-info lists it; never in a build without libfabric (--without-libfabric).
+have_provider() {
+  "$NAA_TOOLS/naa-info/naa-info" 2> /dev/null | grep -q "^          $1  "
+}
+
 each_ofi_transport() {
   naa_ofi_ran=0
   for naa_ofi_t in tcp shm; do
-    if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          $naa_ofi_t  "; then
+    if have_provider "$naa_ofi_t"; then
       "$1" "ofi+$naa_ofi_t"
       naa_ofi_ran=$((naa_ofi_ran + 1))
     else
@@ -64,7 +70,7 @@ each_ofi_transport() {
 }
 
 require_shm() {
-  if ! "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then
+  if ! have_provider shm; then
     echo "SKIP: libfabric here has no usable shm provider"
     exit 77
   fi

@@ -29,7 +29,7 @@ ended_by() {
 }
 
 transports=ofi+tcp
-if "$NAA_TOOLS/naa-info/naa-info" | grep -q "^          shm  "; then transports="$transports ofi+shm"; fi
+if have_provider shm; then transports="$transports ofi+shm"; fi
 start_server
 server_pid=${naa_test_pids##* }
 # Under AddressSanitizer SIGSEGV is the sanitizer's (it reports and exits with 1): those cases
