@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4ed374b2ed8ee0598cc05178bacc2552529f541dd01063151c8e763ca035dd37")
+    version("0.1.0", sha256="b37421b1a7082ffda7a5ceb01184be8a953d3141a4101465976bab3fc8064249")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
