@@ -13,11 +13,13 @@ std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region>
   // NAA_CONNECT_TIMEOUT would be spent before the first attempt.
   diag::report_signal_defaults();
   auto target = settings.target(function_code, n_inputs);
-  transport::prepare_transport(settings.transport, target->host(), target->port(),
-                               settings.local_ip, settings.device,
-                               Deadline::after(settings.connect_timeout));
+  transport::TransportOptions options = settings.transport_options();
+  options.prepared_choice = transport::prepare_transport(
+      settings.transport, target->host(), target->port(), settings.local_ip, settings.device,
+      Deadline::after(settings.connect_timeout));
+  options.prepared_for = transport::destination_key(target->host(), target->port());
   const Deadline deadline = Deadline::after(settings.connect_timeout);
-  auto transport = transport::open_transport(settings.transport, settings.transport_options());
+  auto transport = transport::open_transport(settings.transport, options);
   return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
                                    std::move(target), settings, deadline);
 }

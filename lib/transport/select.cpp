@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "diag/error.hpp"
 #include "diag/log.hpp"
@@ -51,7 +52,11 @@ std::string choose(const Destination &dest, bool same_host_too) {
   for (const Registration &row : candidates(dest, same_host_too)) {
     const Entry *e = tried(row);
     std::string name = e != nullptr ? e->reaches(dest) : "";
-    if (!name.empty()) return name;
+    if (!name.empty()) {
+      NAA_LOG_DEBUG("NAA_TRANSPORT=auto: decided on %s for %s:%u", name.c_str(), dest.host.c_str(),
+                    dest.port);
+      return name;
+    }
   }
   throw Error(NAA_ERR_UNSUPPORTED, "NAA_TRANSPORT=auto: no transport built into libnaa reaches " +
                                        dest.host + ":" + std::to_string(dest.port));
@@ -61,7 +66,10 @@ std::string choose(const Destination &dest, bool same_host_too) {
 // on the RDMA fabric and another over plain TCP.
 class AutoTransport : public Transport {
  public:
-  explicit AutoTransport(TransportOptions options) : options_(std::move(options)) {}
+  explicit AutoTransport(TransportOptions options)
+      : options_(std::move(options)),
+        prepared_choice_(options_.prepared_choice),
+        prepared_for_(options_.prepared_for) {}
   const char *name() const override { return name_.c_str(); }
 
   std::unique_ptr<Endpoint> connect(const std::string &host, uint16_t port,
@@ -69,7 +77,11 @@ class AutoTransport : public Transport {
                                     const std::string &private_data,
                                     const BeforeConnect &before_connect) override {
     detour_.clear();
-    std::string choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
+    std::string choice;
+    if (!prepared_choice_.empty() && prepared_for_ == destination_key(host, port))
+      choice = std::exchange(prepared_choice_, "");
+    else
+      choice = auto_transport_for(host, port, local_ip, options_.device, deadline);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: %s for %s:%u", choice.c_str(), host.c_str(), port);
     if (!capabilities_of(choice).same_host)
       detour_ = "no same-host transport (shared memory) serves " + host + ":" +
@@ -134,6 +146,8 @@ class AutoTransport : public Transport {
   }
 
   const TransportOptions options_;
+  std::string prepared_choice_;  // for the first connection to prepared_for_ only
+  const std::string prepared_for_;
   std::string name_ = "auto";
   std::string detour_;
 };
@@ -181,19 +195,23 @@ std::string network_transport_for(const std::string &host, const std::string &lo
   return choose(Destination{host, 0, local_ip, device, deadline}, false);
 }
 
-Deadline::Clock::duration prepare_transport(const std::string &name, const std::string &host,
-                                            uint16_t port, const std::string &local_ip,
-                                            const std::string &device, Deadline deadline) {
+std::string prepare_transport(const std::string &name, const std::string &host, uint16_t port,
+                              const std::string &local_ip, const std::string &device,
+                              Deadline deadline) {
   std::string chosen = name;
   if (parse_name(name).is_auto) {
     try {
       chosen = auto_transport_for(host, port, local_ip, device, deadline);
     } catch (const Error &) {
-      return {};  // the connection's own choice says why
+      return "";  // the connection's own choice says why
     }
   }
-  const Entry *e = usable_entry(parse_name(chosen).row);
-  return e != nullptr ? e->prepare() : Deadline::Clock::duration{};
+  if (const Entry *e = usable_entry(parse_name(chosen).row); e != nullptr) e->prepare();
+  return chosen;
+}
+
+std::string destination_key(const std::string &host, uint16_t port) {
+  return host + ":" + std::to_string(port);
 }
 
 std::unique_ptr<Transport> open_transport(const std::string &name,

@@ -264,6 +264,11 @@ struct TransportOptions {
   // for its next ones, per side (ofi/ofi_idle_endpoint.hpp). None unless asked: handles and
   // naa-server ask through Settings (default 2); raw users of the transport keep none.
   size_t idle_endpoints = 0;
+  // Under auto: the choice prepare_transport made for `prepared_for` (host:port), taken by the
+  // first connection there instead of deciding again (verbs' reach is an address and route
+  // resolution). Later connections, reconnections included, decide anew.
+  std::string prepared_choice;
+  std::string prepared_for;
 };
 
 // Parses a transport name as in NAA_TRANSPORT ("ofi+tcp", "ofi", "auto", "verbs", ...) and opens
@@ -276,11 +281,15 @@ std::unique_ptr<Transport> open_transport(const std::string &name,
 // Under auto, only the transport auto chooses for that NAA is prepared (and only the modules it
 // tried on the way are loaded; `deadline` bounds that look): a process that reaches its NAA
 // over verbs never loads libfabric. naa_create calls it before its NAA_CONNECT_TIMEOUT starts,
-// so that a short one bounds the connection, not that. Returns how long it took (zero after
-// the first call, and for verbs).
-Deadline::Clock::duration prepare_transport(const std::string &name, const std::string &host,
-                                            uint16_t port, const std::string &local_ip,
-                                            const std::string &device, Deadline deadline);
+// so that a short one bounds the connection, not that. Returns the transport prepared: auto's
+// choice (empty where none reaches the NAA: the connection's own attempt says why), else `name`;
+// open_transport takes it back through TransportOptions::prepared_choice.
+std::string prepare_transport(const std::string &name, const std::string &host, uint16_t port,
+                              const std::string &local_ip, const std::string &device,
+                              Deadline deadline);
+
+// "host:port", as TransportOptions::prepared_for names a destination.
+std::string destination_key(const std::string &host, uint16_t port);
 
 // The transports a server started with `name` listens on at `host`: "auto" means every one
 // that can serve there (ofi+tcp, ofi+shm where libfabric has it, and verbs where an RDMA device

@@ -4,7 +4,8 @@
 # program whose one naa_create reaches a same-host server over shm, or over TCP, never loads
 # libnaa-verbs.so on a machine without an RDMA device (ld.so's list of what it maps). The verbs
 # suite checks the converse, that auto to a verbs NAA never loads libnaa-ofi.so
-# (test/rdma/auto.sh).
+# (test/rdma/auto.sh). Its one naa_create decides once: the choice made to prepare the
+# transport is the one its connection takes.
 set -eu
 if [ "${NAA_BUILTIN_TRANSPORTS:-no}" = yes ]; then
   echo "auto_modules: SKIP: configured with --enable-builtin-transports, the transports are part of libnaa"
@@ -23,14 +24,16 @@ unset NAA_TRANSPORT
 
 # vecadd's modules under auto for the server on NAA_TEST_PORT; "via" is the transport it used.
 modules_of() {
-  LD_DEBUG=files LD_DEBUG_OUTPUT="$naa_test_dir/ld" NAA_LOG_LEVEL=info \
+  LD_DEBUG=files LD_DEBUG_OUTPUT="$naa_test_dir/ld" NAA_LOG_LEVEL=debug \
     NAA_SPEC="127.0.0.1:$NAA_TEST_PORT:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/$1" 2>&1 ||
     { cat "$naa_test_dir/$1"; echo "auto_modules: FAIL: vecadd over $1" >&2; exit 1; }
   grep -q "all 2000 elements correct" "$naa_test_dir/$1"
   via=$(grep -o 'NAA_TRANSPORT=auto: [a-z+]* for' "$naa_test_dir/$1" | head -n 1 | cut -d' ' -f2)
   loaded=$(cat "$naa_test_dir"/ld.* | sed -n 's/.*file=[^ ]*\(libnaa-[a-z]*\.so\).*/\1/p' | sort -u | tr '\n' ' ')
   rm -f "$naa_test_dir"/ld.*
-  echo "auto_modules: $1: auto chose ${via:-?}; modules loaded: ${loaded:-none}"
+  decisions=$(grep -c "NAA_TRANSPORT=auto: decided on" "$naa_test_dir/$1" || true)
+  echo "auto_modules: $1: auto chose ${via:-?} ($decisions decision(s)); modules loaded: ${loaded:-none}"
+  [ "$decisions" = 1 ] || { echo "auto_modules: FAIL: auto decided $decisions times for one naa_create" >&2; exit 1; }
   case $loaded in
     *libnaa-verbs.so*) echo "auto_modules: FAIL: auto over $1 loaded libnaa-verbs.so" >&2; exit 1 ;;
   esac

@@ -465,11 +465,11 @@ void run_setup(const Settings &s, FILE *out) {
     attr.naa = s.naa.empty() ? nullptr : s.naa.c_str();
     const naa::Settings resolved = naa::Settings::resolve(&attr);
     const auto target = resolved.target(s.function_code, 1);
-    init = std::chrono::duration<double, std::micro>(
-               transport::prepare_transport(resolved.transport, target->host(), target->port(),
-                                            resolved.local_ip, resolved.device,
-                                            Deadline::after(resolved.connect_timeout)))
-               .count();
+    const int64_t prepared = now_ns();
+    transport::prepare_transport(resolved.transport, target->host(), target->port(),
+                                 resolved.local_ip, resolved.device,
+                                 Deadline::after(resolved.connect_timeout));
+    init = (now_ns() - prepared) / 1e3;
     Buffer in(1);
     naa_param_t p{in.data(), 1, false};
     naa_handle handle = NAA_HANDLE_NULL_INIT;
