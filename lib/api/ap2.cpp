@@ -123,12 +123,12 @@ std::vector<naa_param_t> params(const ref::naa_param_t *p, unsigned n) {
 
 // single_send on an output that is no input makes it an input sent on the first invocation,
 // as the reference does (naa.h ignores the flag there).
-void promote_single_send_outputs(std::vector<naa::Region> &regions,
+void promote_single_send_outputs(std::vector<naa::protocol::Region> &regions,
                                  const std::vector<naa_param_t> &outputs) {
   for (const naa_param_t &o : outputs)
-    for (naa::Region &r : regions)
-      if (o.single_send && r.addr == o.addr && !(r.flags & naa::mrsp::kInput))
-        r.flags |= naa::mrsp::kInput | naa::mrsp::kSingleSend;
+    for (naa::protocol::Region &r : regions)
+      if (o.single_send && r.addr == o.addr && !(r.flags & naa::protocol::mrsp::kInput))
+        r.flags |= naa::protocol::mrsp::kInput | naa::protocol::mrsp::kSingleSend;
 }
 
 // naa_test (poll: the session's test) and naa_wait (its wait) in the reference's terms: a
@@ -167,9 +167,9 @@ int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_p
     const uint8_t code = checked_function_code(function_code);
     const auto inputs = params(input_params, input_amount);
     const auto outputs = params(output_params, output_amount);
-    auto regions =
-        naa::layout_regions(input_params != nullptr ? inputs.data() : nullptr, input_amount,
-                            output_params != nullptr ? outputs.data() : nullptr, output_amount);
+    auto regions = naa::protocol::layout_regions(
+        input_params != nullptr ? inputs.data() : nullptr, input_amount,
+        output_params != nullptr ? outputs.data() : nullptr, output_amount);
     promote_single_send_outputs(regions, outputs);
     // NAA_SPEC's param_count is the number of inputs the program passed, as in the reference.
     auto session = naa::session::open_session(code, std::move(regions), input_amount,

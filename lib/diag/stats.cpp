@@ -372,14 +372,14 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
 }
 
 void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
-             const std::vector<Region> &regions) {
+             const std::vector<protocol::Region> &regions) {
   Handle h{0, 0, 0, 0, false, false, false, 0, 0, 0};
-  for (const Region &r : regions) {
-    if (r.flags & mrsp::kInput) {
+  for (const protocol::Region &r : regions) {
+    if (r.flags & protocol::mrsp::kInput) {
       h.first_out += r.size;
-      if (!(r.flags & mrsp::kSingleSend)) h.steady_out += r.size;
+      if (!(r.flags & protocol::mrsp::kSingleSend)) h.steady_out += r.size;
     }
-    if (r.flags & mrsp::kOutput) h.back += r.size;
+    if (r.flags & protocol::mrsp::kOutput) h.back += r.size;
   }
   std::lock_guard<std::mutex> lock(mu);
   size_t i = 0;

@@ -65,7 +65,7 @@ inline bool completes(Call call, int code, bool completed) {
 }
 // naa_create succeeded: handle_id serves function_code at naa with these regions.
 void created(uint64_t handle_id, uint8_t function_code, const std::string &naa,
-             const std::vector<Region> &regions);
+             const std::vector<protocol::Region> &regions);
 // naa_finalize: the handle's figures stay in its function code's line.
 void finalized(uint64_t handle_id);
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace naa::mrsp {
+namespace naa::protocol::mrsp {
 
 std::string in_connect_data(const uint8_t *msg, size_t len, size_t room) {
   if (len == 0 || room < kConnectTagSize || len > room - kConnectTagSize) return {};
@@ -20,4 +20,4 @@ const uint8_t *from_connect_data(const std::string &data, size_t offset, size_t 
   return reinterpret_cast<const uint8_t *>(data.data()) + offset + kConnectTagSize;
 }
 
-}  // namespace naa::mrsp
+}  // namespace naa::protocol::mrsp

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-namespace naa::mrsp {
+namespace naa::protocol::mrsp {
 
 // Precedes the MRSP message in the private data; what precedes the tag is the sender's own
 // (the host's key, naa-server's identity).
@@ -27,4 +27,4 @@ std::string in_connect_data(const uint8_t *msg, size_t len, size_t room);
 // there.
 const uint8_t *from_connect_data(const std::string &data, size_t offset, size_t *len);
 
-}  // namespace naa::mrsp
+}  // namespace naa::protocol::mrsp

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace naa::energy_report {
+namespace naa::protocol::energy_report {
 namespace {
 
 constexpr uint32_t kMantissaBits = 19, kMaxMantissa = (1u << kMantissaBits) - 1, kMaxExponent = 31;
@@ -59,4 +59,4 @@ std::optional<uint64_t> from_immediate(uint32_t r) {
   return uint64_t{e & kMaxMantissa} << (e >> kMantissaBits);
 }
 
-}  // namespace naa::energy_report
+}  // namespace naa::protocol::energy_report

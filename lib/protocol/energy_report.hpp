@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-namespace naa::energy_report {
+namespace naa::protocol::energy_report {
 
 // The ask is this tag alone; the answer is the tag, a length byte, then that many bytes of what
 // the NAA counts (ASCII).
@@ -39,4 +39,4 @@ inline constexpr uint32_t kEnergyBits = 0xffff00ffu;
 uint32_t in_immediate(std::optional<uint64_t> uj);
 std::optional<uint64_t> from_immediate(uint32_t r);
 
-}  // namespace naa::energy_report
+}  // namespace naa::protocol::energy_report

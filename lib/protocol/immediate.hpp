@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace naa::imm {
+namespace naa::protocol::imm {
 
 constexpr uint32_t kStartMarker = 0x80, kFunctionMask = 0x7f, kReturnShift = 8;
 
@@ -46,4 +46,4 @@ constexpr uint8_t reply_low_byte(uint32_t r) {
   return static_cast<uint8_t>(r & 0xff);
 }
 
-}  // namespace naa::imm
+}  // namespace naa::protocol::imm

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace naa::kernel_list {
+namespace naa::protocol::kernel_list {
 namespace {
 
 constexpr uint8_t kMaxCode = 127;
@@ -80,4 +80,4 @@ bool find_answer(const uint8_t *at, size_t len, uint8_t from, Page *page) {
   return true;
 }
 
-}  // namespace naa::kernel_list
+}  // namespace naa::protocol::kernel_list

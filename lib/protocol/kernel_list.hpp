@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace naa::kernel_list {
+namespace naa::protocol::kernel_list {
 
 // The ask is the tag and the lowest function code wanted; the answer is the tag, the number of
 // kernels n, the code to ask from next (0: none left), then n times: the function code, its
@@ -52,4 +52,4 @@ std::string encode_answer(const std::vector<Kernel> &all, uint8_t from, size_t r
 // code beyond the last listed (or 0). Names are made printable.
 bool find_answer(const uint8_t *at, size_t len, uint8_t from, Page *page);
 
-}  // namespace naa::kernel_list
+}  // namespace naa::protocol::kernel_list

@@ -4,7 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-namespace naa::mrsp {
+namespace naa::protocol::mrsp {
 namespace {
 
 constexpr uint8_t kKnownFlags = kInternal | kSingleSend | kInput | kOutput;
@@ -198,4 +198,4 @@ const char *error_code_name(uint8_t code) {
   }
 }
 
-}  // namespace naa::mrsp
+}  // namespace naa::protocol::mrsp

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace naa::mrsp {
+namespace naa::protocol::mrsp {
 
 constexpr size_t kBufferSize = 768, kHeaderSize = 4, kRequestEntrySize = 24, kAdvertEntrySize = 16,
                  kErrorSize = 4, kMemoryLimitSize = 20;
@@ -93,4 +93,4 @@ bool placeholder_addresses(const uint32_t *sizes, size_t n, uint64_t offset, uin
 
 const char *error_code_name(uint8_t code);
 
-}  // namespace naa::mrsp
+}  // namespace naa::protocol::mrsp

@@ -7,7 +7,7 @@
 
 #include "config/options.hpp"
 
-namespace naa {
+namespace naa::protocol {
 namespace {
 
 std::mutex doublings_mu;
@@ -55,4 +55,4 @@ std::chrono::microseconds Pacing::unanswered() {
   return guard();
 }
 
-}  // namespace naa
+}  // namespace naa::protocol

@@ -21,7 +21,7 @@
 
 #include "deadline.hpp"
 
-namespace naa {
+namespace naa::protocol {
 
 class Pacing {
  public:
@@ -47,4 +47,4 @@ class Pacing {
   std::string naa_;
 };
 
-}  // namespace naa
+}  // namespace naa::protocol

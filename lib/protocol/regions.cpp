@@ -6,7 +6,7 @@
 #include "diag/error.hpp"
 #include "protocol/mrsp.hpp"
 
-namespace naa {
+namespace naa::protocol {
 namespace {
 
 [[noreturn]] void invalid(const std::string &what) {
@@ -66,4 +66,4 @@ std::vector<Region> layout_regions(const naa_param_t *inputs, size_t n_inputs,
   return regions;
 }
 
-}  // namespace naa
+}  // namespace naa::protocol

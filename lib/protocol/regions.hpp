@@ -9,7 +9,7 @@
 
 #include "naa.h"
 
-namespace naa {
+namespace naa::protocol {
 
 struct Region {
   void *addr;
@@ -21,4 +21,4 @@ struct Region {
 std::vector<Region> layout_regions(const naa_param_t *inputs, size_t n_inputs,
                                    const naa_param_t *outputs, size_t n_outputs);
 
-}  // namespace naa
+}  // namespace naa::protocol

@@ -69,9 +69,9 @@ std::string parse_chunk(std::string_view chunk, NaaEntry &entry) {
     return "port " + quoted(fields[0]) + " is not a number 1..65535";
   if (!parse_number(fields[1], 1, 127, function_code))
     return "fncode " + quoted(fields[1]) + " is not a number 1..127";
-  if (!parse_number(fields[2], 1, mrsp::kMaxRequestEntries, n_inputs))
+  if (!parse_number(fields[2], 1, protocol::mrsp::kMaxRequestEntries, n_inputs))
     return "n_inputs " + quoted(fields[2]) + " is not a number 1.." +
-           std::to_string(mrsp::kMaxRequestEntries);
+           std::to_string(protocol::mrsp::kMaxRequestEntries);
 
   entry = NaaEntry{std::string(host), static_cast<uint16_t>(port),
                    static_cast<uint8_t>(function_code), static_cast<unsigned>(n_inputs)};

@@ -6,7 +6,7 @@
 
 namespace naa::session {
 
-std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
+std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
                                       size_t n_inputs, const Settings &settings) {
   // One deadline for everything naa_create waits for: opening the transport counts too, the
   // process's one-time initialisation of libfabric (up to seconds) does not: a short

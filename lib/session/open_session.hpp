@@ -17,7 +17,7 @@ namespace naa::session {
 // Opens the transport `settings` name, resolves the NAA for function_code (n_inputs is what
 // NAA_SPEC's param_count must equal), connects and runs MRSP, all within one
 // NAA_CONNECT_TIMEOUT. Throws Error.
-std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<Region> regions,
+std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
                                       size_t n_inputs, const Settings &settings);
 
 }  // namespace naa::session

@@ -56,8 +56,8 @@ std::string hex(uint32_t v) {
 }  // namespace
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
-                 std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
-                 Deadline deadline)
+                 std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
+                 Settings settings, Deadline deadline)
     : timeout_(settings.timeout),
       progress_(settings.progress),
       settings_(std::move(settings)),
@@ -66,7 +66,7 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
       regions_(std::move(regions)),
       target_(std::move(target)),
       peer_(target_->host() + ":" + std::to_string(target_->port())),
-      request_imm_(imm::host_request(function_code)) {
+      request_imm_(protocol::imm::host_request(function_code)) {
   connect_first(deadline);
   if (progress_.mode == Progress::Mode::Thread)
     engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
@@ -87,7 +87,8 @@ void Session::connect(Deadline deadline) {
   auto request_in_connection = [&](transport::Endpoint &ep, size_t room) {
     register_buffers(ep);
     request_len = encode_request();
-    std::string data = mrsp::in_connect_data(mrsp_buf_.data() + mrsp::kBufferSize, asked(), room);
+    std::string data = protocol::mrsp::in_connect_data(
+        mrsp_buf_.data() + protocol::mrsp::kBufferSize, asked(), room);
     request_sent = !data.empty();
     return data;
   };
@@ -105,8 +106,8 @@ void Session::connect(Deadline deadline) {
   size_t advert_len = 0;
   const uint8_t *advert =
       request_sent && libnaa_server
-          ? mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity,
-                                    &advert_len)
+          ? protocol::mrsp::from_connect_data(ep_->peer_data(), sizeof transport::kServerIdentity,
+                                              &advert_len)
           : nullptr;
   exchange_took_ = {};
   if (advert != nullptr)
@@ -298,49 +299,51 @@ Session::~Session() {
 void Session::register_buffers(transport::Endpoint &ep) {
   region_mrs_.clear();
   mrsp_mr_ = ep.register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-  for (const Region &r : regions_)
-    region_mrs_.push_back(ep.register_memory(r.addr, r.size, (r.flags & mrsp::kOutput) != 0));
+  for (const protocol::Region &r : regions_)
+    region_mrs_.push_back(
+        ep.register_memory(r.addr, r.size, (r.flags & protocol::mrsp::kOutput) != 0));
 }
 
 // The advertise-request for our registered regions, in the send half of mrsp_buf_: its length.
 size_t Session::encode_request() {
   std::vector<uint32_t> sizes;
-  for (const Region &r : regions_) sizes.push_back(r.size);
+  for (const protocol::Region &r : regions_) sizes.push_back(r.size);
   std::vector<uint64_t> placeholders(regions_.size());
-  if (!mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, placeholders.data()))
+  if (!protocol::mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, placeholders.data()))
     throw Error(NAA_ERR_INVALID_ARGUMENT,
                 "regions too large for the protocol's 56-bit NAA addresses");
 
-  std::vector<mrsp::RequestEntry> request;
+  std::vector<protocol::mrsp::RequestEntry> request;
   for (size_t k = 0; k < regions_.size(); ++k)
     request.push_back({regions_[k].flags, placeholders[k], region_mrs_[k]->remote_addr,
                        region_mrs_[k]->rkey, regions_[k].size});
-  uint8_t *out = mrsp_buf_.data() + mrsp::kBufferSize;
-  size_t len = mrsp::encode_request(request.data(), request.size(), out, mrsp::kBufferSize);
+  uint8_t *out = mrsp_buf_.data() + protocol::mrsp::kBufferSize;
+  size_t len = protocol::mrsp::encode_request(request.data(), request.size(), out,
+                                              protocol::mrsp::kBufferSize);
   if (len == 0) throw Error(NAA_ERR_INTERNAL, "MRSP request does not encode");
   // At most 4 + 24 * 31 bytes: the asks (asks_size()) fit behind them, energy's first.
   size_t at = len;
   if (energy::Meter::on()) {
-    std::memcpy(out + at, energy_report::kTag, energy_report::kAskSize);
-    at += energy_report::kAskSize;
+    std::memcpy(out + at, protocol::energy_report::kTag, protocol::energy_report::kAskSize);
+    at += protocol::energy_report::kAskSize;
   }
   if (settings_.list_kernels_from != 0)
-    kernel_list::encode_ask(settings_.list_kernels_from, out + at);
+    protocol::kernel_list::encode_ask(settings_.list_kernels_from, out + at);
   return len;
 }
 
 // The bytes of the asks that encode_request() put behind the request.
 size_t Session::asks_size() const {
-  return (energy::Meter::on() ? energy_report::kAskSize : 0) +
-         (settings_.list_kernels_from != 0 ? kernel_list::kAskSize : 0);
+  return (energy::Meter::on() ? protocol::energy_report::kAskSize : 0) +
+         (settings_.list_kernels_from != 0 ? protocol::kernel_list::kAskSize : 0);
 }
 
 // MRSP by messages (doc/protocol.md §2): the request encoded by encode_request() is sent, the
 // reply received.
 void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   uint8_t *recv_buf = mrsp_buf_.data();
-  uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
-  ep_->post_recv(recv_buf, mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+  uint8_t *send_buf = mrsp_buf_.data() + protocol::mrsp::kBufferSize;
+  ep_->post_recv(recv_buf, protocol::mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
   ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
 
   bool sent = false;
@@ -375,22 +378,22 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
 // The NAA's answer to our request, by message or in its accept: its advertisement is kept,
 // anything else is the create's error.
 void Session::take_reply(const uint8_t *msg, size_t len) {
-  mrsp::Message reply;
+  protocol::mrsp::Message reply;
   std::string why;
-  if (mrsp::decode(msg, len, reply, &why) != mrsp::DecodeError::None)
+  if (protocol::mrsp::decode(msg, len, reply, &why) != protocol::mrsp::DecodeError::None)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " sent a malformed MRSP reply: " + why);
-  if (reply.type == mrsp::Type::Error && reply.has_memory_limit)
+  if (reply.type == protocol::mrsp::Type::Error && reply.has_memory_limit)
     throw Error(NAA_ERR_NO_RESOURCES,
                 "NAA at " + ep_->peer() + " refused the memory regions: their " +
                     std::to_string(reply.memory_limit.requested) +
                     " bytes exceed the NAA's memory limit (" +
                     std::to_string(reply.memory_limit.available) +
                     " bytes left for this client; use smaller buffers or raise the NAA's limit)");
-  if (reply.type == mrsp::Type::Error)
+  if (reply.type == protocol::mrsp::Type::Error)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " refused the memory regions: " +
-                                      mrsp::error_code_name(reply.error_code) + " (MRSP error " +
-                                      std::to_string(reply.error_code) + ")");
-  if (reply.type != mrsp::Type::Advertise)
+                                      protocol::mrsp::error_code_name(reply.error_code) +
+                                      " (MRSP error " + std::to_string(reply.error_code) + ")");
+  if (reply.type != protocol::mrsp::Type::Advertise)
     throw Error(NAA_ERR_PROTOCOL, "NAA at " + ep_->peer() + " answered MRSP with message type " +
                                       std::to_string(static_cast<int>(reply.type)));
   if (reply.advert.size() != regions_.size())
@@ -404,37 +407,41 @@ void Session::take_reply(const uint8_t *msg, size_t len) {
                       std::to_string(reply.advert[k].size) + " bytes, smaller than our " +
                       std::to_string(regions_[k].size));
   naa_regions_ = std::move(reply.advert);
-  const size_t advert_len = mrsp::kHeaderSize + mrsp::kAdvertEntrySize * naa_regions_.size();
+  const size_t advert_len =
+      protocol::mrsp::kHeaderSize + protocol::mrsp::kAdvertEntrySize * naa_regions_.size();
   take_energy_answer(msg, len, advert_len);
   take_kernel_list(
       msg, len,
-      advert_len + (naa_energy_ ? energy_report::kTagSize + 1 + naa_energy_source_.size() : 0));
+      advert_len +
+          (naa_energy_ ? protocol::energy_report::kTagSize + 1 + naa_energy_source_.size() : 0));
 }
 
 // Whether the NAA answered our ask for its energy in the bytes after its advertisement (the
 // first advert_len of msg's len), and what it counts.
 void Session::take_energy_answer(const uint8_t *msg, size_t len, size_t advert_len) {
-  naa_energy_ = energy::Meter::on() && advert_len <= len &&
-                energy_report::find_answer(msg + advert_len, len - advert_len, &naa_energy_source_);
+  naa_energy_ =
+      energy::Meter::on() && advert_len <= len &&
+      protocol::energy_report::find_answer(msg + advert_len, len - advert_len, &naa_energy_source_);
 }
 
 // The NAA's kernels, where we asked and it answered in the bytes from `offset` of msg's len
 // (after its advertisement and energy answer).
 void Session::take_kernel_list(const uint8_t *msg, size_t len, size_t offset) {
-  kernel_list::Page page;
+  protocol::kernel_list::Page page;
   if (settings_.list_kernels_from != 0 && offset <= len &&
-      kernel_list::find_answer(msg + offset, len - offset, settings_.list_kernels_from, &page))
+      protocol::kernel_list::find_answer(msg + offset, len - offset, settings_.list_kernels_from,
+                                         &page))
     naa_kernels_ = std::move(page);
 }
 
 void Session::build_chains() {
   std::vector<transport::WriteSegment> all, steady;
   for (size_t k = 0; k < regions_.size(); ++k) {
-    if (!(regions_[k].flags & mrsp::kInput)) continue;
+    if (!(regions_[k].flags & protocol::mrsp::kInput)) continue;
     transport::WriteSegment s{region_mrs_[k].get(), 0, regions_[k].size,
                               naa_regions_[k].naa_address, naa_regions_[k].rkey};
     all.push_back(s);
-    if (!(regions_[k].flags & mrsp::kSingleSend)) steady.push_back(s);
+    if (!(regions_[k].flags & protocol::mrsp::kSingleSend)) steady.push_back(s);
   }
   // Every invocation must end in a write-with-immediate. When all inputs are single-send, later
   // invocations carry no data: a zero-length write to region 0 (as the spec's error path does,
@@ -650,8 +657,9 @@ int Session::invoke() {
 void Session::check_single_send() {
   size_t s = 0;
   for (size_t k = 0; k < regions_.size(); ++k) {
-    const Region &r = regions_[k];
-    if (!(r.flags & mrsp::kSingleSend) || !(r.flags & mrsp::kInput) || (r.flags & mrsp::kOutput))
+    const protocol::Region &r = regions_[k];
+    if (!(r.flags & protocol::mrsp::kSingleSend) || !(r.flags & protocol::mrsp::kInput) ||
+        (r.flags & protocol::mrsp::kOutput))
       continue;
     const uint64_t sum = checksum(r.addr, r.size);
     if (!single_send_summed_)
@@ -700,7 +708,7 @@ int Session::look_before_invoking() {
 // thread): final_write_due(), a timer of the driver.
 void Session::post_invocation() {
   if (ep_->immediate_consumes_recv())
-    ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
+    ep_->post_recv(mrsp_buf_.data(), protocol::mrsp::kBufferSize, *mrsp_mr_, kReplyRecv);
   chain_ = first_invoked_ ? steady_chain_.get() : first_chain_.get();
   first_invoked_ = true;
   if (!pacing_.enabled() || Deadline::Clock::now() >= final_write_not_before()) {
@@ -808,8 +816,8 @@ int Session::complete(naa_status *status) {
   // immediate reads as one from an NAA that sends none.
   naa_uj_.reset();
   if (naa_energy_) {
-    naa_uj_ = energy_report::from_immediate(reply_.imm);
-    reply_.imm &= ~energy_report::kEnergyBits;
+    naa_uj_ = protocol::energy_report::from_immediate(reply_.imm);
+    reply_.imm &= ~protocol::energy_report::kEnergyBits;
   }
   completed_at_ = Deadline::Clock::now();
   round_trip_.observe(completed_at_ - invoked_at_);
@@ -817,8 +825,8 @@ int Session::complete(naa_status *status) {
                 static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                            completed_at_ - invoked_at_)
                                            .count()));
-  uint8_t rc = imm::return_code(reply_.imm);
-  if (imm::reply_low_byte(reply_.imm) != 0)
+  uint8_t rc = protocol::imm::return_code(reply_.imm);
+  if (protocol::imm::reply_low_byte(reply_.imm) != 0)
     NAA_LOG_DEBUG(
         "NAA reply immediate %s has a non-zero low byte (ignored, as the reference host does)",
         hex(reply_.imm).c_str());

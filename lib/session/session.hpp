@@ -45,8 +45,8 @@ class Session : private progress::ProgressEngine::Client {
   // write of each invocation unless the NAA identifies itself as a libnaa server. Keeps the
   // transport for reconnecting. Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
-          std::vector<Region> regions, std::unique_ptr<rm::Target> target, Settings settings,
-          Deadline deadline);
+          std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
+          Settings settings, Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes. A cancel() from another thread ends a
@@ -92,7 +92,7 @@ class Session : private progress::ProgressEngine::Client {
   // §1), and, where settings.list_kernels_from asked for them, the kernels it listed (§3.6):
   // nothing from an NAA that does not list them.
   bool naa_is_libnaa_server() const { return libnaa_server_; }
-  const std::optional<kernel_list::Page> &naa_kernels() const { return naa_kernels_; }
+  const std::optional<protocol::kernel_list::Page> &naa_kernels() const { return naa_kernels_; }
   // When the last completed invocation's stages were seen, for NAA_STATS and NAA_TRACE (the
   // C entry layer asks after the call that completed it): naa_invoke began, our writes were
   // seen complete, the final write-with-immediate was posted, the NAA's reply was polled.
@@ -210,7 +210,7 @@ class Session : private progress::ProgressEngine::Client {
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;
-  const std::vector<Region> regions_;
+  const std::vector<protocol::Region> regions_;
   std::unique_ptr<rm::Target> target_;
   std::string transport_name_;  // as connected ("verbs", "ofi+tcp", "auto: ofi+shm", ...)
   int failed_code_ = NAA_SUCCESS;
@@ -219,7 +219,7 @@ class Session : private progress::ProgressEngine::Client {
   // Declared before everything registered with it: members are destroyed in reverse order,
   // and memory must be deregistered before its endpoint goes.
   std::unique_ptr<transport::Endpoint> ep_;
-  std::array<uint8_t, 2 * mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
+  std::array<uint8_t, 2 * protocol::mrsp::kBufferSize> mrsp_buf_{};  // [receive | send]
   std::unique_ptr<transport::MemoryRegion> mrsp_mr_;
   std::vector<std::unique_ptr<transport::MemoryRegion>> region_mrs_;
   // NAA energy (doc/protocol.md §3.5), asked for with NAA_ENERGY: whether this connection's
@@ -228,8 +228,8 @@ class Session : private progress::ProgressEngine::Client {
   std::string naa_energy_source_;
   std::optional<uint64_t> naa_uj_;
   bool libnaa_server_ = false;
-  std::optional<kernel_list::Page> naa_kernels_;
-  std::vector<mrsp::AdvertEntry> naa_regions_;
+  std::optional<protocol::kernel_list::Page> naa_kernels_;
+  std::vector<protocol::mrsp::AdvertEntry> naa_regions_;
   std::unique_ptr<transport::WriteChain> first_chain_;   // every input
   std::unique_ptr<transport::WriteChain> steady_chain_;  // inputs without single-send
   bool first_invoked_ = false;
@@ -254,7 +254,7 @@ class Session : private progress::ProgressEngine::Client {
 
   // Pacing (doc/protocol.md §4.4): the next final write-with-immediate goes no earlier than
   // pacing_.guard() after the NAA's last message was polled. Off for a libnaa server.
-  Pacing pacing_;
+  protocol::Pacing pacing_;
   Deadline::Clock::time_point naa_message_polled_{};
   Deadline::Clock::time_point final_write_posted_{};  // for Stages
   Deadline::Clock::duration

@@ -170,8 +170,8 @@ class Client {
     try {
       mrsp_mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
       // Twice, as the reference does: the host's MRSP send takes one, the other is the spare.
-      ep_->post_recv(buf_.data(), naa::mrsp::kBufferSize, *mrsp_mr_, kRecv);
-      ep_->post_recv(buf_.data(), naa::mrsp::kBufferSize, *mrsp_mr_, kRecv);
+      ep_->post_recv(buf_.data(), naa::protocol::mrsp::kBufferSize, *mrsp_mr_, kRecv);
+      ep_->post_recv(buf_.data(), naa::protocol::mrsp::kBufferSize, *mrsp_mr_, kRecv);
       ep_->accept(naa::Deadline::after(std::chrono::seconds(10)));
       if (!exchange()) return;
       serve();
@@ -194,37 +194,38 @@ class Client {
   bool exchange() {
     Completion c = next(naa::Deadline::after(std::chrono::seconds(10)));
     if (o_.slow.count() > 0) std::this_thread::sleep_for(o_.slow);  // an event as any other
-    naa::mrsp::Message m;
+    naa::protocol::mrsp::Message m;
     std::string why;
     uint64_t total = 0;
     bool ok = c.kind == CompletionKind::Recv &&
-              naa::mrsp::decode(buf_.data(), c.bytes, m, &why) == naa::mrsp::DecodeError::None &&
-              m.type == naa::mrsp::Type::AdvertiseRequest;
+              naa::protocol::mrsp::decode(buf_.data(), c.bytes, m, &why) ==
+                  naa::protocol::mrsp::DecodeError::None &&
+              m.type == naa::protocol::mrsp::Type::AdvertiseRequest;
     for (const auto &e : m.request) total += e.size;
     if (!ok || total > o_.memory) {
       NAA_LOG_WARN("client %s: MRSP refused (%s)", ep_->peer().c_str(),
                    ok ? "not enough memory" : why.c_str());
-      size_t len = naa::mrsp::encode_error(naa::mrsp::ErrorCode::NoMemory, send_buf(),
-                                           naa::mrsp::kBufferSize);
+      size_t len = naa::protocol::mrsp::encode_error(naa::protocol::mrsp::ErrorCode::NoMemory,
+                                                     send_buf(), naa::protocol::mrsp::kBufferSize);
       ep_->post_send(send_buf(), len, *mrsp_mr_, kSend);
       next(naa::Deadline::after(std::chrono::seconds(1)));  // the send's completion
       return false;
     }
-    std::vector<naa::mrsp::AdvertEntry> advert;
+    std::vector<naa::protocol::mrsp::AdvertEntry> advert;
     std::vector<naa::transport::WriteSegment> outputs;
     for (const auto &e : m.request) {
       memory_.emplace_back(e.size, 0);
       mrs_.push_back(ep_->register_memory(memory_.back().data(), e.size, true));
-      if (e.flags & naa::mrsp::kInternal) continue;
+      if (e.flags & naa::protocol::mrsp::kInternal) continue;
       advert.push_back({mrs_.back()->remote_addr, mrs_.back()->rkey, e.size});
-      if (e.flags & naa::mrsp::kOutput)
+      if (e.flags & naa::protocol::mrsp::kOutput)
         outputs.push_back({mrs_.back().get(), 0, e.size, e.host_address, e.host_rkey});
     }
     if (outputs.empty())
       outputs.push_back({mrs_[0].get(), 0, 0, m.request[0].host_address, m.request[0].host_rkey});
     reply_ = ep_->prepare_writes(outputs, kReply);
-    size_t len =
-        naa::mrsp::encode_advert(advert.data(), advert.size(), send_buf(), naa::mrsp::kBufferSize);
+    size_t len = naa::protocol::mrsp::encode_advert(advert.data(), advert.size(), send_buf(),
+                                                    naa::protocol::mrsp::kBufferSize);
     advertised_ = Clock::now();
     ep_->post_send(send_buf(), len, *mrsp_mr_, kSend);
     return true;
@@ -232,7 +233,7 @@ class Client {
 
   void post_invocation_recv() {
     if (ep_->immediate_consumes_recv())
-      ep_->post_recv(buf_.data(), naa::mrsp::kBufferSize, *mrsp_mr_, kRecv);
+      ep_->post_recv(buf_.data(), naa::protocol::mrsp::kBufferSize, *mrsp_mr_, kRecv);
   }
 
   void serve() {
@@ -267,7 +268,7 @@ class Client {
         if (fn != 3)
           for (uint8_t &b : region) b = static_cast<uint8_t>(b + fn);
       const Clock::time_point end = Clock::now() + window(n);
-      ep_->post_writes(*reply_, naa::imm::naa_reply(0));
+      ep_->post_writes(*reply_, naa::protocol::imm::naa_reply(0));
       ++served;
       const bool lost = take_own_write_completion(end);
       post_invocation_recv();
@@ -340,11 +341,11 @@ class Client {
     while (!stop.load()) ep_->wait(&c, 1, naa::Deadline::after(kSlice));
   }
 
-  uint8_t *send_buf() { return buf_.data() + naa::mrsp::kBufferSize; }
+  uint8_t *send_buf() { return buf_.data() + naa::protocol::mrsp::kBufferSize; }
 
   std::unique_ptr<naa::transport::Endpoint> ep_;
   const Options &o_;
-  std::array<uint8_t, 2 * naa::mrsp::kBufferSize> buf_{};
+  std::array<uint8_t, 2 * naa::protocol::mrsp::kBufferSize> buf_{};
   std::unique_ptr<naa::transport::MemoryRegion> mrsp_mr_;
   std::list<std::vector<uint8_t>> memory_;
   std::vector<std::unique_ptr<naa::transport::MemoryRegion>> mrs_;

@@ -64,7 +64,7 @@ int run(const Options &o) {
   auto transport = naa::transport::open_transport(o.transport);
   const naa::Deadline connect_by = naa::Deadline::after(std::chrono::seconds(30));
   auto ep = transport->connect(o.address, o.port, "", connect_by);
-  std::vector<uint8_t> mrsp_buf(2 * naa::mrsp::kBufferSize);
+  std::vector<uint8_t> mrsp_buf(2 * naa::protocol::mrsp::kBufferSize);
   auto mrsp_mr = ep->register_memory(mrsp_buf.data(), mrsp_buf.size(), false);
   std::vector<std::vector<uint8_t>> regions(o.regions, std::vector<uint8_t>(o.size, 0));
   std::vector<std::unique_ptr<naa::transport::MemoryRegion>> mrs;
@@ -74,15 +74,16 @@ int run(const Options &o) {
     sizes.push_back(static_cast<uint32_t>(r.size()));
   }
   std::vector<uint64_t> naa_addresses(regions.size());
-  naa::mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, naa_addresses.data());
-  std::vector<naa::mrsp::RequestEntry> request;
+  naa::protocol::mrsp::placeholder_addresses(sizes.data(), sizes.size(), 0, naa_addresses.data());
+  std::vector<naa::protocol::mrsp::RequestEntry> request;
   for (size_t k = 0; k < regions.size(); ++k)
-    request.push_back({static_cast<uint8_t>(naa::mrsp::kInput | naa::mrsp::kOutput),
-                       naa_addresses[k], mrs[k]->remote_addr, mrs[k]->rkey, sizes[k]});
-  uint8_t *send_buf = mrsp_buf.data() + naa::mrsp::kBufferSize;
-  const size_t len =
-      naa::mrsp::encode_request(request.data(), request.size(), send_buf, naa::mrsp::kBufferSize);
-  ep->post_recv(mrsp_buf.data(), naa::mrsp::kBufferSize, *mrsp_mr, kRecv);
+    request.push_back(
+        {static_cast<uint8_t>(naa::protocol::mrsp::kInput | naa::protocol::mrsp::kOutput),
+         naa_addresses[k], mrs[k]->remote_addr, mrs[k]->rkey, sizes[k]});
+  uint8_t *send_buf = mrsp_buf.data() + naa::protocol::mrsp::kBufferSize;
+  const size_t len = naa::protocol::mrsp::encode_request(request.data(), request.size(), send_buf,
+                                                         naa::protocol::mrsp::kBufferSize);
+  ep->post_recv(mrsp_buf.data(), naa::protocol::mrsp::kBufferSize, *mrsp_mr, kRecv);
   ep->post_send(send_buf, len, *mrsp_mr, kSend);
   size_t received = 0;
   for (bool sent = false, got = false; !sent || !got;) {
@@ -90,10 +91,12 @@ int run(const Options &o) {
     sent = sent || c.kind == CompletionKind::Send;
     if (c.kind == CompletionKind::Recv) got = true, received = c.bytes;
   }
-  naa::mrsp::Message advert;
+  naa::protocol::mrsp::Message advert;
   std::string why;
-  if (naa::mrsp::decode(mrsp_buf.data(), received, advert, &why) != naa::mrsp::DecodeError::None ||
-      advert.type != naa::mrsp::Type::Advertise || advert.advert.size() != regions.size()) {
+  if (naa::protocol::mrsp::decode(mrsp_buf.data(), received, advert, &why) !=
+          naa::protocol::mrsp::DecodeError::None ||
+      advert.type != naa::protocol::mrsp::Type::Advertise ||
+      advert.advert.size() != regions.size()) {
     std::fprintf(stderr, "conformance-client: no advertisement from the NAA (%s)\n", why.c_str());
     return 1;
   }
@@ -107,8 +110,8 @@ int run(const Options &o) {
   for (; done < o.invocations; ++done) {
     // The reply of the last round just filled the buffers: the next request goes from them.
     if (ep->immediate_consumes_recv())
-      ep->post_recv(mrsp_buf.data(), naa::mrsp::kBufferSize, *mrsp_mr, kRecv);
-    ep->post_writes(*chain, naa::imm::host_request(kAdd1));
+      ep->post_recv(mrsp_buf.data(), naa::protocol::mrsp::kBufferSize, *mrsp_mr, kRecv);
+    ep->post_writes(*chain, naa::protocol::imm::host_request(kAdd1));
     const Clock::time_point acked = Clock::now() + o.ack;
     const naa::Deadline deadline = naa::Deadline::after(std::chrono::seconds(30));
     bool written = false;
@@ -127,7 +130,7 @@ int run(const Options &o) {
         return 1;
       }
       if (c.kind == CompletionKind::RemoteImm) {
-        if (naa::imm::return_code(c.imm) != 0)
+        if (naa::protocol::imm::return_code(c.imm) != 0)
           throw naa::Error(NAA_ERR_NAA, "the NAA answered an error");
         break;
       }

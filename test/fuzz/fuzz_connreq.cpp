@@ -66,14 +66,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const size_t data_end = auth::connect_data_length(pd);  // the key and the client identity
     if (data_end < key_end || data_end > pd.size()) std::abort();
     size_t request_len = 0;
-    if (const uint8_t *request = mrsp::from_connect_data(pd, data_end, &request_len)) {
+    if (const uint8_t *request = protocol::mrsp::from_connect_data(pd, data_end, &request_len)) {
       const auto *end = reinterpret_cast<const uint8_t *>(pd.data()) + pd.size();
       if (request < reinterpret_cast<const uint8_t *>(pd.data()) || request + request_len != end)
         std::abort();
       // A copy of exactly those bytes: ASan sees a read past them.
       std::vector<uint8_t> bytes(request, request + request_len);
-      mrsp::Message m;
-      mrsp::decode(bytes.data(), bytes.size(), m, nullptr);
+      protocol::mrsp::Message m;
+      protocol::mrsp::decode(bytes.data(), bytes.size(), m, nullptr);
     }
     server::KeyVerdict v = check.check(peer, pd, now);
     if (v.admitted != (right && !blocked)) std::abort();

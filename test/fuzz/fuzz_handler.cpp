@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const server::KernelRegistry kernels;
   static server::MemoryBudget budget(64 << 10, 256 << 10);
   if (size < 2) return -1;
-  size_t len = (data[0] | size_t{data[1]} << 8) % (mrsp::kBufferSize + 1);
+  size_t len = (data[0] | size_t{data[1]} << 8) % (protocol::mrsp::kBufferSize + 1);
   data += 2, size -= 2;
   if (len > size) len = size;
   {

@@ -8,7 +8,7 @@
 
 #include "protocol/mrsp.hpp"
 
-using namespace naa::mrsp;
+using namespace naa::protocol::mrsp;
 
 namespace {
 

@@ -40,12 +40,12 @@ class RawClient {
     ep_ = transport_->connect(test_host(), static_cast<uint16_t>(port), local_ip,
                               Deadline::after(patience_), private_data);
     mr_ = ep_->register_memory(buf_.data(), buf_.size(), false);
-    ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kRecv);
+    ep_->post_recv(buf_.data(), protocol::mrsp::kBufferSize, *mr_, kRecv);
   }
 
   void send(const uint8_t *bytes, size_t len) {
-    std::memcpy(buf_.data() + mrsp::kBufferSize, bytes, len);
-    ep_->post_send(buf_.data() + mrsp::kBufferSize, len, *mr_, kSend);
+    std::memcpy(buf_.data() + protocol::mrsp::kBufferSize, bytes, len);
+    ep_->post_send(buf_.data() + protocol::mrsp::kBufferSize, len, *mr_, kSend);
   }
 
   // Waits (up to 10 s) until the last send left, so that closing next cannot drop it.
@@ -61,16 +61,17 @@ class RawClient {
   }
 
   // The server's MRSP answer; fails the test when none arrives within 10 s.
-  mrsp::Message answer() {
+  protocol::mrsp::Message answer() {
     Deadline deadline = Deadline::after(patience_);
     while (!deadline.expired()) {
       transport::Completion c[4];
       size_t n = ep_->wait(c, 4, deadline);
       for (size_t i = 0; i < n; ++i)
         if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kRecv) {
-          mrsp::Message m;
+          protocol::mrsp::Message m;
           std::string why;
-          if (mrsp::decode(buf_.data(), c[i].bytes, m, &why) != mrsp::DecodeError::None)
+          if (protocol::mrsp::decode(buf_.data(), c[i].bytes, m, &why) !=
+              protocol::mrsp::DecodeError::None)
             fail_msg("bad MRSP answer: %s", why.c_str());
           return m;
         }
@@ -94,19 +95,19 @@ class RawClient {
 
   // A well-formed MRSP exchange for one region of `size` bytes (in place unless `flags` say
   // otherwise), optionally after an internal scratch region as the reference host orders them.
-  void setup(size_t size, uint8_t flags = mrsp::kInput | mrsp::kOutput,
+  void setup(size_t size, uint8_t flags = protocol::mrsp::kInput | protocol::mrsp::kOutput,
              bool internal_first = false) {
     region_.assign(size, 0);
     region_mr_ = ep_->register_memory(region_.data(), size, true);
-    std::vector<mrsp::RequestEntry> e;
-    if (internal_first) e.push_back({mrsp::kInternal, 0, 0, 0, 128});
-    e.push_back({flags, e.empty() ? 0 : mrsp::kPlaceholderAlignment, region_mr_->remote_addr,
-                 region_mr_->rkey, static_cast<uint32_t>(size)});
-    uint8_t msg[mrsp::kBufferSize];
-    size_t len = mrsp::encode_request(e.data(), e.size(), msg, sizeof msg);
+    std::vector<protocol::mrsp::RequestEntry> e;
+    if (internal_first) e.push_back({protocol::mrsp::kInternal, 0, 0, 0, 128});
+    e.push_back({flags, e.empty() ? 0 : protocol::mrsp::kPlaceholderAlignment,
+                 region_mr_->remote_addr, region_mr_->rkey, static_cast<uint32_t>(size)});
+    uint8_t msg[protocol::mrsp::kBufferSize];
+    size_t len = protocol::mrsp::encode_request(e.data(), e.size(), msg, sizeof msg);
     send(msg, len);
-    mrsp::Message m = answer();
-    assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Advertise));
+    protocol::mrsp::Message m = answer();
+    assert_int_equal(static_cast<int>(m.type), static_cast<int>(protocol::mrsp::Type::Advertise));
     assert_int_equal(m.advert.size(), 1);
     chain_ = ep_->prepare_writes(
         {{region_mr_.get(), 0, size, m.advert[0].naa_address, m.advert[0].rkey}}, kWrites);
@@ -116,7 +117,7 @@ class RawClient {
   // reply arrives within `patience`.
   int invoke(uint32_t v, std::chrono::milliseconds patience) {
     if (ep_->immediate_consumes_recv() && !reply_recv_posted_) {
-      ep_->post_recv(buf_.data(), mrsp::kBufferSize, *mr_, kReplyRecv);
+      ep_->post_recv(buf_.data(), protocol::mrsp::kBufferSize, *mr_, kReplyRecv);
       reply_recv_posted_ = true;
     }
     ep_->post_writes(*chain_, v);
@@ -127,7 +128,7 @@ class RawClient {
       for (size_t i = 0; i < n; ++i)
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           reply_recv_posted_ = false;
-          return imm::return_code(c[i].imm);
+          return protocol::imm::return_code(c[i].imm);
         }
     }
     return -1;
@@ -138,7 +139,7 @@ class RawClient {
  private:
   std::unique_ptr<transport::Transport> transport_;
   std::unique_ptr<transport::Endpoint> ep_;
-  std::vector<uint8_t> buf_ = std::vector<uint8_t>(2 * mrsp::kBufferSize);
+  std::vector<uint8_t> buf_ = std::vector<uint8_t>(2 * protocol::mrsp::kBufferSize);
   std::unique_ptr<transport::MemoryRegion> mr_, region_mr_;
   std::unique_ptr<transport::WriteChain> chain_;
   bool reply_recv_posted_ = false;

@@ -310,11 +310,12 @@ void peer_memory_limit(void **) {
   RawClient big(t.server.port, kAttacker);
   big.setup(2 << 20);  // this host's whole share
   RawClient more(t.server.port, kAttacker);
-  uint8_t msg[mrsp::kBufferSize];
-  mrsp::RequestEntry e{mrsp::kInput | mrsp::kOutput, 0, 0x1000, 1, 1 << 20};
-  more.send(msg, mrsp::encode_request(&e, 1, msg, sizeof msg));
-  mrsp::Message m = more.answer();
-  assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
+  uint8_t msg[protocol::mrsp::kBufferSize];
+  protocol::mrsp::RequestEntry e{protocol::mrsp::kInput | protocol::mrsp::kOutput, 0, 0x1000, 1,
+                                 1 << 20};
+  more.send(msg, protocol::mrsp::encode_request(&e, 1, msg, sizeof msg));
+  protocol::mrsp::Message m = more.answer();
+  assert_int_equal(static_cast<int>(m.type), static_cast<int>(protocol::mrsp::Type::Error));
   double took = legit_vecadd(t.server);  // from the other host: its share is untouched
   report_latency("one host holding its --peer-memory", took);
 }
@@ -518,18 +519,18 @@ void kernel_worker_isolation(void **) {
   constexpr uint32_t kXor = 100, kTrample = 103, kOverrun = 104;
   RawClient victim(t.server.port);
   victim.setup(1 << 16);
-  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)),
+  assert_int_equal(victim.invoke(protocol::imm::host_request(kXor), std::chrono::seconds(10)),
                    0);  // 0 -> 0xff
   for (uint8_t b : victim.region_) assert_int_equal(b, 0xff);
   RawClient attacker(t.server.port, kAttacker);
   attacker.setup(4096);
-  int seen = attacker.invoke(imm::host_request(kTrample), std::chrono::seconds(10));
+  int seen = attacker.invoke(protocol::imm::host_request(kTrample), std::chrono::seconds(10));
   std::fprintf(stderr, "  trampling kernel: saw %d foreign regions\n", seen);
   assert_int_equal(seen, 0);
-  int rc = attacker.invoke(imm::host_request(kOverrun), std::chrono::seconds(10));
+  int rc = attacker.invoke(protocol::imm::host_request(kOverrun), std::chrono::seconds(10));
   std::fprintf(stderr, "  kernel writing 16 KiB past its region: answered 0x%02x\n", rc);
   assert_int_equal(rc, NAA_KERNEL_RC_CRASHED);
-  assert_int_equal(victim.invoke(imm::host_request(kXor), std::chrono::seconds(10)),
+  assert_int_equal(victim.invoke(protocol::imm::host_request(kXor), std::chrono::seconds(10)),
                    0);  // 0xff -> 0
   for (uint8_t b : victim.region_) assert_int_equal(b, 0);
   double took = legit_vecadd(t.server);
@@ -541,7 +542,7 @@ bool attacker_admitted(int port, const std::string &key) {
   try {
     RawClient c(port, kAttacker, auth::encode(key));
     c.setup(64);
-    return c.invoke(imm::host_request(1), std::chrono::seconds(10)) == 0;
+    return c.invoke(protocol::imm::host_request(1), std::chrono::seconds(10)) == 0;
   } catch (const Error &) {
     return false;
   }
@@ -807,7 +808,8 @@ void forking_kernel_leaves_no_process(void **) {
   {
     RawClient c(t.server.port);
     c.setup(4096);
-    assert_int_equal(c.invoke(imm::host_request(kForkAndReturn), std::chrono::seconds(20)), 0);
+    assert_int_equal(
+        c.invoke(protocol::imm::host_request(kForkAndReturn), std::chrono::seconds(20)), 0);
     int32_t pids[2];
     std::memcpy(pids, c.region_.data(), sizeof pids);
     child = pids[0];

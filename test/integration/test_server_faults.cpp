@@ -57,9 +57,9 @@ void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t 
                        const char *what) {
   auto t0 = Clock::now();
   c.send(bytes.data(), bytes.size());
-  mrsp::Message m = c.answer();
+  protocol::mrsp::Message m = c.answer();
   ++malformed_inputs;
-  assert_int_equal(static_cast<int>(m.type), static_cast<int>(mrsp::Type::Error));
+  assert_int_equal(static_cast<int>(m.type), static_cast<int>(protocol::mrsp::Type::Error));
   assert_int_equal(m.error_code, code);
   note_report(what, seconds(t0));
 }
@@ -67,12 +67,12 @@ void expect_mrsp_error(RawClient &c, const std::vector<uint8_t> &bytes, uint8_t 
 std::vector<uint8_t> request(uint8_t count,
                              const std::vector<std::pair<uint8_t, uint32_t>> &entries,
                              size_t len = 0) {
-  std::vector<uint8_t> m(
-      std::max(len, mrsp::kHeaderSize + entries.size() * mrsp::kRequestEntrySize));
-  m[0] = static_cast<uint8_t>(mrsp::Type::AdvertiseRequest);
+  std::vector<uint8_t> m(std::max(
+      len, protocol::mrsp::kHeaderSize + entries.size() * protocol::mrsp::kRequestEntrySize));
+  m[0] = static_cast<uint8_t>(protocol::mrsp::Type::AdvertiseRequest);
   m[1] = count;
   for (size_t k = 0; k < entries.size(); ++k) {
-    uint8_t *p = m.data() + mrsp::kHeaderSize + k * mrsp::kRequestEntrySize;
+    uint8_t *p = m.data() + protocol::mrsp::kHeaderSize + k * protocol::mrsp::kRequestEntrySize;
     p[0] = entries[k].first;
     for (int b = 0; b < 4; ++b) p[20 + b] = static_cast<uint8_t>(entries[k].second >> (24 - 8 * b));
   }
@@ -84,7 +84,7 @@ void assert_still_serving(const test_server &s = server) {
   RawClient c(s.port);
   c.setup(64);
   std::fill(c.region_.begin(), c.region_.end(), 41);
-  assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+  assert_int_equal(c.invoke(protocol::imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
   for (uint8_t b : c.region_) assert_int_equal(b, 42);
 }
 
@@ -122,7 +122,7 @@ void silent_client_dropped(void **) {
 
 void malformed_mrsp_matrix(void **) {
   constexpr uint8_t kNoMemory = 0x01, kTooMany = 0x03;
-  const uint8_t io = mrsp::kInput | mrsp::kOutput;
+  const uint8_t io = protocol::mrsp::kInput | protocol::mrsp::kOutput;
   struct Case {
     const char *what;
     std::vector<uint8_t> bytes;
@@ -139,12 +139,13 @@ void malformed_mrsp_matrix(void **) {
        kNoMemory},
       {"an error message from the client", {0x00, 0x01, 0, 0}, kNoMemory},
       {"zero regions", request(0, {}), kNoMemory},
-      {"255 regions in a full buffer", request(255, {}, mrsp::kBufferSize), kTooMany},
-      {"32 regions", request(32, {}, mrsp::kBufferSize), kTooMany},
+      {"255 regions in a full buffer", request(255, {}, protocol::mrsp::kBufferSize), kTooMany},
+      {"32 regions", request(32, {}, protocol::mrsp::kBufferSize), kTooMany},
       {"5 regions announced, 2 sent", request(5, {{io, 8}, {io, 8}}), kNoMemory},
       {"unknown flag bits", request(1, {{0xf0, 8}}), kNoMemory},
-      {"INTERNAL with OUTPUT", request(1, {{mrsp::kInternal | mrsp::kOutput, 8}}), kNoMemory},
-      {"only internal regions", request(1, {{mrsp::kInternal, 8}}), kNoMemory},
+      {"INTERNAL with OUTPUT",
+       request(1, {{protocol::mrsp::kInternal | protocol::mrsp::kOutput, 8}}), kNoMemory},
+      {"only internal regions", request(1, {{protocol::mrsp::kInternal, 8}}), kNoMemory},
       {"a 4 GiB region (absurd size)", request(1, {{io, 0xffffffffu}}), kNoMemory},
       {"31 regions of 4 GiB",
        request(31, std::vector<std::pair<uint8_t, uint32_t>>(31, {io, 0xffffffffu})), kNoMemory},
@@ -166,11 +167,13 @@ void invocation_matrix(void **) {
     int rc;
     bool fault;  // a misbehaving kernel rather than a malformed input
   } cases[] = {
-      {"unknown function code 99", imm::host_request(99), NAA_KERNEL_RC_UNKNOWN_FUNCTION, false},
+      {"unknown function code 99", protocol::imm::host_request(99), NAA_KERNEL_RC_UNKNOWN_FUNCTION,
+       false},
       {"function code 0 with the marker", 0x80, NAA_KERNEL_RC_UNKNOWN_FUNCTION, false},
       {"no start marker", 0x01, NAA_KERNEL_RC_UNKNOWN_FUNCTION, false},
-      {"a crashing plugin kernel", imm::host_request(kFnCrash), NAA_KERNEL_RC_CRASHED, true},
-      {"a plugin kernel looping past --kernel-timeout 1", imm::host_request(kFnSpin),
+      {"a crashing plugin kernel", protocol::imm::host_request(kFnCrash), NAA_KERNEL_RC_CRASHED,
+       true},
+      {"a plugin kernel looping past --kernel-timeout 1", protocol::imm::host_request(kFnSpin),
        NAA_KERNEL_RC_TIMEOUT, true},
   };
   for (const Case &k : cases) {
@@ -182,14 +185,14 @@ void invocation_matrix(void **) {
     note_report(k.what, seconds(t0));
     // The connection survives each: the plugin's worker is replaced, the kernel runs again.
     std::fill(c.region_.begin(), c.region_.end(), 0x0f);
-    assert_int_equal(c.invoke(imm::host_request(kFnXor), std::chrono::seconds(10)), 0);
+    assert_int_equal(c.invoke(protocol::imm::host_request(kFnXor), std::chrono::seconds(10)), 0);
     for (uint8_t b : c.region_) assert_int_equal(b, 0xf0);
   }
   // V = 0: the host could not prepare an invocation. No kernel runs and nothing is answered.
   std::fill(c.region_.begin(), c.region_.end(), 7);
   ++malformed_inputs;
   assert_int_equal(c.invoke(0, std::chrono::milliseconds(1000)), -1);
-  assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+  assert_int_equal(c.invoke(protocol::imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
   for (uint8_t b : c.region_) assert_int_equal(b, 8);  // exactly one add1: V = 0 ran nothing
 }
 
@@ -203,9 +206,9 @@ void invocation_matrix(void **) {
   try {
     RawClient c(port);
     c.setup(1 << 20);  // the whole --client-memory: big enough to be cut mid-transfer
-    c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10));
+    c.invoke(protocol::imm::host_request(kFnAdd1), std::chrono::seconds(10));
     if (write(ready, "x", 1) != 1) _exit(1);
-    for (;;) c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10));
+    for (;;) c.invoke(protocol::imm::host_request(kFnAdd1), std::chrono::seconds(10));
   } catch (const std::exception &e) {
     std::fprintf(stderr, "doomed client: %s\n", e.what());
   }
@@ -241,9 +244,9 @@ void client_killed_mid_transfer(void **) {
 // which is not region 0 when an internal region comes first.
 void internal_first_without_outputs(void **) {
   RawClient c(server.port);
-  c.setup(64, mrsp::kInput, true);
-  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);  // noop
-  assert_int_equal(c.invoke(imm::host_request(3), std::chrono::seconds(10)), 0);
+  c.setup(64, protocol::mrsp::kInput, true);
+  assert_int_equal(c.invoke(protocol::imm::host_request(3), std::chrono::seconds(10)), 0);  // noop
+  assert_int_equal(c.invoke(protocol::imm::host_request(3), std::chrono::seconds(10)), 0);
 }
 
 // SIGTERM while an isolated kernel spins: the server abandons it and stops cleanly at once
@@ -255,7 +258,8 @@ void stop_during_endless_kernel(void **) {
   assert_int_equal(test_server_start(&s, args), 0);
   RawClient c(s.port);
   c.setup(64);
-  assert_int_equal(c.invoke(imm::host_request(kFnSpin), std::chrono::milliseconds(300)), -1);
+  assert_int_equal(c.invoke(protocol::imm::host_request(kFnSpin), std::chrono::milliseconds(300)),
+                   -1);
   auto t0 = Clock::now();
   ++faults_injected;
   assert_int_equal(test_server_stop(&s), 0);  // a clean exit, not the fixture's SIGKILL after 10 s
@@ -272,10 +276,10 @@ void builtin_kernels_isolated(void **) {
   RawClient c(isolated.port);
   c.setup(4096);
   for (int round = 1; round <= 3; ++round) {
-    assert_int_equal(c.invoke(imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
+    assert_int_equal(c.invoke(protocol::imm::host_request(kFnAdd1), std::chrono::seconds(10)), 0);
     for (uint8_t b : c.region_) assert_int_equal(b, round);
   }
-  assert_int_equal(c.invoke(imm::host_request(99), std::chrono::seconds(10)),
+  assert_int_equal(c.invoke(protocol::imm::host_request(99), std::chrono::seconds(10)),
                    NAA_KERNEL_RC_UNKNOWN_FUNCTION);
   assert_int_equal(test_server_stop(&isolated), 0);
 }

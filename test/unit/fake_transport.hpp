@@ -54,7 +54,7 @@ class Endpoint final : public transport::Endpoint {
 
   // The NAA answers the invocation in flight (from any thread).
   void reply(uint8_t rc = 0) {
-    push({transport::CompletionKind::RemoteImm, 0, 0, imm::naa_reply(rc)});
+    push({transport::CompletionKind::RemoteImm, 0, 0, protocol::imm::naa_reply(rc)});
   }
   // The connection goes: every later poll throws, as a transport does (from any thread).
   void lose() {
@@ -81,14 +81,14 @@ class Endpoint final : public transport::Endpoint {
   // The MRSP request: advertises one NAA region per requested one.
   void post_send(const void *buf, size_t length, const transport::MemoryRegion &,
                  uint64_t context) override {
-    mrsp::Message request;
-    if (mrsp::decode(static_cast<const uint8_t *>(buf), length, request, nullptr) !=
-        mrsp::DecodeError::None)
+    protocol::mrsp::Message request;
+    if (protocol::mrsp::decode(static_cast<const uint8_t *>(buf), length, request, nullptr) !=
+        protocol::mrsp::DecodeError::None)
       throw Error(NAA_ERR_TRANSPORT, "fake NAA: malformed MRSP request");
-    std::vector<mrsp::AdvertEntry> advert;
+    std::vector<protocol::mrsp::AdvertEntry> advert;
     for (const auto &e : request.request) advert.push_back({e.naa_address, 7, e.size});
-    const size_t n =
-        mrsp::encode_advert(advert.data(), advert.size(), recv_buf_, mrsp::kBufferSize);
+    const size_t n = protocol::mrsp::encode_advert(advert.data(), advert.size(), recv_buf_,
+                                                   protocol::mrsp::kBufferSize);
     push({transport::CompletionKind::Send, context, length, 0});
     push({transport::CompletionKind::Recv, recv_context_, n, 0});
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// naa::layout_regions: the caller's parameter lists become MRSP regions in the reference host's
-// order, and every malformed list is refused with NAA_ERR_INVALID_ARGUMENT before anything is
-// registered or sent.
+// naa::protocol::layout_regions: the caller's parameter lists become MRSP regions in the reference
+// host's order, and every malformed list is refused with NAA_ERR_INVALID_ARGUMENT before anything
+// is registered or sent.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,14 +19,14 @@ extern "C" {
 #include "protocol/mrsp.hpp"
 #include "protocol/regions.hpp"
 
-using naa::layout_regions;
-using naa::Region;
+using naa::protocol::layout_regions;
+using naa::protocol::Region;
 
 namespace {
 
-constexpr uint8_t IN = naa::mrsp::kInput;
-constexpr uint8_t OUT = naa::mrsp::kOutput;
-constexpr uint8_t SINGLE = naa::mrsp::kSingleSend;
+constexpr uint8_t IN = naa::protocol::mrsp::kInput;
+constexpr uint8_t OUT = naa::protocol::mrsp::kOutput;
+constexpr uint8_t SINGLE = naa::protocol::mrsp::kSingleSend;
 
 // Distinct addresses for as many regions as the limit tests need; nothing is ever read or written.
 char pool[32][8];
@@ -168,7 +168,7 @@ void rejects_in_place_size_mismatch(void **) {
 }
 
 void region_limit_is_31(void **) {
-  static_assert(naa::mrsp::kMaxRequestEntries == 31, "the limit naa.h documents");
+  static_assert(naa::protocol::mrsp::kMaxRequestEntries == 31, "the limit naa.h documents");
   naa_param_t params[32];
   for (size_t i = 0; i < 32; ++i) params[i] = param(i);
 

@@ -104,8 +104,8 @@ void naa_create_path_opens_it(void **) {
     setenv("NAA_SPEC", "127.0.0.1:1:10:1", 1);
     const naa::Settings settings = naa::Settings::resolve(nullptr);
     std::vector<uint8_t> in(64), out(64);
-    std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput},
-                                     {out.data(), 64, naa::mrsp::kOutput}};
+    std::vector<naa::protocol::Region> regions{{in.data(), 64, naa::protocol::mrsp::kInput},
+                                               {out.data(), 64, naa::protocol::mrsp::kOutput}};
     auto session = naa::session::open_session(10, regions, 1, settings);
     naa_handle_info_t info{};
     session->describe(&info);

@@ -82,8 +82,8 @@ struct Handle {
     s.pacing_adaptive = pacing_adaptive;
     auto t = std::make_unique<naa::fake::Transport>(peer);
     transport = t.get();
-    std::vector<naa::Region> regions{{in.data(), 64, naa::mrsp::kInput},
-                                     {out.data(), 64, naa::mrsp::kOutput}};
+    std::vector<naa::protocol::Region> regions{{in.data(), 64, naa::protocol::mrsp::kInput},
+                                               {out.data(), 64, naa::protocol::mrsp::kOutput}};
     session = std::make_shared<naa::session::Session>(
         std::move(t), 1, regions, std::make_unique<naa::rm::Target>("fake", 1, "unit test"), s,
         naa::Deadline::after(5s));

@@ -121,7 +121,7 @@ RawClient::RawClient(transport::Transport &transport, Peer peer, const std::stri
       timeout_(timeout),
       input_(size),
       output_(size),
-      request_imm_(imm::host_request(function_code)) {
+      request_imm_(protocol::imm::host_request(function_code)) {
   Deadline deadline = Deadline::after(kSetupTimeout);
   // The libnaa identity: it takes its write's completion and the reply in either order, as
   // libnaa does, so that naa-server does not hold its replies (--reference-guard-us).
@@ -140,7 +140,7 @@ RawClient::RawClient(transport::Transport &transport, Peer peer, const std::stri
 
 void RawClient::exchange_with_raw_peer(size_t size, uint64_t *addr, uint32_t *rkey,
                                        Deadline deadline) {
-  uint8_t *send = ctrl_ + mrsp::kBufferSize;
+  uint8_t *send = ctrl_ + protocol::mrsp::kBufferSize;
   ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kCtrlRecv);
   encode(send, output_mr_->remote_addr, output_mr_->rkey, static_cast<uint32_t>(size));
   ep_->post_send(send, kCtrlSize, *ctrl_mr_, kCtrlSend);
@@ -158,19 +158,20 @@ void RawClient::exchange_with_server(size_t size, uint64_t *addr, uint32_t *rkey
                                      Deadline deadline) {
   const uint32_t sizes[2] = {static_cast<uint32_t>(size), static_cast<uint32_t>(size)};
   uint64_t placeholders[2];
-  mrsp::placeholder_addresses(sizes, 2, 0, placeholders);
-  const mrsp::RequestEntry request[2] = {
-      {mrsp::kInput, placeholders[0], input_mr_->remote_addr, input_mr_->rkey, sizes[0]},
-      {mrsp::kOutput, placeholders[1], output_mr_->remote_addr, output_mr_->rkey, sizes[1]}};
-  uint8_t *send = ctrl_ + mrsp::kBufferSize;
-  size_t len = mrsp::encode_request(request, 2, send, mrsp::kBufferSize);
-  ep_->post_recv(ctrl_, mrsp::kBufferSize, *ctrl_mr_, kCtrlRecv);
+  protocol::mrsp::placeholder_addresses(sizes, 2, 0, placeholders);
+  const protocol::mrsp::RequestEntry request[2] = {
+      {protocol::mrsp::kInput, placeholders[0], input_mr_->remote_addr, input_mr_->rkey, sizes[0]},
+      {protocol::mrsp::kOutput, placeholders[1], output_mr_->remote_addr, output_mr_->rkey,
+       sizes[1]}};
+  uint8_t *send = ctrl_ + protocol::mrsp::kBufferSize;
+  size_t len = protocol::mrsp::encode_request(request, 2, send, protocol::mrsp::kBufferSize);
+  ep_->post_recv(ctrl_, protocol::mrsp::kBufferSize, *ctrl_mr_, kCtrlRecv);
   ep_->post_send(send, len, *ctrl_mr_, kCtrlSend);
   size_t received = finish_control_exchange(*ep_, true, 0, deadline);
-  mrsp::Message reply;
+  protocol::mrsp::Message reply;
   std::string why;
-  if (mrsp::decode(ctrl_, received, reply, &why) != mrsp::DecodeError::None ||
-      reply.type != mrsp::Type::Advertise || reply.advert.size() != 2)
+  if (protocol::mrsp::decode(ctrl_, received, reply, &why) != protocol::mrsp::DecodeError::None ||
+      reply.type != protocol::mrsp::Type::Advertise || reply.advert.size() != 2)
     throw Error(NAA_ERR_PROTOCOL, "naa-server " + ep_->peer() + " did not advertise two regions" +
                                       (why.empty() ? "" : ": " + why));
   *addr = reply.advert[0].naa_address;

@@ -51,7 +51,7 @@ class RawClient {
   Buffer input_, output_;
   std::unique_ptr<transport::Endpoint> ep_;  // before everything registered with it
   const uint32_t request_imm_;
-  alignas(64) uint8_t ctrl_[2 * mrsp::kBufferSize] = {};  // [receive | send]
+  alignas(64) uint8_t ctrl_[2 * protocol::mrsp::kBufferSize] = {};  // [receive | send]
   std::unique_ptr<transport::MemoryRegion> ctrl_mr_, input_mr_, output_mr_;
   std::unique_ptr<transport::WriteChain> chain_;
   bool writes_pending_ = false, reply_pending_ = false;

@@ -27,15 +27,16 @@ struct Naa {
 // The kernels of one NAA, page by page (each page is one connection and exchange, asked from the
 // code the previous page named). False where the NAA answers without a list; throws naa::Error
 // where it cannot be reached. *transport: the transport of the last connection.
-bool list_kernels(const Naa &naa, std::vector<naa::kernel_list::Kernel> *kernels,
+bool list_kernels(const Naa &naa, std::vector<naa::protocol::kernel_list::Kernel> *kernels,
                   bool *libnaa_server, std::string *transport) {
   uint8_t from = 1;
   do {
     naa::Settings settings = naa::Settings::resolve(nullptr);
     settings.list_kernels_from = from;
     uint8_t byte = 0;
-    std::vector<naa::Region> regions{
-        {&byte, 1, static_cast<uint8_t>(naa::mrsp::kInput | naa::mrsp::kOutput)}};
+    std::vector<naa::protocol::Region> regions{
+        {&byte, 1,
+         static_cast<uint8_t>(naa::protocol::mrsp::kInput | naa::protocol::mrsp::kOutput)}};
     auto t = naa::transport::open_transport(settings.transport, settings.transport_options());
     const auto deadline = naa::Deadline::after(settings.connect_timeout);
     naa::session::Session session(std::move(t), naa.function_code, std::move(regions),
@@ -121,7 +122,7 @@ int show_kernels(const std::string &text, long only) {
   for (const Naa &naa : naas) {
     std::printf("kernels of %s:%u (%s): ", naa.host.c_str(), static_cast<unsigned>(naa.port),
                 naa.origin.c_str());
-    std::vector<naa::kernel_list::Kernel> kernels;
+    std::vector<naa::protocol::kernel_list::Kernel> kernels;
     bool libnaa_server = false;
     std::string transport;
     try {
@@ -139,9 +140,9 @@ int show_kernels(const std::string &text, long only) {
     }
     std::printf("%zu, via %s\n", kernels.size(), transport.c_str());
     std::printf("  code  name                      kind\n");
-    for (const naa::kernel_list::Kernel &k : kernels)
+    for (const naa::protocol::kernel_list::Kernel &k : kernels)
       std::printf("  %4u  %-24s  %s\n", static_cast<unsigned>(k.function_code), k.name.c_str(),
-                  k.kind == naa::kernel_list::kPlugin ? "plugin" : "built-in");
+                  k.kind == naa::protocol::kernel_list::kPlugin ? "plugin" : "built-in");
   }
   return unreachable ? 1 : unlisted ? kNotListed : 0;
 }

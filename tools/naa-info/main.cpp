@@ -195,11 +195,11 @@ void show_roce_v2_gids() {
 // the same transport preparation and choice, the same deadline.
 double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   std::vector<uint8_t> bytes(e.n_inputs);
-  std::vector<naa::Region> regions;
+  std::vector<naa::protocol::Region> regions;
   for (unsigned i = 0; i < e.n_inputs; ++i)
-    regions.push_back(
-        {&bytes[i], 1,
-         static_cast<uint8_t>(naa::mrsp::kInput | (i == 0 ? naa::mrsp::kOutput : 0))});
+    regions.push_back({&bytes[i], 1,
+                       static_cast<uint8_t>(naa::protocol::mrsp::kInput |
+                                            (i == 0 ? naa::protocol::mrsp::kOutput : 0))});
   const bool v6 = e.host.find(':') != std::string::npos;
   const std::string naa = (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
   naa_attr_t attr = NAA_ATTR_INIT;

@@ -78,7 +78,7 @@ Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegi
       handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
       accept_data_(server_identity()),
       ep_(std::move(ep)),
-      mrsp_buf_(2 * mrsp::kBufferSize) {
+      mrsp_buf_(2 * protocol::mrsp::kBufferSize) {
   ep_->interrupt_on(stop_.fd());
 }
 
@@ -107,20 +107,21 @@ void Connection::start() {
 bool Connection::serve_request_in_connection(std::string *accept_data) {
   const std::string &data = ep_->peer_data();
   size_t len = 0;
-  const uint8_t *request = mrsp::from_connect_data(data, auth::connect_data_length(data), &len);
+  const uint8_t *request =
+      protocol::mrsp::from_connect_data(data, auth::connect_data_length(data), &len);
   const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
   if (room == 0) return false;
   std::string why;
-  len = std::min(len, mrsp::kBufferSize);
-  if (!descriptors_spare_for(room / mrsp::kRequestEntrySize)) {
+  len = std::min(len, protocol::mrsp::kBufferSize);
+  if (!descriptors_spare_for(room / protocol::mrsp::kRequestEntrySize)) {
     why = "few descriptors spare";
   } else {
     const bool served = handler_.on_mrsp(request, len, &why, false) == 0;
     if (served) take_asks(request, len);
     if (!served ||
-        room < accept_data->size() + mrsp::kConnectTagSize + mrsp::kHeaderSize +
-                   mrsp::kAdvertEntrySize * handler_.parameters().size() + energy_answer_.size() +
-                   kernel_list_answer_.size() ||
+        room < accept_data->size() + protocol::mrsp::kConnectTagSize + protocol::mrsp::kHeaderSize +
+                   protocol::mrsp::kAdvertEntrySize * handler_.parameters().size() +
+                   energy_answer_.size() + kernel_list_answer_.size() ||
         !register_regions(&why)) {
       if (why.empty()) why = "no room for the advertisement";
       buffer_mrs_.clear();
@@ -136,9 +137,9 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
     return false;
   }
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-  uint8_t *advert = mrsp_buf_.data() + mrsp::kBufferSize;
+  uint8_t *advert = mrsp_buf_.data() + protocol::mrsp::kBufferSize;
   const std::string tagged =
-      mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
+      protocol::mrsp::in_connect_data(advert, advertise(advert), room - accept_data->size());
   // The room was checked above: an accept without the advertisement would leave the client
   // waiting for an answer to a request we no longer receive.
   if (tagged.empty()) throw std::logic_error("the advertisement does not fit the accept");
@@ -159,7 +160,7 @@ bool Connection::descriptors_spare_for(size_t regions) {
 // connection is established.
 void Connection::post_mrsp_recv() {
   mrsp_mr_ = ep_->register_memory(mrsp_buf_.data(), mrsp_buf_.size(), false);
-  ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
+  ep_->post_recv(mrsp_buf_.data(), protocol::mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
 }
 
 void Connection::run() {
@@ -328,22 +329,24 @@ bool Connection::exchange_memory_regions() {
     }
   }
 
-  uint8_t *send_buf = mrsp_buf_.data() + mrsp::kBufferSize;
+  uint8_t *send_buf = mrsp_buf_.data() + protocol::mrsp::kBufferSize;
   std::string why;
   // A transport never reports more than the posted length; clamped so that a broken one cannot
   // make the decoder read past the receive half of the buffer.
-  received = std::min(received, mrsp::kBufferSize);
+  received = std::min(received, protocol::mrsp::kBufferSize);
   uint8_t error_code = handler_.on_mrsp(mrsp_buf_.data(), received, &why);
   if (error_code == 0 && !register_regions(&why))
-    error_code = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
+    error_code = static_cast<uint8_t>(protocol::mrsp::ErrorCode::NoMemory);
   if (error_code == 0) take_asks(mrsp_buf_.data(), received);
   if (error_code != 0) {
     NAA_LOG_WARN("client %s: bad memory-region request (%s); answering MRSP error 0x%02x (%s)",
-                 peer.c_str(), why.c_str(), error_code, mrsp::error_code_name(error_code));
+                 peer.c_str(), why.c_str(), error_code,
+                 protocol::mrsp::error_code_name(error_code));
     const auto &limit = handler_.memory_refusal();
-    size_t len = limit ? mrsp::encode_memory_refusal(*limit, send_buf, mrsp::kBufferSize)
-                       : mrsp::encode_error(static_cast<mrsp::ErrorCode>(error_code), send_buf,
-                                            mrsp::kBufferSize);
+    size_t len =
+        limit ? protocol::mrsp::encode_memory_refusal(*limit, send_buf, protocol::mrsp::kBufferSize)
+              : protocol::mrsp::encode_error(static_cast<protocol::mrsp::ErrorCode>(error_code),
+                                             send_buf, protocol::mrsp::kBufferSize);
     send_mrsp(send_buf, len);
     // The error must reach the client before the endpoint is torn down, unless the server
     // stops (the stop ends every wait at once then).
@@ -372,18 +375,19 @@ void Connection::advertised(const char *how) {
 // Once the regions are allocated and registered: the chain of our reply's writes, the receive
 // for the first invocation, and the advertisement, encoded into `out` (its length returned).
 size_t Connection::advertise(uint8_t *out) {
-  const std::vector<mrsp::RequestEntry> &request = handler_.request();
-  std::vector<mrsp::AdvertEntry> advert;
+  const std::vector<protocol::mrsp::RequestEntry> &request = handler_.request();
+  std::vector<protocol::mrsp::AdvertEntry> advert;
   std::vector<transport::WriteSegment> outputs;
-  const mrsp::RequestEntry *first_parameter = nullptr;
+  const protocol::mrsp::RequestEntry *first_parameter = nullptr;
   size_t first_index = 0;
   for (size_t i = 0; i < request.size(); ++i) {
-    const mrsp::RequestEntry &e = request[i];
-    if (e.flags & mrsp::kInternal) continue;
+    const protocol::mrsp::RequestEntry &e = request[i];
+    if (e.flags & protocol::mrsp::kInternal) continue;
     const transport::MemoryRegion &mr = *buffer_mrs_[i];
     advert.push_back({mr.remote_addr, mr.rkey, e.size});
     if (first_parameter == nullptr) first_parameter = &e, first_index = i;
-    if (e.flags & mrsp::kOutput) outputs.push_back({&mr, 0, e.size, e.host_address, e.host_rkey});
+    if (e.flags & protocol::mrsp::kOutput)
+      outputs.push_back({&mr, 0, e.size, e.host_address, e.host_rkey});
   }
   // Every reply must end in a write-with-immediate: without outputs it is a zero-length one to
   // the host's first region (doc/protocol.md §4.2). Handler refuses requests without parameter
@@ -394,7 +398,8 @@ size_t Connection::advertise(uint8_t *out) {
   reply_chain_ = ep_->prepare_writes(outputs, kReplyWrites);
   // Posted before the advertisement, so the first invocation never meets a missing receive.
   post_invocation_recv();
-  const size_t len = mrsp::encode_advert(advert.data(), advert.size(), out, mrsp::kBufferSize);
+  const size_t len =
+      protocol::mrsp::encode_advert(advert.data(), advert.size(), out, protocol::mrsp::kBufferSize);
   // At most 4 + 16 * 31 bytes, the energy answer at most 68, the kernel list what was left
   // (take_kernel_list_ask): all fit the buffer.
   std::memcpy(out + len, energy_answer_.data(), energy_answer_.size());
@@ -414,9 +419,10 @@ void Connection::take_asks(const uint8_t *request, size_t len) {
 // Otherwise the advertisement carries no answer and the replies no energy, so that the client
 // reports none.
 void Connection::take_energy_ask(const uint8_t *request, size_t len) {
-  const size_t used = mrsp::kHeaderSize + mrsp::kRequestEntrySize * handler_.request().size();
+  const size_t used =
+      protocol::mrsp::kHeaderSize + protocol::mrsp::kRequestEntrySize * handler_.request().size();
   std::string source;
-  if (used > len || !energy_report::find_ask(request + used, len - used)) return;
+  if (used > len || !protocol::energy_report::find_ask(request + used, len - used)) return;
   if (!kernel_energy::measuring(&source)) {
     NAA_LOG_INFO(
         "client %s asks for the energy of its kernel runs; none is measured here "
@@ -424,7 +430,7 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
         ep_->peer().c_str());
     return;
   }
-  energy_answer_ = energy_report::encode_answer(source);
+  energy_answer_ = protocol::energy_report::encode_answer(source);
   NAA_LOG_INFO("client %s: each reply carries the energy of its kernel run (%s)",
                ep_->peer().c_str(), source.c_str());
 }
@@ -433,20 +439,24 @@ void Connection::take_energy_ask(const uint8_t *request, size_t len) {
 // answer lists them from the code asked, as many as fit the client's 768-byte receive behind the
 // advertisement and the energy answer (at least 200 bytes: two kernels or more).
 void Connection::take_kernel_list_ask(const uint8_t *request, size_t len) {
-  size_t at = mrsp::kHeaderSize + mrsp::kRequestEntrySize * handler_.request().size();
-  if (at <= len && energy_report::find_ask(request + at, len - at)) at += energy_report::kAskSize;
+  size_t at =
+      protocol::mrsp::kHeaderSize + protocol::mrsp::kRequestEntrySize * handler_.request().size();
+  if (at <= len && protocol::energy_report::find_ask(request + at, len - at))
+    at += protocol::energy_report::kAskSize;
   uint8_t from = 0;
-  if (at > len || !kernel_list::find_ask(request + at, len - at, &from)) return;
-  std::vector<kernel_list::Kernel> all;
+  if (at > len || !protocol::kernel_list::find_ask(request + at, len - at, &from)) return;
+  std::vector<protocol::kernel_list::Kernel> all;
   const KernelRegistry &kernels = handler_.kernels();
   for (const naa_kernel *k : kernels.list())
-    all.push_back(
-        {k->function_code,
-         kernels.is_builtin(k->function_code) ? kernel_list::kBuiltin : kernel_list::kPlugin,
-         k->name});
-  const size_t used = mrsp::kHeaderSize + mrsp::kAdvertEntrySize * handler_.parameters().size() +
+    all.push_back({k->function_code,
+                   kernels.is_builtin(k->function_code) ? protocol::kernel_list::kBuiltin
+                                                        : protocol::kernel_list::kPlugin,
+                   k->name});
+  const size_t used = protocol::mrsp::kHeaderSize +
+                      protocol::mrsp::kAdvertEntrySize * handler_.parameters().size() +
                       energy_answer_.size();
-  kernel_list_answer_ = kernel_list::encode_answer(all, from, mrsp::kBufferSize - used);
+  kernel_list_answer_ =
+      protocol::kernel_list::encode_answer(all, from, protocol::mrsp::kBufferSize - used);
   NAA_LOG_INFO("client %s asks for the kernels from function code %u: %s", ep_->peer().c_str(),
                static_cast<unsigned>(from),
                kernel_list_answer_.empty() ? "no room to list them" : "listed");
@@ -460,12 +470,12 @@ void Connection::drop_answers() {
 
 bool Connection::register_regions(std::string *why) {
   const std::vector<SharedRegion> &regions = handler_.regions();
-  const std::vector<mrsp::RequestEntry> &request = handler_.request();
+  const std::vector<protocol::mrsp::RequestEntry> &request = handler_.request();
   try {
     for (size_t i = 0; i < regions.size(); ++i) {
       // Internal scratch is never transferred, so it needs no registration; a placeholder keeps
       // buffer_mrs_ indexed like the request.
-      bool internal = (request[i].flags & mrsp::kInternal) != 0;
+      bool internal = (request[i].flags & protocol::mrsp::kInternal) != 0;
       buffer_mrs_.push_back(
           internal ? nullptr : ep_->register_memory(regions[i].addr(), regions[i].size(), true));
     }
@@ -484,7 +494,7 @@ void Connection::send_mrsp(const uint8_t *msg, size_t len) {
 // invocation's; elsewhere it only catches messages the protocol does not allow (doc/protocol.md
 // §6), so that they are consumed instead of stalling the connection.
 void Connection::post_invocation_recv() {
-  ep_->post_recv(mrsp_buf_.data(), mrsp::kBufferSize, *mrsp_mr_, kInvocationRecv);
+  ep_->post_recv(mrsp_buf_.data(), protocol::mrsp::kBufferSize, *mrsp_mr_, kInvocationRecv);
 }
 
 // The reply to a reference client goes no earlier than the guard after its request was seen
@@ -521,8 +531,9 @@ void Connection::invoke(uint32_t v) {
     post_invocation_recv();  // before the reply, as doc/protocol.md §6 (NAA table) recommends
   if (!rc) return;
   ++invocations_;
-  uint32_t reply = imm::naa_reply(*rc);
-  if (!energy_answer_.empty()) reply |= energy_report::in_immediate(handler_.last_kernel_uj());
+  uint32_t reply = protocol::imm::naa_reply(*rc);
+  if (!energy_answer_.empty())
+    reply |= protocol::energy_report::in_immediate(handler_.last_kernel_uj());
   const progress::Clock::duration guard =
       reference_client_ ? hold_reply() : progress::Clock::duration(0);
   ep_->post_writes(*reply_chain_, reply);

@@ -69,56 +69,56 @@ int Handler::new_region(size_t size, SharedRegion *r, std::string *why, bool may
 }
 
 uint8_t Handler::on_mrsp(const uint8_t *msg, size_t len, std::string *why, bool may_wait) {
-  constexpr auto kNoMemory = static_cast<uint8_t>(mrsp::ErrorCode::NoMemory);
+  constexpr auto kNoMemory = static_cast<uint8_t>(protocol::mrsp::ErrorCode::NoMemory);
   if (!regions_.empty()) {
     *why = "a second memory-region request";
     return kNoMemory;
   }
-  mrsp::Message m;
-  switch (mrsp::decode(msg, len, m, why)) {
-    case mrsp::DecodeError::None:
+  protocol::mrsp::Message m;
+  switch (protocol::mrsp::decode(msg, len, m, why)) {
+    case protocol::mrsp::DecodeError::None:
       break;
     // A count above the limit has its own code (doc/protocol.md §3.3).
-    case mrsp::DecodeError::TooManyEntries:
-      return static_cast<uint8_t>(mrsp::ErrorCode::TooManyRegions);
+    case protocol::mrsp::DecodeError::TooManyEntries:
+      return static_cast<uint8_t>(protocol::mrsp::ErrorCode::TooManyRegions);
     // The reference NAA answers every other failure with 0x01.
-    case mrsp::DecodeError::Truncated:
-    case mrsp::DecodeError::NoEntries:
-    case mrsp::DecodeError::BadFlags:
-    case mrsp::DecodeError::UnknownType:
+    case protocol::mrsp::DecodeError::Truncated:
+    case protocol::mrsp::DecodeError::NoEntries:
+    case protocol::mrsp::DecodeError::BadFlags:
+    case protocol::mrsp::DecodeError::UnknownType:
       return kNoMemory;
   }
-  if (m.type != mrsp::Type::AdvertiseRequest) {
+  if (m.type != protocol::mrsp::Type::AdvertiseRequest) {
     *why = "expected an advertise-request, got message type " +
            std::to_string(static_cast<int>(m.type));
     return kNoMemory;
   }
   bool any_parameter = false;
   uint64_t total = 0;  // at most 31 * 2^32: no overflow
-  for (const mrsp::RequestEntry &e : m.request) {
+  for (const protocol::mrsp::RequestEntry &e : m.request) {
     total += e.size;
-    any_parameter |= (e.flags & mrsp::kInternal) == 0;
+    any_parameter |= (e.flags & protocol::mrsp::kInternal) == 0;
   }
   if (!any_parameter) {
     *why = "only internal regions requested; nothing to serve";
     return kNoMemory;
   }
   if (!budget_.reserve(total, peer_host_)) {
-    memory_refusal_ = mrsp::MemoryLimit{total, budget_.available(peer_host_)};
+    memory_refusal_ = protocol::mrsp::MemoryLimit{total, budget_.available(peer_host_)};
     *why = std::to_string(total) + " bytes exceed the memory limit (" +
            std::to_string(memory_refusal_->available) +
            " bytes left for this client; --client-memory/--peer-memory/--total-memory)";
     return kNoMemory;
   }
   reserved_ = total;
-  for (const mrsp::RequestEntry &e : m.request) {
+  for (const protocol::mrsp::RequestEntry &e : m.request) {
     SharedRegion r;
     if (new_region(e.size, &r, why, may_wait) != 0) return kNoMemory;
     regions_.push_back(std::move(r));
   }
   request_ = m.request;
   for (size_t i = 0; i < request_.size(); ++i)
-    if ((request_[i].flags & mrsp::kInternal) == 0)
+    if ((request_[i].flags & protocol::mrsp::kInternal) == 0)
       parameters_.push_back({regions_[i].addr(), regions_[i].size(), request_[i].flags});
   return 0;
 }
@@ -130,8 +130,9 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
                  peer.c_str());
     return std::nullopt;
   }
-  const uint8_t code = imm::function_code(v);
-  const naa_kernel *kernel = imm::is_start(v) && code != 0 ? kernels_.find(code) : nullptr;
+  const uint8_t code = protocol::imm::function_code(v);
+  const naa_kernel *kernel =
+      protocol::imm::is_start(v) && code != 0 ? kernels_.find(code) : nullptr;
   if (kernel == nullptr || parameters_.empty()) {
     // AMBIGUOUS (doc/protocol.md §9, item 5): the reference NAA stays silent and the host hangs;
     // we answer with an application error code instead, as the spec recommends.
@@ -141,7 +142,7 @@ std::optional<uint8_t> Handler::on_immediate(uint32_t v, const std::string &peer
   }
   const kernel_energy::Window energy = kernel_energy::begin();
   uint8_t rc = runner_.run(*kernel, kernels_.is_builtin(code), regions_, request_, parameters_,
-                           imm::user_data(v) >> 8, peer);
+                           protocol::imm::user_data(v) >> 8, peer);
   uint64_t uj = 0;
   if (kernel_energy::end(energy, code, kernel->name, &uj)) last_kernel_uj_ = uj;
   NAA_LOG_DEBUG("client %s: kernel %u (%s) returned 0x%02x", peer.c_str(),

@@ -41,13 +41,15 @@ class Handler {
 
   // After a successful on_mrsp: every requested region in request order (internal ones too).
   const std::vector<SharedRegion> &regions() const { return regions_; }
-  const std::vector<mrsp::RequestEntry> &request() const { return request_; }
+  const std::vector<protocol::mrsp::RequestEntry> &request() const { return request_; }
   // The non-internal ones, which the advertisement lists.
   const std::vector<naa_kernel_region> &parameters() const { return parameters_; }
   uint64_t reserved() const { return reserved_; }
   const KernelRegistry &kernels() const { return kernels_; }
   // After on_mrsp refused the regions for the memory budget: what was asked and what was left.
-  const std::optional<mrsp::MemoryLimit> &memory_refusal() const { return memory_refusal_; }
+  const std::optional<protocol::mrsp::MemoryLimit> &memory_refusal() const {
+    return memory_refusal_;
+  }
 
   // The return code to answer the immediate V with, or nothing for V = 0 (the host's "no
   // invocation" signal, which must not run a kernel and gets no reply).
@@ -65,8 +67,8 @@ class Handler {
   RegionPool *const pool_;
   KernelRunner runner_;
   uint64_t reserved_ = 0;
-  std::optional<mrsp::MemoryLimit> memory_refusal_;
-  std::vector<mrsp::RequestEntry> request_;
+  std::optional<protocol::mrsp::MemoryLimit> memory_refusal_;
+  std::vector<protocol::mrsp::RequestEntry> request_;
   std::vector<SharedRegion> regions_;
   std::vector<naa_kernel_region> parameters_;  // the non-internal regions, for the kernels
   std::optional<uint64_t> last_kernel_uj_;

@@ -164,12 +164,13 @@ int SharedRegion::allocate(size_t size, std::string *why) {
 }
 
 bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
-                         const std::vector<mrsp::RequestEntry> &request, const std::string &peer) {
+                         const std::vector<protocol::mrsp::RequestEntry> &request,
+                         const std::string &peer) {
   // Built before the fork so that the child allocates nothing before it runs a kernel.
   std::vector<naa_kernel_region> parameters;
   std::vector<int> fds;
   for (size_t i = 0; i < request.size(); ++i) {
-    if (request[i].flags & mrsp::kInternal) continue;
+    if (request[i].flags & protocol::mrsp::kInternal) continue;
     parameters.push_back({nullptr, regions[i].size(), request[i].flags});
     fds.push_back(regions[i].fd());
   }
@@ -220,7 +221,7 @@ void KernelRunner::stop() {
 
 uint8_t KernelRunner::run(const naa_kernel &kernel, bool builtin,
                           const std::vector<SharedRegion> &regions,
-                          const std::vector<mrsp::RequestEntry> &request,
+                          const std::vector<protocol::mrsp::RequestEntry> &request,
                           const std::vector<naa_kernel_region> &parameters, uint32_t user_data,
                           const std::string &peer) {
   const bool isolate =

@@ -68,7 +68,7 @@ class KernelRunner {
   // Runs `kernel` on `parameters` (views of the non-internal `regions`), in the worker when the
   // policy says so. Returns the kernel's return code, NAA_KERNEL_RC_CRASHED or 0x02.
   uint8_t run(const naa_kernel &kernel, bool builtin, const std::vector<SharedRegion> &regions,
-              const std::vector<mrsp::RequestEntry> &request,
+              const std::vector<protocol::mrsp::RequestEntry> &request,
               const std::vector<naa_kernel_region> &parameters, uint32_t user_data,
               const std::string &peer);
 
@@ -79,7 +79,7 @@ class KernelRunner {
  private:
   void kill_worker() const;
   bool spawn(const std::vector<SharedRegion> &regions,
-             const std::vector<mrsp::RequestEntry> &request, const std::string &peer);
+             const std::vector<protocol::mrsp::RequestEntry> &request, const std::string &peer);
 
   const KernelPolicy policy_;
   const std::atomic<bool> *const stop_;
