@@ -83,7 +83,7 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
     handle->id = 0;
     const uint8_t code = checked_function_code(function_code);
     auto regions = naa::protocol::layout_regions(inputs, n_inputs, outputs, n_outputs);
-    const auto settings = naa::Settings::resolve(attr);
+    const auto settings = naa::config::Settings::resolve(attr);
     naa::stats::enable(settings.params);
     auto session = naa::session::open_session(code, regions, n_inputs, settings);
     const std::string naa_address = session->peer();

@@ -6,7 +6,7 @@
 #include "config/small_file.h"
 #include "diag/error.hpp"
 
-namespace naa::auth {
+namespace naa::config::auth {
 namespace {
 
 const std::string kMagic = "NAA1";
@@ -80,4 +80,4 @@ bool matches(const std::string &private_data, const std::string &key) {
   return diff == 0;
 }
 
-}  // namespace naa::auth
+}  // namespace naa::config::auth

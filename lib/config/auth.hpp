@@ -10,7 +10,7 @@
 
 #include "naa.h"
 
-namespace naa::auth {
+namespace naa::config::auth {
 
 constexpr size_t kMaxKeyLength = 48;  // rdma_cm's REQ carries 56 bytes of private data (PS_TCP)
 
@@ -44,4 +44,4 @@ size_t connect_data_length(const std::string &private_data);
 // Whether `private_data` carries exactly `key`, compared in constant time.
 bool matches(const std::string &private_data, const std::string &key);
 
-}  // namespace naa::auth
+}  // namespace naa::config::auth

@@ -5,7 +5,7 @@
 
 #include "config/number.h"
 
-namespace naa {
+namespace naa::config {
 
 bool parse_count(const char *text, uint64_t max, uint64_t *out, bool suffix) {
   size_t len = std::strlen(text);
@@ -35,4 +35,4 @@ bool parse_count(const char *text, uint64_t max, uint64_t *out, bool suffix) {
   return true;
 }
 
-}  // namespace naa
+}  // namespace naa::config

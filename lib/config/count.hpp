@@ -5,11 +5,11 @@
 
 #include <cstdint>
 
-namespace naa {
+namespace naa::config {
 
 // Decimal digits only (no sign, blanks or hex), then with `suffix` an optional K, M or G
 // (powers of 1024); true with the value in `out` when it is at most `max`, false otherwise,
 // overflow included.
 bool parse_count(const char *text, uint64_t max, uint64_t *out, bool suffix = false);
 
-}  // namespace naa
+}  // namespace naa::config

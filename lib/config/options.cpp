@@ -10,7 +10,7 @@
 #include "config/count.hpp"
 #include "diag/error.hpp"
 
-namespace naa {
+namespace naa::config {
 
 std::chrono::milliseconds parse_timeout(const std::string &text, const std::string &source) {
   // Digits with an optional fraction: strtod alone would also take hex, "inf", signs and blanks.
@@ -109,4 +109,4 @@ size_t parse_write_chunk(const std::string &text, const std::string &source) {
   return static_cast<size_t>(v);
 }
 
-}  // namespace naa
+}  // namespace naa::config

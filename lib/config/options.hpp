@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace naa {
+namespace naa::config {
 
 // NAA_TIMEOUT (each naa_wait, default 60) and NAA_CONNECT_TIMEOUT (connecting plus MRSP in
 // naa_create and each reconnect, default 30): seconds, a decimal number > 0. Two deadlines, so
@@ -68,4 +68,4 @@ size_t parse_idle_endpoints(const std::string &text, const std::string &source);
 inline constexpr uint64_t kMaxTraceBuffer = 1048576;
 size_t parse_trace_buffer(const std::string &text, const std::string &source);
 
-}  // namespace naa
+}  // namespace naa::config

@@ -9,7 +9,7 @@
 #include "diag/error.hpp"
 #include "transport/registry.hpp"
 
-namespace naa::params {
+namespace naa::config::params {
 namespace {
 
 void check_timeout(const std::string &t, const std::string &s) {
@@ -272,4 +272,4 @@ std::string Values::auth_key() const {
   return path.empty() ? "" : auth::key_from_file(path);
 }
 
-}  // namespace naa::params
+}  // namespace naa::config::params

@@ -16,7 +16,7 @@
 #include "config/options.hpp"
 #include "transport/transport.hpp"
 
-namespace naa::params {
+namespace naa::config::params {
 
 enum class Source { Default, Environment, Attr, Field };
 // "default", "environment", "naa_attr_t.params", "naa_attr_t field"
@@ -91,4 +91,4 @@ class Values {
   std::vector<Entry> entries_;  // in registry() order
 };
 
-}  // namespace naa::params
+}  // namespace naa::config::params

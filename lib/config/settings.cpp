@@ -15,7 +15,7 @@
 #include "diag/error.hpp"
 #include "diag/log.hpp"
 
-namespace naa {
+namespace naa::config {
 namespace {
 
 // The attr a program was compiled with may be older (shorter) than ours: a field it does not
@@ -258,4 +258,4 @@ std::unique_ptr<rm::Target> Settings::target(uint8_t function_code, size_t n_inp
   return std::make_unique<rm::Target>(naa_host, naa_port, "naa_attr_t.naa");
 }
 
-}  // namespace naa
+}  // namespace naa::config

@@ -15,7 +15,7 @@
 #include "config/params.hpp"
 #include "rm/resolver.hpp"
 
-namespace naa {
+namespace naa::config {
 
 struct Settings {
   std::string naa_host;  // from attr->naa: the NAA itself, no resolution; empty otherwise
@@ -55,4 +55,4 @@ struct Settings {
   transport::TransportOptions transport_options_;  // parsed once: 1-1.5 us at each create
 };
 
-}  // namespace naa
+}  // namespace naa::config

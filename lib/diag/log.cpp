@@ -62,8 +62,8 @@ std::atomic<int> fallback{static_cast<int>(Level::Warn)};
 Level threshold() {
   int l = level.load(std::memory_order_relaxed);
   if (l < 0) {
-    const params::Values values = params::Values::read();
-    l = values.source("NAA_LOG_LEVEL") == params::Source::Default
+    const config::params::Values values = config::params::Values::read();
+    l = values.source("NAA_LOG_LEVEL") == config::params::Source::Default
             ? fallback.load()
             : static_cast<int>(parse_level(values.text("NAA_LOG_LEVEL").c_str()));
     level.store(l, std::memory_order_relaxed);

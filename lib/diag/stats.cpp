@@ -184,14 +184,14 @@ void after_fork_child() {
 
 // Turns on what `bits` names (detail::kStats, kTrace) with the settings of `values`; called
 // with mu held. "" or why the timeline could not start (it stays off; a later call tries again).
-std::string switch_on_locked(int bits, const params::Values &values) {
+std::string switch_on_locked(int bits, const config::params::Values &values) {
   std::string why;
   if (bits & detail::kTrace) {
     const std::string &dir = values.text("NAA_TRACE");
     try {
       if (!dir.empty())
-        why = trace::open(dir,
-                          parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
+        why = trace::open(
+            dir, config::parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
     } catch (const Error &e) {
       why = e.what();
     }
@@ -234,13 +234,13 @@ void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Sta
 bool detail::read_environment() {
   std::lock_guard<std::mutex> lock(mu);
   if (state.load() < 0) {
-    const params::Values values = params::Values::read();
+    const config::params::Values values = config::params::Values::read();
     switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace, values);
   }
   return state.load() != 0;
 }
 
-void enable(const params::Values &values) {
+void enable(const config::params::Values &values) {
   const int bits = (values.text("NAA_STATS") == "1" ? detail::kStats : 0) |
                    (values.text("NAA_TRACE").empty() ? 0 : detail::kTrace);
   if (bits == 0 || (on() && (detail::state.load() & bits) == bits)) return;

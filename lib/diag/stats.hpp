@@ -13,7 +13,7 @@
 #include "naa.h"
 #include "protocol/regions.hpp"
 
-namespace naa::params {
+namespace naa::config::params {
 class Values;
 }
 
@@ -37,7 +37,7 @@ inline bool on() {
 // A handle's naa_attr_t.params NAA_STATS=1 or NAA_TRACE=DIR (with its NAA_TRACE_BUFFER) turn
 // them on for the process. Throws Error(NAA_ERR_CONFIG) when NAA_TRACE names a directory the
 // trace cannot be created in (naa_create fails rather than losing the trace).
-void enable(const params::Values &values);
+void enable(const config::params::Values &values);
 
 // When an invocation's stages were seen, ns of CLOCK_MONOTONIC (Session::Stages): naa_invoke
 // began, our writes were seen complete, the final write was posted and its post returned, the

@@ -152,20 +152,20 @@ class Waiter final : private progress::Work {
       owners[i] = s[i];
       first = std::min(first, timeout[i]);
       const progress::Policy &p = policy[i];
-      any_spin = any_spin || p.mode == Progress::Mode::Spin;
-      all_block = all_block && p.mode == Progress::Mode::Block;
-      any_adaptive = any_adaptive || p.mode == Progress::Mode::Adaptive;
+      any_spin = any_spin || p.mode == config::Progress::Mode::Spin;
+      all_block = all_block && p.mode == config::Progress::Mode::Block;
+      any_adaptive = any_adaptive || p.mode == config::Progress::Mode::Adaptive;
       spin = std::max(spin, p.spin);
       expected = std::max(expected, p.expected);
     }
     left_ = left;
     first_ = first;
     if (any_spin)
-      policy_.mode = Progress::Mode::Spin;
+      policy_.mode = config::Progress::Mode::Spin;
     else if (all_block)
-      policy_.mode = Progress::Mode::Block;
+      policy_.mode = config::Progress::Mode::Block;
     else if (any_adaptive)
-      policy_.mode = Progress::Mode::Adaptive;
+      policy_.mode = config::Progress::Mode::Adaptive;
     policy_.spin = spin;
     policy_.expected = expected;
   }
@@ -221,7 +221,7 @@ class Waiter final : private progress::Work {
                     : w == Watch::Idle  ? Known::Idle
                                         : Known::Ask;
     if (w == Watch::Inactive || w == Watch::Idle) return false;
-    if (p.mode == Progress::Mode::Thread) taken_.push_back(i);
+    if (p.mode == config::Progress::Mode::Thread) taken_.push_back(i);
     if (w != Watch::Watched) polled_.push_back(i);
     return true;
   }
@@ -340,7 +340,7 @@ class Waiter final : private progress::Work {
   std::vector<size_t> &polled_ = mem_.polled;  // the pending handles not Watched, in no order
   std::vector<size_t> &taken_ = mem_.taken;    // the handles taken from the progress engine
   size_t left_ = 0;                            // pending handles
-  progress::Policy policy_{Progress::Mode::SpinThenBlock, {}, {}};
+  progress::Policy policy_{config::Progress::Mode::SpinThenBlock, {}, {}};
   size_t found_ = kNone;
   naa_status *status_ = nullptr;
   int *rc_ = nullptr;

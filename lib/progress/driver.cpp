@@ -55,7 +55,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
   Clock::time_point last_news = Clock::now();
   bool news = false, polling = false;
   unsigned quiet = 0;
-  const bool adaptive = policy.mode == Progress::Mode::Adaptive;
+  const bool adaptive = policy.mode == config::Progress::Mode::Adaptive;
   const bool budget_open = policy.budget == nullptr || policy.budget->may_poll();
   Spell spell = Spell::None;
   for (;;) {
@@ -81,8 +81,9 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     const WaitPlan plan = wait_plan(policy.expected, policy.spin, work.woken());
     // Adaptive: a poll on an oversubscribed node holds the core the peer needs to answer.
     const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed();
-    if (turn == Turn::Waiting && policy.mode != Progress::Mode::Block &&
-        (policy.mode == Progress::Mode::Spin || (idle < plan.poll && !crowded && budget_open))) {
+    if (turn == Turn::Waiting && policy.mode != config::Progress::Mode::Block &&
+        (policy.mode == config::Progress::Mode::Spin ||
+         (idle < plan.poll && !crowded && budget_open))) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
       if (was_polling && (work.background() || policy.yields || (adaptive && node_at_capacity())))
         sched_yield();
@@ -96,7 +97,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
               : !budget_open           ? Spell::Skipped
                                        : spell;
     const Clock::time_point end = now + deadline.remaining();
-    if (work.background() && policy.mode != Progress::Mode::Block && idle < plan.length) {
+    if (work.background() && policy.mode != config::Progress::Mode::Block && idle < plan.length) {
       sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze
       continue;
     }

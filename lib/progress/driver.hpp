@@ -62,7 +62,7 @@ class Work {
 // the others: the wait plan; adaptive: the wait plan's polls only while they pay), its
 // NAA_SPIN_US, and how long the awaited thing took last time.
 struct Policy {
-  Progress::Mode mode = Progress::Mode::SpinThenBlock;
+  config::Progress::Mode mode = config::Progress::Mode::SpinThenBlock;
   microseconds spin{0};
   nanoseconds expected{0};
   // Yield the core between polls, as a thread in the background does: for a wait whose answer

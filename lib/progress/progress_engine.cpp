@@ -271,7 +271,7 @@ void ProgressEngine::run(int cpu, microseconds spin) {
   no_wakeup_preemption();
   exact_timers();
   if (cpu >= 0) pin(cpu);
-  policy_ = {Progress::Mode::Thread, spin, {}};
+  policy_ = {config::Progress::Mode::Thread, spin, {}};
   progress::drive(*this, policy_, Deadline::at(progress::Clock::time_point::max()));
 }
 

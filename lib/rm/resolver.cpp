@@ -71,7 +71,7 @@ bool Target::fail_over() {
 
 // Order: NAA_SPEC (set by the user, or by the naa_spank plugin in Slurm tasks), then the Slurm
 // job (ranks that mpirun starts itself get no NAA_SPEC), then an error naming what was tried.
-std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params) {
+std::vector<Candidate> candidates(uint8_t function_code, const config::params::Values &params) {
   const std::string &spec = params.text("NAA_SPEC");
   if (spec.empty()) {
     if (!in_slurm_job())
@@ -99,7 +99,7 @@ std::vector<Candidate> candidates(uint8_t function_code, const params::Values &p
 }
 
 std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
-                                const params::Values &params) {
+                                const config::params::Values &params) {
   const std::vector<Candidate> all = candidates(function_code, params);
   const ProcessRank rank = process_rank(params.text("NAA_SPREAD"));
   const size_t i = pick(

@@ -56,7 +56,7 @@ struct Candidate {
 
 // Every NAA serving function_code, in the order NAA_SPEC or naa.conf lists them (never empty).
 // Throws as resolve does, but never NAA_ERR_INVALID_ARGUMENT.
-std::vector<Candidate> candidates(uint8_t function_code, const params::Values &params);
+std::vector<Candidate> candidates(uint8_t function_code, const config::params::Values &params);
 
 // The NAA for the next handle: from candidates(), the process's rank (NAA_SPREAD, rm/spread.hpp)
 // picks where to start and the least used in this process from there on wins. The others that
@@ -67,6 +67,6 @@ std::vector<Candidate> candidates(uint8_t function_code, const params::Values &p
 // NAA's parameter count).
 // NAA_SPEC and NAA_CONF come from `params`.
 std::unique_ptr<Target> resolve(uint8_t function_code, size_t n_inputs,
-                                const params::Values &params);
+                                const config::params::Values &params);
 
 }  // namespace naa::rm

@@ -57,7 +57,7 @@ std::string hex(uint32_t v) {
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-                 Settings settings, Deadline deadline)
+                 config::Settings settings, Deadline deadline)
     : timeout_(settings.timeout),
       progress_(settings.progress),
       settings_(std::move(settings)),
@@ -68,7 +68,7 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
       peer_(target_->host() + ":" + std::to_string(target_->port())),
       request_imm_(protocol::imm::host_request(function_code)) {
   connect_first(deadline);
-  if (progress_.mode == Progress::Mode::Thread)
+  if (progress_.mode == config::Progress::Mode::Thread)
     engine_ = ProgressEngine::acquire(progress_.cpu, progress_.spin);
 }
 
@@ -93,7 +93,7 @@ void Session::connect(Deadline deadline) {
     return data;
   };
   ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
-                            auth::connect_data(key), request_in_connection);
+                            config::auth::connect_data(key), request_in_connection);
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
   if (!mrsp_mr_) {
@@ -484,7 +484,7 @@ void Session::describe(naa_handle_info_t *info) {
   info->regions = static_cast<uint32_t>(regions_.size());
   info->pacing_us = pacing_.enabled() ? pacing_.guard().count() : 0;
   info->timeout_ms = timeout_.count();
-  snprintf(info->progress, sizeof info->progress, "%s", progress_name(progress_.mode));
+  snprintf(info->progress, sizeof info->progress, "%s", config::progress_name(progress_.mode));
 }
 
 Session::Stages Session::last_stages() {

@@ -46,7 +46,7 @@ class Session : private progress::ProgressEngine::Client {
   // transport for reconnecting. Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
           std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-          Settings settings, Deadline deadline);
+          config::Settings settings, Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes. A cancel() from another thread ends a
@@ -85,7 +85,7 @@ class Session : private progress::ProgressEngine::Client {
   Watch arm(progress::Armed *armed, const std::shared_ptr<progress::WaitSet> &set);
   int expire(uint64_t invocation, naa_status *status);
   std::chrono::milliseconds timeout() const { return timeout_; }
-  const Progress &progress() const { return progress_; }
+  const config::Progress &progress() const { return progress_; }
   const std::string &peer() const { return ep_->peer(); }  // "host:port" of the NAA
   void describe(naa_handle_info_t *info);                  // naa_handle_info(3)
   // Whether the NAA of the last connection named itself naa-server in its accept (doc/protocol.md
@@ -194,7 +194,7 @@ class Session : private progress::ProgressEngine::Client {
   // What a wait over many handles asks each of them (join_wait), next to the lock: a thousand
   // handles cost a thousand cache lines, not several thousand.
   const std::chrono::milliseconds timeout_;
-  const Progress progress_;
+  const config::Progress progress_;
   State state_ = State::Ready;
   bool armed_ = false;  // arm() found the endpoint empty, nobody polled it since
   // The set its endpoint's descriptor is registered in (at most one), and that set's count of
@@ -206,7 +206,7 @@ class Session : private progress::ProgressEngine::Client {
   // Whether polling paid in its recent waits (NAA_PROGRESS=adaptive); the waits update it.
   mutable progress::SpinBudget spin_budget_;
 
-  const Settings settings_;
+  const config::Settings settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;

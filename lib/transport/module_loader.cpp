@@ -110,7 +110,7 @@ std::string module_path(const std::string &module) {
     auto found = loaded.find(module);
     if (found != loaded.end()) return found->second;
   }
-  std::string dir = params::Values::read().text("NAA_MODULE_DIR");
+  std::string dir = config::params::Values::read().text("NAA_MODULE_DIR");
   if (dir.empty()) dir = default_dir();
   return dir + "/libnaa-" + module + ".so";
 }

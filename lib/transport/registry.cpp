@@ -80,7 +80,7 @@ std::vector<Registration> &table() {
        nullptr,
        {{"NAA_OFI_WRITE_CHUNK", "bytes >= 4096", "",
          "split libfabric writes into pieces of this size (default: no split)",
-         [](const std::string &t, const std::string &s) { parse_write_chunk(t, s); }}}},
+         [](const std::string &t, const std::string &s) { config::parse_write_chunk(t, s); }}}},
       {"ofi+shm",
        false,
        "ofi+shm",
@@ -93,7 +93,7 @@ std::vector<Registration> &table() {
        {{"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
          "ofi+shm endpoints of ended connections kept open for the next ones, per side (each "
          "holds 16 MiB of /dev/shm until the process exits; 0: none)",
-         [](const std::string &t, const std::string &s) { parse_idle_endpoints(t, s); }}}},
+         [](const std::string &t, const std::string &s) { config::parse_idle_endpoints(t, s); }}}},
       {"verbs",
        false,
        "verbs",

@@ -98,7 +98,7 @@ struct Registration {
   // Its own runtime parameters: the parameter registry (config/params.hpp) lists them after
   // libnaa's own, so naa-info --params and naa(7) show them whether the transport's module is
   // there or not (read and checked like every other parameter, passed on in TransportOptions).
-  std::vector<params::Param> params = {};
+  std::vector<config::params::Param> params = {};
 };
 
 // Every row, in table order.

@@ -168,7 +168,7 @@ bool is_libnaa_server(const std::string &peer_data) {
 }
 
 std::string transport_from_environment() {
-  return params::Values::read().text("NAA_TRANSPORT");
+  return config::params::Values::read().text("NAA_TRANSPORT");
 }
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {

@@ -128,9 +128,9 @@ bool parse_order(const char *text, Order *out) {
   }
   uint64_t count = 0;
   out->kind = known->kind;
-  if (!naa::parse_count(n.c_str(), UINT32_MAX, &count) || count == 0 ||
+  if (!naa::config::parse_count(n.c_str(), UINT32_MAX, &count) || count == 0 ||
       value.empty() == known->takes_value ||
-      (known->takes_value && !naa::parse_count(value.c_str(), 100000000, &out->value))) {
+      (known->takes_value && !naa::config::parse_count(value.c_str(), 100000000, &out->value))) {
     std::fprintf(stderr, "conformance-naa: --order %s: want %s@N%s with N from 1\n", text,
                  known->name, known->takes_value ? "=VALUE" : "");
     return false;
@@ -398,18 +398,18 @@ int main(int argc, char **argv) {
         o.address = optarg;
         break;
       case 'p':
-        if (!naa::parse_count(optarg, 65535, &n)) return 2;
+        if (!naa::config::parse_count(optarg, 65535, &n)) return 2;
         o.port = static_cast<uint16_t>(n);
         break;
       case 'r':
         o.ready_file = optarg;
         break;
       case 'w':
-        if (!naa::parse_count(optarg, 10000000, &n)) return 2;
+        if (!naa::config::parse_count(optarg, 10000000, &n)) return 2;
         o.window = std::chrono::microseconds(n);
         break;
       case 's':
-        if (!naa::parse_count(optarg, 10000000, &n)) return 2;
+        if (!naa::config::parse_count(optarg, 10000000, &n)) return 2;
         o.slow = std::chrono::microseconds(n);
         break;
       case 'o':
@@ -419,11 +419,11 @@ int main(int argc, char **argv) {
         o.event_loop = true;
         break;
       case 'c':
-        if (!naa::parse_count(optarg, 1000, &n) || n == 0) return 2;
+        if (!naa::config::parse_count(optarg, 1000, &n) || n == 0) return 2;
         o.max_clients = static_cast<unsigned>(n);
         break;
       case 'm':
-        if (!naa::parse_count(optarg, UINT64_MAX, &o.memory, true)) return 2;
+        if (!naa::config::parse_count(optarg, UINT64_MAX, &o.memory, true)) return 2;
         break;
       case 'v':
         setenv("NAA_LOG_LEVEL", "info", 0);

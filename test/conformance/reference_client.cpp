@@ -173,20 +173,20 @@ int main(int argc, char **argv) {
         o.address = optarg;
         break;
       case 'p':
-        ok = naa::parse_count(optarg, 65535, &n);
+        ok = naa::config::parse_count(optarg, 65535, &n);
         o.port = static_cast<uint16_t>(n);
         break;
       case 'n':
-        ok = naa::parse_count(optarg, 100000000, &o.invocations);
+        ok = naa::config::parse_count(optarg, 100000000, &o.invocations);
         break;
       case 'r':
-        ok = naa::parse_count(optarg, 31, &o.regions) && o.regions > 0;
+        ok = naa::config::parse_count(optarg, 31, &o.regions) && o.regions > 0;
         break;
       case 's':
-        ok = naa::parse_count(optarg, 1 << 30, &o.size) && o.size > 0;
+        ok = naa::config::parse_count(optarg, 1 << 30, &o.size) && o.size > 0;
         break;
       case 'k':
-        ok = naa::parse_count(optarg, 10000000, &n);
+        ok = naa::config::parse_count(optarg, 10000000, &n);
         o.ack = std::chrono::microseconds(n);
         break;
       default:

@@ -37,7 +37,7 @@ struct HostRecord {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return -1;
-  size_t klen = data[0] % (auth::kMaxKeyLength + 1);
+  size_t klen = data[0] % (config::auth::kMaxKeyLength + 1);
   data += 1, size -= 1;
   if (klen > size) klen = size;
   std::string key(reinterpret_cast<const char *>(data), klen);
@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t len = data[1] % 64;
     data += 2, size -= 2;
     if (len > size) len = size;
-    std::string pd = (f & 0x80) != 0 ? auth::encode(key) : std::string();
+    std::string pd = (f & 0x80) != 0 ? config::auth::encode(key) : std::string();
     pd.append(reinterpret_cast<const char *>(data), len);
     data += len, size -= len;
     now += std::chrono::milliseconds(100) * ((f >> 2) & 0x1f);
@@ -59,11 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string host = server::peer_host(peer);
     if (peer.compare(0, host.size(), host) != 0 || host.empty()) std::abort();
     HostRecord &h = hosts[host];
-    const bool right = auth::matches(pd, key);
+    const bool right = config::auth::matches(pd, key);
     const bool blocked = now < h.blocked_until;
-    const size_t key_end = auth::encoded_length(pd);
-    if (key_end > pd.size() || (right && key_end != auth::encode(key).size())) std::abort();
-    const size_t data_end = auth::connect_data_length(pd);  // the key and the client identity
+    const size_t key_end = config::auth::encoded_length(pd);
+    if (key_end > pd.size() || (right && key_end != config::auth::encode(key).size())) std::abort();
+    const size_t data_end =
+        config::auth::connect_data_length(pd);  // the key and the client identity
     if (data_end < key_end || data_end > pd.size()) std::abort();
     size_t request_len = 0;
     if (const uint8_t *request = protocol::mrsp::from_connect_data(pd, data_end, &request_len)) {

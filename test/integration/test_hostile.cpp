@@ -540,7 +540,7 @@ void kernel_worker_isolation(void **) {
 // True when a raw client from the attacker's host presenting `key` is let in (and served).
 bool attacker_admitted(int port, const std::string &key) {
   try {
-    RawClient c(port, kAttacker, auth::encode(key));
+    RawClient c(port, kAttacker, config::auth::encode(key));
     c.setup(64);
     return c.invoke(protocol::imm::host_request(1), std::chrono::seconds(10)) == 0;
   } catch (const Error &) {

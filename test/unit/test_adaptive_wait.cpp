@@ -22,7 +22,7 @@ extern "C" {
 #include "progress/spin_budget.hpp"
 
 using naa::Deadline;
-using naa::Progress;
+using naa::config::Progress;
 using namespace naa::progress;
 
 namespace {

@@ -15,8 +15,8 @@ extern "C" {
 #include "config/params.hpp"
 #include "diag/error.hpp"
 
-using naa::auth::encode;
-using naa::auth::matches;
+using naa::config::auth::encode;
+using naa::config::auth::matches;
 
 static void encoding_is_magic_length_key(void **) {
   std::string d = encode("s3cret");
@@ -35,7 +35,7 @@ static void matches_exact_key_only(void **) {
 
 // What follows a key in the private data (doc/protocol.md §3.4) starts where it ends.
 static void encoded_length_finds_the_key_end(void **) {
-  using naa::auth::encoded_length;
+  using naa::config::auth::encoded_length;
   assert_int_equal(encoded_length(encode("s3cret")), 11);
   assert_int_equal(encoded_length(encode("s3cret") + "MRSP\x01"), 11);
   assert_int_equal(encoded_length(encode("")), 5);
@@ -48,9 +48,9 @@ static void encoded_length_finds_the_key_end(void **) {
 // libnaa's identity follows the key where both fit a connection request's 56 bytes; what
 // follows them (the memory-region request) starts after both.
 static void connect_data_names_libnaa(void **) {
-  using naa::auth::connect_data;
-  using naa::auth::connect_data_length;
-  using naa::auth::from_libnaa;
+  using naa::config::auth::connect_data;
+  using naa::config::auth::connect_data_length;
+  using naa::config::auth::from_libnaa;
   assert_true(connect_data("") == "NAAc");
   assert_true(connect_data("s3cret") == encode("s3cret") + "NAAc");
   assert_true(from_libnaa(connect_data("")) && from_libnaa(connect_data("s3cret")));
@@ -78,13 +78,13 @@ static void infiniband_padding_is_accepted(void **) {
 static void environment_sources(void **) {
   unsetenv("NAA_AUTH_KEY");
   unsetenv("NAA_AUTH_KEY_FILE");
-  assert_string_equal(naa::params::Values::read().auth_key().c_str(), "");
+  assert_string_equal(naa::config::params::Values::read().auth_key().c_str(), "");
   setenv("NAA_AUTH_KEY", std::string(48, 'x').c_str(), 1);
-  assert_int_equal(naa::params::Values::read().auth_key().size(), 48);
+  assert_int_equal(naa::config::params::Values::read().auth_key().size(), 48);
   setenv("NAA_AUTH_KEY", std::string(49, 'x').c_str(), 1);
   bool refused = false;
   try {
-    naa::params::Values::read().auth_key();
+    naa::config::params::Values::read().auth_key();
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }
@@ -98,11 +98,11 @@ static void environment_sources(void **) {
   std::fputs("from-file\nsecond line ignored\n", f);
   std::fclose(f);
   setenv("NAA_AUTH_KEY_FILE", path, 1);
-  assert_string_equal(naa::params::Values::read().auth_key().c_str(), "from-file");
+  assert_string_equal(naa::config::params::Values::read().auth_key().c_str(), "from-file");
   std::remove(path);
   refused = false;
   try {
-    naa::params::Values::read().auth_key();  // the file is gone
+    naa::config::params::Values::read().auth_key();  // the file is gone
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }

@@ -12,7 +12,7 @@ extern "C" {
 
 #include "config/count.hpp"
 
-using naa::parse_count;
+using naa::config::parse_count;
 
 static void plain_counts(void **) {
   uint64_t v = 0;

@@ -39,7 +39,7 @@ std::chrono::microseconds scaled(std::chrono::microseconds d) {
 }
 
 using namespace std::chrono_literals;
-using naa::Progress;
+using naa::config::Progress;
 using naa::fake::Clock;
 
 // CPU time of the calling thread: a waiter that sleeps uses next to none of it.
@@ -73,7 +73,7 @@ struct Handle {
 
   void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
             std::chrono::milliseconds timeout = 10s) {
-    naa::Settings s = naa::Settings::resolve(nullptr);
+    naa::config::Settings s = naa::config::Settings::resolve(nullptr);
     s.timeout = timeout;
     s.connect_timeout = 5s;
     s.reconnect = reconnect;

@@ -50,7 +50,7 @@ int clean_environment(void **) {
 }
 
 std::unique_ptr<Target> resolve_here(uint8_t code, size_t n_inputs) {
-  return resolve(code, n_inputs, naa::params::Values::read());
+  return resolve(code, n_inputs, naa::config::params::Values::read());
 }
 
 void pick_starts_at_rank_mod_n(void **) {

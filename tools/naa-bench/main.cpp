@@ -242,32 +242,35 @@ int main(int argc, char **argv) {
         host_given = true;
         break;
       case 'p':
-        if (!naa::parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
+        if (!naa::config::parse_count(optarg, 65535, &v)) bad_option("--port", optarg);
         spec_port = optarg;
         port_given = true;
         break;
       case 'f':
-        if (!naa::parse_count(optarg, 127, &v) || v == 0) bad_option("--function", optarg);
+        if (!naa::config::parse_count(optarg, 127, &v) || v == 0) bad_option("--function", optarg);
         s.function_code = static_cast<uint32_t>(v);
         break;
       case 's':
         s.sizes.clear();
         for (const std::string &part : split(optarg)) {
-          if (!naa::parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0)
+          if (!naa::config::parse_count(part.c_str(), UINT32_MAX, &v, true) || v == 0)
             bad_option("--sizes", optarg);
           s.sizes.push_back(v);
         }
         break;
       case 'i':
-        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--iters", optarg);
+        if (!naa::config::parse_count(optarg, 100000000, &v) || v == 0)
+          bad_option("--iters", optarg);
         s.iters = v;
         break;
       case 'm':
-        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--min-iters", optarg);
+        if (!naa::config::parse_count(optarg, 100000000, &v) || v == 0)
+          bad_option("--min-iters", optarg);
         s.min_iters = v;
         break;
       case 'w':
-        if (!naa::parse_count(optarg, 100000000, &v) || v == 0) bad_option("--warmup", optarg);
+        if (!naa::config::parse_count(optarg, 100000000, &v) || v == 0)
+          bad_option("--warmup", optarg);
         s.warmup = v;
         break;
       case 't':
@@ -290,12 +293,14 @@ int main(int argc, char **argv) {
       case 'k':
         s.inflight.clear();
         for (const std::string &part : split(optarg)) {
-          if (!naa::parse_count(part.c_str(), 64, &v) || v == 0) bad_option("--inflight", optarg);
+          if (!naa::config::parse_count(part.c_str(), 64, &v) || v == 0)
+            bad_option("--inflight", optarg);
           s.inflight.push_back(static_cast<unsigned>(v));
         }
         break;
       case 'S':
-        if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--setup-iters", optarg);
+        if (!naa::config::parse_count(optarg, 100000, &v) || v == 0)
+          bad_option("--setup-iters", optarg);
         s.setup_iters = v;
         break;
       case 'I':
@@ -308,7 +313,7 @@ int main(int argc, char **argv) {
         std::string at = optarg;
         size_t colon = at.rfind(':');
         if (colon == std::string::npos || colon == 0 ||
-            !naa::parse_count(at.c_str() + colon + 1, 65535, &v) || v == 0)
+            !naa::config::parse_count(at.c_str() + colon + 1, 65535, &v) || v == 0)
           bad_option("--raw-peer-at", optarg);
         s.raw = true;
         s.raw_host = at.substr(0, colon);
@@ -322,7 +327,7 @@ int main(int argc, char **argv) {
         raw_peer = true;
         break;
       case kIdle:
-        if (!naa::parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
+        if (!naa::config::parse_count(optarg, 86400, &v)) bad_option("--idle", optarg);
         idle = static_cast<unsigned>(v);
         break;
       case kMemcpy:
@@ -332,19 +337,20 @@ int main(int argc, char **argv) {
         s.fi_pingpong = true;
         break;
       case kLoad:
-        if (!naa::parse_count(optarg, 1024, &v)) bad_option("--load", optarg);
+        if (!naa::config::parse_count(optarg, 1024, &v)) bad_option("--load", optarg);
         s.load = static_cast<unsigned>(v);
         break;
       case kLoadClients:
-        if (!naa::parse_count(optarg, 1024, &v)) bad_option("--load-clients", optarg);
+        if (!naa::config::parse_count(optarg, 1024, &v)) bad_option("--load-clients", optarg);
         s.load_clients = static_cast<unsigned>(v);
         break;
       case kHandles:
-        if (!naa::parse_count(optarg, 100000, &v) || v == 0) bad_option("--handles", optarg);
+        if (!naa::config::parse_count(optarg, 100000, &v) || v == 0)
+          bad_option("--handles", optarg);
         s.waitany_handles = v;
         break;
       case kSlowCode:
-        if (!naa::parse_count(optarg, 127, &v) || v == 0) bad_option("--slow-code", optarg);
+        if (!naa::config::parse_count(optarg, 127, &v) || v == 0) bad_option("--slow-code", optarg);
         s.slow_code = static_cast<uint32_t>(v);
         break;
       case kCompute:
@@ -397,7 +403,7 @@ int main(int argc, char **argv) {
 
   if (raw_peer) {
     uint64_t port = 0;
-    if (port_given) naa::parse_count(spec_port.c_str(), 65535, &port);  // checked at --port
+    if (port_given) naa::config::parse_count(spec_port.c_str(), 65535, &port);  // checked at --port
     return naa::bench::run_raw_peer(host_given ? host : "0.0.0.0", static_cast<uint16_t>(port),
                                     std::chrono::seconds(idle));
   }
@@ -420,7 +426,7 @@ int main(int argc, char **argv) {
                    "naa-bench: --fi-pingpong: fi_pingpong not found (Debian: libfabric-bin)\n");
       return 2;
     }
-    const naa::params::Values values = naa::params::Values::read();
+    const naa::config::params::Values values = naa::config::params::Values::read();
     std::string server;  // for the header and as the place to spawn the raw peer
     if (host_given) {
       s.naa = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + spec_port;
@@ -451,7 +457,7 @@ int main(int argc, char **argv) {
           "# naa-bench (libnaa %s): server %s, function code %u, NAA_TRANSPORT=%s, "
           "NAA_PROGRESS=%s, %s regions\n",
           PACKAGE_VERSION, server.c_str(), s.function_code, values.text("NAA_TRANSPORT").c_str(),
-          values.source("NAA_PROGRESS") == naa::params::Source::Default
+          values.source("NAA_PROGRESS") == naa::config::params::Source::Default
               ? "(default)"
               : values.text("NAA_PROGRESS").c_str(),
           s.in_place ? "in-place" : "separate input and output");
@@ -485,7 +491,7 @@ int main(int argc, char **argv) {
         raw.via_server = true;
         raw.host = server.substr(0, server.rfind(':'));
         uint64_t port = 0;
-        naa::parse_count(server.substr(server.rfind(':') + 1).c_str(), 65535, &port);
+        naa::config::parse_count(server.substr(server.rfind(':') + 1).c_str(), 65535, &port);
         raw.port = static_cast<uint16_t>(port);
       } else if (s.raw_port != 0) {
         raw.host = s.raw_host;

@@ -115,7 +115,7 @@ void serve(std::unique_ptr<transport::Endpoint> ep) {
 }  // namespace
 
 RawClient::RawClient(transport::Transport &transport, Peer peer, const std::string &host,
-                     uint16_t port, size_t size, uint8_t function_code, Progress progress,
+                     uint16_t port, size_t size, uint8_t function_code, config::Progress progress,
                      std::chrono::milliseconds timeout, const std::string &local_ip)
     : progress_(progress),
       timeout_(timeout),
@@ -125,7 +125,7 @@ RawClient::RawClient(transport::Transport &transport, Peer peer, const std::stri
   Deadline deadline = Deadline::after(kSetupTimeout);
   // The libnaa identity: it takes its write's completion and the reply in either order, as
   // libnaa does, so that naa-server does not hold its replies (--reference-guard-us).
-  ep_ = transport.connect(host, port, local_ip, deadline, auth::connect_data(""));
+  ep_ = transport.connect(host, port, local_ip, deadline, config::auth::connect_data(""));
   ctrl_mr_ = ep_->register_memory(ctrl_, sizeof ctrl_, false);
   input_mr_ = ep_->register_memory(input_.data(), size, false);
   output_mr_ = ep_->register_memory(output_.data(), size, true);
@@ -213,7 +213,7 @@ int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds id
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   try {
-    const params::Values values = params::Values::read();
+    const config::params::Values values = config::params::Values::read();
     auto transport =
         transport::open_transport(values.text("NAA_TRANSPORT"), values.transport_options());
     auto listener = transport->listen(host, port);

@@ -16,7 +16,7 @@
 
 #include "buffer.hpp"
 #include "protocol/mrsp.hpp"
-#include "config/options.hpp"  // libnaa's Progress (NAA_PROGRESS)
+#include "config/options.hpp"  // libnaa's config::Progress (NAA_PROGRESS)
 #include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 #include "transport/transport.hpp"
@@ -29,7 +29,7 @@ class RawClient {
   // Connects and exchanges regions of `size` bytes (a naa-server is asked for function code
   // `function_code`, one input and one output). Throws naa::Error.
   RawClient(transport::Transport &transport, Peer peer, const std::string &host, uint16_t port,
-            size_t size, uint8_t function_code, Progress progress,
+            size_t size, uint8_t function_code, config::Progress progress,
             std::chrono::milliseconds timeout, const std::string &local_ip);
   ~RawClient();
 
@@ -44,7 +44,7 @@ class RawClient {
   void wait_done();
   void absorb(const transport::Completion &c);
 
-  const Progress progress_;
+  const config::Progress progress_;
   const std::chrono::milliseconds timeout_;
   progress::Expected round_trip_;     // as a Session learns its round trips, for the wait plan
   progress::SpinBudget spin_budget_;  // as a Session learns whether polling pays

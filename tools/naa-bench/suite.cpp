@@ -192,8 +192,8 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                  "after it"
                : ""),
       cols);
-  const params::Values values = params::Values::read();
-  const Progress progress = values.progress();
+  const config::params::Values values = config::params::Values::read();
+  const config::Progress progress = values.progress();
   const auto timeout = values.timeout();
   std::vector<PlotPoint> points;
   for (size_t size : s.sizes) {
@@ -463,7 +463,7 @@ void run_setup(const Settings &s, FILE *out) {
   if (creates_made() == 0) {
     naa_attr_t attr = NAA_ATTR_INIT;
     attr.naa = s.naa.empty() ? nullptr : s.naa.c_str();
-    const naa::Settings resolved = naa::Settings::resolve(&attr);
+    const naa::config::Settings resolved = naa::config::Settings::resolve(&attr);
     const auto target = resolved.target(s.function_code, 1);
     const int64_t prepared = now_ns();
     transport::prepare_transport(resolved.transport, target->host(), target->port(),

@@ -28,7 +28,7 @@ std::string env(const char *name) {
 
 // The codes to show: NAA_SPEC's, else the job's --naa, else every code naa.conf serves (a job
 // with only an naa licence may use any). Empty with *why set when there is nothing to show.
-std::vector<unsigned> job_codes(const naa::params::Values &values, std::string *from,
+std::vector<unsigned> job_codes(const naa::config::params::Values &values, std::string *from,
                                 std::string *why) {
   std::vector<unsigned> codes;
   const auto add = [&](unsigned c) {
@@ -53,7 +53,7 @@ std::vector<unsigned> job_codes(const naa::params::Values &values, std::string *
     std::istringstream in(asked);
     for (std::string word; std::getline(in, word, ',');) {
       uint64_t c = 0;
-      if (naa::parse_count(word.c_str(), NAA_CONF_MAX_FNCODE, &c) && c > 0)
+      if (naa::config::parse_count(word.c_str(), NAA_CONF_MAX_FNCODE, &c) && c > 0)
         add(static_cast<unsigned>(c));
     }
     *from = "--naa=" + asked + " (SLURM_SPANK_NAA_CODES)";
@@ -95,7 +95,7 @@ std::string ranks_of(size_t k, size_t n, unsigned long ranks) {
 }  // namespace
 
 int show_job(unsigned long ranks, long only) {
-  const naa::params::Values values = naa::params::Values::read();
+  const naa::config::params::Values values = naa::config::params::Values::read();
   std::string from, why;
   const std::vector<unsigned> codes = job_codes(values, &from, &why);
   if (codes.empty()) {
@@ -106,7 +106,7 @@ int show_job(unsigned long ranks, long only) {
   if (ranks == 0) {
     for (const char *name : {"SLURM_NTASKS", "SLURM_NPROCS"}) {
       uint64_t n = 0;
-      if (naa::parse_count(env(name).c_str(), UINT32_MAX, &n) && n > 0) {
+      if (naa::config::parse_count(env(name).c_str(), UINT32_MAX, &n) && n > 0) {
         ranks = n;
         ranks_from = name;
         break;

@@ -31,7 +31,7 @@ bool list_kernels(const Naa &naa, std::vector<naa::protocol::kernel_list::Kernel
                   bool *libnaa_server, std::string *transport) {
   uint8_t from = 1;
   do {
-    naa::Settings settings = naa::Settings::resolve(nullptr);
+    naa::config::Settings settings = naa::config::Settings::resolve(nullptr);
     settings.list_kernels_from = from;
     uint8_t byte = 0;
     std::vector<naa::protocol::Region> regions{
@@ -62,7 +62,7 @@ bool parse_naa(std::string text, Naa *naa, std::string *why) {
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = text.c_str();
   try {
-    const naa::Settings settings = naa::Settings::resolve(&attr);
+    const naa::config::Settings settings = naa::config::Settings::resolve(&attr);
     *naa = {settings.naa_host, settings.naa_port, 1, "command line"};
     return true;
   } catch (const naa::Error &e) {
@@ -74,7 +74,7 @@ bool parse_naa(std::string text, Naa *naa, std::string *why) {
 // The NAAs of NAA_SPEC, each host:port once (the first entry naming it), only those serving
 // `only` where it is not -1. Empty, with the reason printed, where there is none.
 std::vector<Naa> spec_naas(long only) {
-  const naa::params::Values values = naa::params::Values::read();
+  const naa::config::params::Values values = naa::config::params::Values::read();
   const std::string &spec = values.text("NAA_SPEC");
   std::vector<naa::rm::NaaEntry> entries;
   std::string why;

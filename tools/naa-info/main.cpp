@@ -94,7 +94,7 @@ void show_transports() {
 }
 
 // The transport naa_create would use for this NAA.
-std::string transport_for(const naa::rm::NaaEntry &e, const naa::params::Values &values) {
+std::string transport_for(const naa::rm::NaaEntry &e, const naa::config::params::Values &values) {
   std::string chosen = values.text("NAA_TRANSPORT");
   if (chosen != "auto") return chosen;
   auto deadline = naa::Deadline::after(std::chrono::seconds(5));
@@ -109,18 +109,18 @@ std::string transport_for(const naa::rm::NaaEntry &e, const naa::params::Values 
 // One block per parameter: NAME=value, then its source, type, default and meaning. Exit 1 if
 // any value is malformed (naa_create would refuse it).
 int show_params() {
-  const naa::params::Values values = naa::params::Values::read();
-  const auto &registry = naa::params::registry();
+  const naa::config::params::Values values = naa::config::params::Values::read();
+  const auto &registry = naa::config::params::registry();
   int malformed = 0;
   for (size_t i = 0; i < registry.size(); ++i) {
-    const naa::params::Param &p = registry[i];
+    const naa::config::params::Param &p = registry[i];
     const std::string why = values.problem(i);
     const std::string &value = values.text(i);
     if (p.secret && !value.empty())
       std::printf("%s=(%zu bytes, not shown)\n", p.name, value.size());
     else
       std::printf("%s=%s\n", p.name, value.c_str());
-    std::printf("    source: %s%s%s\n", naa::params::source_name(values.source(i)),
+    std::printf("    source: %s%s%s\n", naa::config::params::source_name(values.source(i)),
                 why.empty() ? "" : "; MALFORMED: ", why.c_str());
     std::printf("    type: %s; default: %s\n", p.type, *p.fallback != '\0' ? p.fallback : "(none)");
     std::printf("    %s\n", p.doc);
@@ -204,7 +204,7 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   const std::string naa = (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = naa.c_str();
-  const auto settings = naa::Settings::resolve(&attr);
+  const auto settings = naa::config::Settings::resolve(&attr);
   auto start = std::chrono::steady_clock::now();
   auto session =
       naa::session::open_session(e.function_code, std::move(regions), e.n_inputs, settings);
@@ -239,7 +239,7 @@ int main(int argc, char **argv) {
         break;
       case 'f': {
         uint64_t code = 0;
-        if (!naa::parse_count(optarg, 127, &code) || code == 0) {
+        if (!naa::config::parse_count(optarg, 127, &code) || code == 0) {
           std::fprintf(stderr, "naa-info: function code '%s' is not in 1..127\n", optarg);
           return 2;
         }
@@ -257,7 +257,7 @@ int main(int argc, char **argv) {
         break;
       case 'n': {
         uint64_t n = 0;
-        if (!naa::parse_count(optarg, UINT32_MAX, &n) || n == 0) {
+        if (!naa::config::parse_count(optarg, UINT32_MAX, &n) || n == 0) {
           std::fprintf(stderr, "naa-info: number of ranks '%s' is not in 1..%u\n", optarg,
                        UINT32_MAX);
           return 2;
@@ -291,7 +291,7 @@ int main(int argc, char **argv) {
   show_roce_v2_gids();
 
   std::printf("NAAs:\n");
-  const naa::params::Values values = naa::params::Values::read();
+  const naa::config::params::Values values = naa::config::params::Values::read();
   const std::string &spec = values.text("NAA_SPEC");
   if (spec.empty()) {
     std::printf("  none: NAA_SPEC is not set\n");

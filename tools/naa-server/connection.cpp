@@ -72,7 +72,7 @@ Connection::Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegi
       idle_timeout_(idle_timeout),
       spin_(spin),
       adaptive_(adaptive),
-      reference_client_(!auth::from_libnaa(ep->peer_data())),
+      reference_client_(!config::auth::from_libnaa(ep->peer_data())),
       reference_guard_(reference_guard),
       stop_(stop),
       handler_(kernels, budget, policy, &stop.flag(), peer_host(ep->peer()), regions),
@@ -108,7 +108,7 @@ bool Connection::serve_request_in_connection(std::string *accept_data) {
   const std::string &data = ep_->peer_data();
   size_t len = 0;
   const uint8_t *request =
-      protocol::mrsp::from_connect_data(data, auth::connect_data_length(data), &len);
+      protocol::mrsp::from_connect_data(data, config::auth::connect_data_length(data), &len);
   const size_t room = request != nullptr ? ep_->connect_data_room() : 0;
   if (room == 0) return false;
   std::string why;

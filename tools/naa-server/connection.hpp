@@ -66,7 +66,7 @@ class Connection {
   const std::chrono::milliseconds idle_timeout_;
   const std::chrono::microseconds spin_;  // the least it polls after each invocation (--spin-us)
   const bool adaptive_;                   // --wait adaptive
-  // A client that is not libnaa (no identity in its connection request, auth::from_libnaa):
+  // A client that is not libnaa (no identity in its connection request, config::auth::from_libnaa):
   // a reference client, which takes a reply polled before its own final write's completion
   // for a protocol error and drops the connection. Its replies are held (hold_reply()).
   const bool reference_client_;

@@ -42,14 +42,14 @@ class KeyCheck {
     KeyVerdict v;
     const std::string host = peer_host(peer);
     const bool tried = refusals_.may_try(host, now);
-    if (tried && auth::matches(private_data, key_)) return v;
+    if (tried && config::auth::matches(private_data, key_)) return v;
     v.admitted = false;
     v.reason = tried ? "naa-server: authentication failed (NAA_AUTH_KEY)"
                      : "naa-server: authentication failed (NAA_AUTH_KEY; retry later)";
     unsigned unlogged = 0;
     // A key was tried: anything beyond a libnaa host's identity alone.
-    const bool keyed = auth::encoded_length(private_data) != 0 ||
-                       private_data.size() > auth::connect_data_length(private_data);
+    const bool keyed = config::auth::encoded_length(private_data) != 0 ||
+                       private_data.size() > config::auth::connect_data_length(private_data);
     if (refusals_.refused(host, tried && keyed, now, &unlogged))
       v.log_line = "refusing " + peer + ": " +
                    (tried ? "missing or wrong authentication key" : "too soon after a wrong key") +

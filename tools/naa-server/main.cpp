@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   naa::diag::restore_signal_defaults();  // a crash ends naa-server by its signal, with a core
   naa::log::set_program("naa-server");
   naa::server::ServerOptions options;
-  options.transport = naa::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
+  options.transport = naa::config::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
   std::vector<std::string> plugins;
   bool list_only = false;
 
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
         options.address = optarg;
         break;
       case 'p':
-        if (!naa::parse_count(optarg, 65535, &n)) bad_option("--port", optarg);
+        if (!naa::config::parse_count(optarg, 65535, &n)) bad_option("--port", optarg);
         options.port = static_cast<uint16_t>(n);
         break;
       case 't':
@@ -153,45 +153,51 @@ int main(int argc, char **argv) {
         plugins.emplace_back(optarg);
         break;
       case 'c':
-        if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--max-clients", optarg);
+        if (!naa::config::parse_count(optarg, 100000, &n) || n == 0)
+          bad_option("--max-clients", optarg);
         options.max_clients = static_cast<unsigned>(n);
         break;
       case 'P':
-        if (!naa::parse_count(optarg, 100000, &n) || n == 0) bad_option("--peer-clients", optarg);
+        if (!naa::config::parse_count(optarg, 100000, &n) || n == 0)
+          bad_option("--peer-clients", optarg);
         options.peer_clients = static_cast<unsigned>(n);
         break;
       case 'H':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) ||
+        if (!naa::config::parse_count(optarg, UINT64_MAX, &options.peer_memory, true) ||
             options.peer_memory == 0)
           bad_option("--peer-memory", optarg);
         break;
       case 'I':
-        if (!naa::parse_count(optarg, 86400 * 365, &n)) bad_option("--idle-timeout", optarg);
+        if (!naa::config::parse_count(optarg, 86400 * 365, &n))
+          bad_option("--idle-timeout", optarg);
         options.idle_timeout = std::chrono::seconds(n);
         break;
       case 'G':
-        if (!naa::parse_count(optarg, 86400, &n) || n == 0)
+        if (!naa::config::parse_count(optarg, 86400, &n) || n == 0)
           bad_option("--handshake-timeout", optarg);
         options.handshake_timeout = std::chrono::seconds(n);
         break;
       case 'g':
-        if (!naa::parse_count(optarg, 1000000, &n)) bad_option("--handshake-per-source", optarg);
+        if (!naa::config::parse_count(optarg, 1000000, &n))
+          bad_option("--handshake-per-source", optarg);
         options.handshake_per_source = static_cast<unsigned>(n);
         break;
       case 'm':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.client_memory, true))
+        if (!naa::config::parse_count(optarg, UINT64_MAX, &options.client_memory, true))
           bad_option("--client-memory", optarg);
         break;
       case 'M':
-        if (!naa::parse_count(optarg, UINT64_MAX, &options.total_memory, true))
+        if (!naa::config::parse_count(optarg, UINT64_MAX, &options.total_memory, true))
           bad_option("--total-memory", optarg);
         break;
       case 'T':
-        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--mrsp-timeout", optarg);
+        if (!naa::config::parse_count(optarg, 86400, &n) || n == 0)
+          bad_option("--mrsp-timeout", optarg);
         options.mrsp_timeout = std::chrono::seconds(n);
         break;
       case 'K':
-        if (!naa::parse_count(optarg, 86400, &n) || n == 0) bad_option("--kernel-timeout", optarg);
+        if (!naa::config::parse_count(optarg, 86400, &n) || n == 0)
+          bad_option("--kernel-timeout", optarg);
         options.kernel_policy.timeout = std::chrono::seconds(n);
         break;
       case 'i':
@@ -208,11 +214,12 @@ int main(int argc, char **argv) {
         key_file = optarg;
         break;
       case 's':
-        if (!naa::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
+        if (!naa::config::parse_count(optarg, 60000000, &n)) bad_option("--spin-us", optarg);
         options.spin = std::chrono::microseconds(n);
         break;
       case 'R':
-        if (!naa::parse_count(optarg, 10000000, &n)) bad_option("--reference-guard-us", optarg);
+        if (!naa::config::parse_count(optarg, 10000000, &n))
+          bad_option("--reference-guard-us", optarg);
         options.reference_guard = std::chrono::microseconds(n);
         break;
       case 'w':
@@ -267,8 +274,8 @@ int main(int argc, char **argv) {
   naa::diag::report_signal_defaults();
 
   try {
-    options.auth_key = key_file.empty() ? naa::params::Values::read().auth_key()
-                                        : naa::auth::key_from_file(key_file);
+    options.auth_key = key_file.empty() ? naa::config::params::Values::read().auth_key()
+                                        : naa::config::auth::key_from_file(key_file);
     if (!options.auth_key.empty())
       std::fprintf(stderr, "naa-server: clients must present the authentication key\n");
     naa::server::Server server(options, kernels);

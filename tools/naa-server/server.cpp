@@ -114,7 +114,7 @@ void Server::listen(const std::string &transport_name, uint16_t port) {
   Listening l;
   // NAA_OFI_WRITE_CHUNK and NAA_RDMA_DEVICE from naa-server's environment.
   l.transport =
-      transport::open_transport(transport_name, params::Values::read().transport_options());
+      transport::open_transport(transport_name, config::params::Values::read().transport_options());
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
   if (transport::capabilities_of(transport_name).tcp_connections)
