@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # lib/ is layered: a folder includes headers of the folders below it only. The order, lowest
-# first (the headers at lib/'s top, deadline.hpp, are "base"):
+# first (the headers at lib/'s top, deadline.hpp and error.hpp, are "base"):
 #   base, diag, protocol, config, energy, rm, transport, progress, session, api
 # The include graph of the folders is derived from the sources (#include "FOLDER/..." and
 # #include "TOP.hpp"); an edge upwards or sideways fails, unless it is one of the debts below,

@@ -97,12 +97,12 @@ void forget_error(const ref::naa_handle *handle) {
 // The reference's convention: 0 or -1; libnaa's code and cause stay with the handle.
 template <class Body>
 int ap2_call(const char *function, ref::naa_handle *handle, Body body) {
-  const naa::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
+  const naa::diag::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
   std::string cause;
   const int code = guarded(function, body, &cause);
   if (code == NAA_SUCCESS) return 0;
   if (handle != nullptr) {
-    if (cause.empty()) cause = std::string(function) + ": " + naa::error_text(code);
+    if (cause.empty()) cause = std::string(function) + ": " + naa::diag::error_text(code);
     std::lock_guard<std::mutex> lock(last_errors_mu);
     last_errors()[handle] = LastError{code, std::move(cause)};
   }
@@ -233,7 +233,7 @@ int pnaaice_last_error(const naa_handle *handle, const char **message) {
   std::lock_guard<std::mutex> lock(last_errors_mu);
   auto it = last_errors().find(handle);
   if (it == last_errors().end()) {
-    if (message != nullptr) *message = naa::error_text(NAA_SUCCESS);
+    if (message != nullptr) *message = naa::diag::error_text(NAA_SUCCESS);
     return NAA_SUCCESS;
   }
   if (message != nullptr) *message = it->second.cause.c_str();

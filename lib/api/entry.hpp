@@ -9,7 +9,7 @@
 #include <new>
 #include <string>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "api/handle_table.hpp"
 #include "diag/log.hpp"
 #include "naa.h"

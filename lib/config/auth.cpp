@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "config/small_file.h"
-#include "diag/error.hpp"
+#include "error.hpp"
 
 namespace naa::config::auth {
 namespace {

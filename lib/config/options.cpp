@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 
 namespace naa::config {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "config/auth.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/registry.hpp"
 
 namespace naa::config::params {

@@ -12,7 +12,7 @@
 
 #include "config/auth.hpp"
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 
 namespace naa::config {

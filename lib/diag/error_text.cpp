@@ -8,7 +8,7 @@ static_assert(NAA_RC_KERNEL_CRASHED == NAA_KERNEL_RC_CRASHED &&
               NAA_RC_UNKNOWN_FUNCTION == NAA_KERNEL_RC_UNKNOWN_FUNCTION &&
               NAA_RC_KERNEL_TIMEOUT == NAA_KERNEL_RC_TIMEOUT);
 
-namespace naa {
+namespace naa::diag {
 
 const char *error_text(int error) {
   switch (error) {
@@ -73,4 +73,4 @@ const char *rc_text(int rc) {
   }
 }
 
-}  // namespace naa
+}  // namespace naa::diag

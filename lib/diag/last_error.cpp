@@ -8,7 +8,7 @@
 #include "diag/error_text.hpp"
 #include "diag/log.hpp"
 
-namespace naa::last_error {
+namespace naa::diag::last_error {
 namespace {
 
 struct Failure {
@@ -70,4 +70,4 @@ int read(uint64_t handle_id, bool of_thread, char *buf, size_t len) {
   return f.code;
 }
 
-}  // namespace naa::last_error
+}  // namespace naa::diag::last_error

@@ -9,7 +9,7 @@
 
 #include "naa.h"
 
-namespace naa::last_error {
+namespace naa::diag::last_error {
 
 // A failure returned as a code (not thrown) from deep inside a call: logged at info, as the
 // caller sees the code, and its cause kept for record(). Returns code.
@@ -25,4 +25,4 @@ void forget(uint64_t handle_id);
 // naa_last_error(): handle_id 0 is the calling thread's last failure.
 int read(uint64_t handle_id, bool of_thread, char *buf, size_t len);
 
-}  // namespace naa::last_error
+}  // namespace naa::diag::last_error

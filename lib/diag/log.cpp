@@ -17,7 +17,7 @@
 #include "config/params.hpp"
 #include "diag/rank.hpp"
 
-namespace naa::log {
+namespace naa::diag::log {
 namespace {
 
 const char *program = "libnaa";
@@ -183,4 +183,4 @@ void write(Level level, const char *fmt, ...) {
   emit(static_cast<int>(level), line, len, sizeof line);
 }
 
-}  // namespace naa::log
+}  // namespace naa::diag::log

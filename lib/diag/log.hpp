@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-namespace naa::log {
+namespace naa::diag::log {
 
 enum class Level { Error = 0, Warn = 1, Info = 2, Debug = 3 };
 
@@ -43,13 +43,13 @@ class Deferred {
 // Sets the prefix printed instead of "libnaa" (the server calls itself naa-server).
 void set_program(const char *name);
 
-}  // namespace naa::log
+}  // namespace naa::diag::log
 
-#define NAA_LOG(level, ...)                                                \
-  do {                                                                     \
-    if (::naa::log::enabled(level)) ::naa::log::write(level, __VA_ARGS__); \
+#define NAA_LOG(level, ...)                                                            \
+  do {                                                                                 \
+    if (::naa::diag::log::enabled(level)) ::naa::diag::log::write(level, __VA_ARGS__); \
   } while (0)
-#define NAA_LOG_ERROR(...) NAA_LOG(::naa::log::Level::Error, __VA_ARGS__)
-#define NAA_LOG_WARN(...) NAA_LOG(::naa::log::Level::Warn, __VA_ARGS__)
-#define NAA_LOG_INFO(...) NAA_LOG(::naa::log::Level::Info, __VA_ARGS__)
-#define NAA_LOG_DEBUG(...) NAA_LOG(::naa::log::Level::Debug, __VA_ARGS__)
+#define NAA_LOG_ERROR(...) NAA_LOG(::naa::diag::log::Level::Error, __VA_ARGS__)
+#define NAA_LOG_WARN(...) NAA_LOG(::naa::diag::log::Level::Warn, __VA_ARGS__)
+#define NAA_LOG_INFO(...) NAA_LOG(::naa::diag::log::Level::Info, __VA_ARGS__)
+#define NAA_LOG_DEBUG(...) NAA_LOG(::naa::diag::log::Level::Debug, __VA_ARGS__)

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <initializer_list>
 
-namespace naa {
+namespace naa::diag {
 
 int rank() {
   static const int value = [] {
@@ -20,4 +20,4 @@ int rank() {
   return value;
 }
 
-}  // namespace naa
+}  // namespace naa::diag

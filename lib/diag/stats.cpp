@@ -13,7 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/error_text.hpp"
 #include "diag/last_error.hpp"
 #include "protocol/mrsp.hpp"
@@ -22,7 +22,7 @@
 #include "diag/trace.hpp"
 #include "energy/energy.hpp"
 
-namespace naa::stats {
+namespace naa::diag::stats {
 namespace detail {
 std::atomic<int> state{-1};
 }  // namespace detail
@@ -463,4 +463,4 @@ int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
   return NAA_SUCCESS;
 }
 
-}  // namespace naa::stats
+}  // namespace naa::diag::stats

@@ -20,7 +20,7 @@
 #include "diag/log.hpp"
 #include "diag/rank.hpp"
 
-namespace naa::trace {
+namespace naa::diag::trace {
 namespace {
 
 // What an event needs, recorded as is: the JSON is written only when a block of them is (see
@@ -400,4 +400,4 @@ void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1) {
   add(Event{t1, t1, handle, name, 'e', 0, 0, 0, 0, 0, 0, Event::Stage, -1, -1});
 }
 
-}  // namespace naa::trace
+}  // namespace naa::diag::trace

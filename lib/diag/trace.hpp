@@ -13,7 +13,7 @@
 
 #include "naa.h"
 
-namespace naa::trace {
+namespace naa::diag::trace {
 
 // Starts tracing into DIR (NAA_TRACE, not empty) on first use: creates DIR as mkdir -p does (mode
 // 0700) and the process's file in it (O_EXCL|O_NOFOLLOW, mode 0600), and registers the exit writer
@@ -45,4 +45,4 @@ void energy(uint64_t t, double joules, const char *counter = "host energy");
 // span.
 void stage(uint64_t handle, const char *name, uint64_t t0, uint64_t t1);
 
-}  // namespace naa::trace
+}  // namespace naa::diag::trace

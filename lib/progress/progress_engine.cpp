@@ -14,7 +14,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 
 namespace naa::progress {
@@ -206,7 +206,8 @@ void ProgressEngine::track_busy() {
 
 // One turn of the driver: the requests, then one step of every client.
 progress::Turn ProgressEngine::turn() {
-  const log::Deferred deferred;  // the handler sees the turn's lines once its clients are left
+  const diag::log::Deferred
+      deferred;  // the handler sees the turn's lines once its clients are left
   bool moved = requests_.load();
   take_requests();
   track_busy();

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/mrsp.hpp"
 
 namespace naa::protocol {

@@ -7,7 +7,7 @@
 #include <set>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/slurm.hpp"

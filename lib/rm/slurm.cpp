@@ -21,7 +21,7 @@
 #include <sstream>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "config/number.h"
 #include "config/small_file.h"

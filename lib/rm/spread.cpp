@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "config/number.h"
 
 namespace naa::rm {

@@ -2,7 +2,7 @@
 #include "session/session.hpp"
 
 #include "config/auth.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/error_text.hpp"
 #include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"
@@ -257,7 +257,7 @@ int Session::reconnect() {
       if (!unreachable || deadline.expired()) {
         const auto took =
             std::chrono::duration_cast<std::chrono::milliseconds>(Deadline::Clock::now() - began);
-        return last_error::returned(
+        return diag::last_error::returned(
             e.code(), "function code " + std::to_string(function_code_) + ": cannot reconnect to " +
                           tried + " (attempt " + std::to_string(attempt) + ", " +
                           std::to_string(took.count()) + " ms, NAA_CONNECT_TIMEOUT): " + e.what() +
@@ -466,13 +466,13 @@ int Session::fail(const Error &e) {
         cause.c_str());
     disconnect();
     state_ = state_ == State::Running ? State::Lost : State::Disconnected;
-    return last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
+    return diag::last_error::returned(NAA_ERR_CONNECTION, cause + "; the handle will reconnect");
   }
   phase_ = Phase::Idle;
   state_ = State::Failed;
   failed_code_ = e.code();
-  return last_error::returned(e.code(), "function code " + std::to_string(function_code_) + " at " +
-                                            peer_ + ": " + e.what());
+  return diag::last_error::returned(e.code(), "function code " + std::to_string(function_code_) +
+                                                  " at " + peer_ + ": " + e.what());
 }
 
 void Session::describe(naa_handle_info_t *info) {
@@ -567,18 +567,18 @@ void Session::close_connection() {
 
 // What a call waiting for the invocation that a cancel ended returns.
 int Session::cancelled() {
-  return last_error::returned(NAA_ERR_CANCELED,
-                              "naa_cancel ended the invocation this call waited "
-                              "for; the next naa_invoke connects again");
+  return diag::last_error::returned(NAA_ERR_CANCELED,
+                                    "naa_cancel ended the invocation this call waited "
+                                    "for; the next naa_invoke connects again");
 }
 
 // What a call that waited for invocation `invocation` returns when that ended elsewhere: in a
 // cancel, or in another thread's call, which reported it.
 int Session::ended_elsewhere(uint64_t invocation) {
   if (invocation == last_cancelled_) return cancelled();
-  return last_error::returned(NAA_ERR_STATE,
-                              "the invocation this call waited for ended in another "
-                              "call on the handle, which reported it");
+  return diag::last_error::returned(NAA_ERR_STATE,
+                                    "the invocation this call waited for ended in another "
+                                    "call on the handle, which reported it");
 }
 
 // The calling thread's set, as a wait for this handle goes to sleep: registered first, so that
@@ -606,9 +606,9 @@ int Session::invoke() {
   take_cancel();
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Running || state_ == State::Lost) {
-    return last_error::returned(NAA_ERR_STATE,
-                                "an invocation is still in flight on this handle "
-                                "(naa_wait it first)");
+    return diag::last_error::returned(NAA_ERR_STATE,
+                                      "an invocation is still in flight on this handle "
+                                      "(naa_wait it first)");
   }
   if (state_ == State::Ready) {
     const int rc = look_before_invoking();
@@ -716,7 +716,7 @@ void Session::post_invocation() {
     // would make the round trip look shorter than it is, and the guard learnt from it too short.
     final_write_posted_ = Deadline::Clock::now();
     ep_->post_writes(*chain_, request_imm_);
-    if (stats::on()) final_write_returned_ = Deadline::Clock::now();
+    if (diag::stats::on()) final_write_returned_ = Deadline::Clock::now();
     phase_ = Phase::Posted;
     return;
   }
@@ -739,7 +739,7 @@ progress::Clock::time_point Session::final_write_due() {
   phase_ = Phase::Posted;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
   ep_->post_final_write(*chain_, request_imm_);
-  if (stats::on()) final_write_returned_ = Deadline::Clock::now();
+  if (diag::stats::on()) final_write_returned_ = Deadline::Clock::now();
   return no_timer();
 }
 
@@ -747,7 +747,7 @@ progress::Clock::time_point Session::final_write_due() {
 // NAA_TRACE (Stages): completions seen at once share their time, so that the NAA's service is
 // not made of the nanoseconds between two of them.
 void Session::absorb(const transport::Completion &c, bool first_of_poll) {
-  if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
+  if (first_of_poll && (pacing_.enabled() || diag::stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_through();
@@ -840,8 +840,8 @@ int Session::complete(naa_status *status) {
   if (rc != NAA_RC_SUCCESS) {
     char why[160];
     snprintf(why, sizeof why, "NAA at %s returned code 0x%02x, %s, for function code %u",
-             ep_->peer().c_str(), rc, rc_text(rc), static_cast<unsigned>(function_code_));
-    return last_error::returned(NAA_ERR_NAA, why);
+             ep_->peer().c_str(), rc, diag::rc_text(rc), static_cast<unsigned>(function_code_));
+    return diag::last_error::returned(NAA_ERR_NAA, why);
   }
   return NAA_SUCCESS;
 }
@@ -857,7 +857,7 @@ int Session::test_locked(bool *flag, naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
-    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
+    return diag::last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   switch (owner_.load(std::memory_order_acquire)) {
     case Owner::Engine:
@@ -888,7 +888,7 @@ int Session::wait_locked(naa_status *status) {
   if (state_ == State::Failed) return failed_code_;
   if (state_ == State::Lost) return NAA_ERR_CONNECTION;
   if (state_ != State::Running) {
-    return last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
+    return diag::last_error::returned(NAA_ERR_STATE, "no invocation in flight on this handle");
   }
   if (!engine_) return wait_on_endpoint(status);
   // naa_wait takes the invocation back from the engine and ends it on this thread as the other
@@ -1099,21 +1099,22 @@ int Session::wait_on_endpoint(naa_status *status) {
 // stays in flight: the caller may wait again, or naa_cancel it (abandon()).
 int Session::unanswered() {
   phase_ = Phase::Overdue;
-  return last_error::returned(NAA_ERR_TIMEOUT, "the NAA at " + peer_ +
-                                                   " acknowledged the request but sent no reply "
-                                                   "within NAA_TIMEOUT (" +
-                                                   std::to_string(timeout_.count()) +
-                                                   " ms); the invocation is still in flight "
-                                                   "(wait again, or naa_cancel it)");
+  return diag::last_error::returned(NAA_ERR_TIMEOUT,
+                                    "the NAA at " + peer_ +
+                                        " acknowledged the request but sent no reply "
+                                        "within NAA_TIMEOUT (" +
+                                        std::to_string(timeout_.count()) +
+                                        " ms); the invocation is still in flight "
+                                        "(wait again, or naa_cancel it)");
 }
 
 // Our own writes are not through: the invocation stays in flight, the caller may wait again
 // or finalize.
 int Session::writes_timed_out() const {
-  return last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + peer_ +
-                                                   " did not complete within NAA_TIMEOUT (" +
-                                                   std::to_string(timeout_.count()) +
-                                                   " ms); the invocation is still in flight");
+  return diag::last_error::returned(NAA_ERR_TIMEOUT, "the writes to NAA at " + peer_ +
+                                                         " did not complete within NAA_TIMEOUT (" +
+                                                         std::to_string(timeout_.count()) +
+                                                         " ms); the invocation is still in flight");
 }
 
 // On the engine's thread. Arming comes before the last poll: a completion that lands between

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/energy_report.hpp"
 #include "protocol/kernel_list.hpp"
 #include "protocol/mrsp.hpp"

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 
 namespace naa::transport {
 namespace {

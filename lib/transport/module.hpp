@@ -35,8 +35,8 @@ inline constexpr const char *kModuleSymbol = "naa_transport_module";
 // What the loading program lends a module: its own core's functions.
 struct ModuleHost {
   uint32_t abi;
-  log::Level (*log_threshold)();
-  void (*log_write)(log::Level level, const char *fmt, ...);
+  diag::log::Level (*log_threshold)();
+  void (*log_write)(diag::log::Level level, const char *fmt, ...);
   progress::WaitPlan (*wait_plan)(std::chrono::nanoseconds expected, std::chrono::microseconds spin,
                                   bool woken);
   std::chrono::microseconds (*idle_nap)(std::chrono::nanoseconds idle);

@@ -57,7 +57,7 @@ std::string private_data_text(const void *data, size_t length) {
 
 }  // namespace transport
 
-namespace log {
+namespace diag::log {
 
 Level threshold() {
   return transport::host->log_threshold();
@@ -73,7 +73,7 @@ void write(Level level, const char *fmt, ...) {
   transport::host->log_write(level, "%s", line);
 }
 
-}  // namespace log
+}  // namespace diag::log
 
 namespace progress {
 

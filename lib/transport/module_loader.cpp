@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "config/params.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "diag/signal_defaults.hpp"
 #include "progress/wait_plan.hpp"
@@ -27,8 +27,8 @@ namespace {
 
 const ModuleHost &host_table() {
   static const ModuleHost host = {
-      kModuleAbi,          &log::threshold,
-      &log::write,         &progress::wait_plan,
+      kModuleAbi,          &diag::log::threshold,
+      &diag::log::write,   &progress::wait_plan,
       &progress::idle_nap, &progress::idle_slice,
       &descriptor_gate,    &descriptors_spare,
       &accepts_spare,      [](DescriptorClaim *claim, bool waiting) { claim->hold(waiting); },

@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "config/options.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/module.hpp"
 #include "transport/shm_name.hpp"
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
 #include "transport/host.hpp"

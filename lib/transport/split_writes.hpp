@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport {

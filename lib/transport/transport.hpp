@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "deadline.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 
 namespace naa::transport {
 

@@ -80,7 +80,7 @@
 #include <vector>
 
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/immediate.hpp"
 #include "diag/log.hpp"
 #include "protocol/mrsp.hpp"
@@ -369,7 +369,7 @@ struct Running {
 }  // namespace
 
 int main(int argc, char **argv) {
-  naa::log::set_program("conformance-naa");
+  naa::diag::log::set_program("conformance-naa");
   Options o;
   // Like naa-server: NAA_TRANSPORT names the transport unless --transport does.
   if (const char *t = std::getenv("NAA_TRANSPORT");

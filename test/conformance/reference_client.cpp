@@ -31,7 +31,7 @@
 
 #include "config/count.hpp"
 #include "deadline.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 #include "transport/transport.hpp"

@@ -16,7 +16,7 @@ extern "C" {
 #include "server.h"
 }
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 #include "transport/transport.hpp"

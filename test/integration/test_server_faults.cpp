@@ -24,7 +24,7 @@ extern "C" {
 #include "server.h"
 }
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/immediate.hpp"
 #include "protocol/mrsp.hpp"
 #include "naa_kernel.h"

@@ -13,7 +13,7 @@ extern "C" {
 
 #include "config/auth.hpp"
 #include "config/params.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 
 using naa::config::auth::encode;
 using naa::config::auth::matches;

@@ -15,7 +15,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/mrsp.hpp"
 #include "protocol/regions.hpp"
 

@@ -548,16 +548,18 @@ void cancel_doubles_the_guard_and_reconnects() {
 // connection; the next naa_invoke connects again and completes. The guard doubles at every
 // NAA_LOG_LEVEL: the warning that names the new guard is skipped below warn, the doubling not.
 void cancel_takes_an_unanswered_invocation_from_the_engine(void **) {
-  for (const auto &[name, level] :
-       {std::pair{"error", naa::log::Level::Error}, std::pair{"warn", naa::log::Level::Warn},
-        std::pair{"info", naa::log::Level::Info}, std::pair{"debug", naa::log::Level::Debug}}) {
+  for (const auto &[name, level] : {std::pair{"error", naa::diag::log::Level::Error},
+                                    std::pair{"warn", naa::diag::log::Level::Warn},
+                                    std::pair{"info", naa::diag::log::Level::Info},
+                                    std::pair{"debug", naa::diag::log::Level::Debug}}) {
     setenv("NAA_LOG_LEVEL", name, 1);
-    naa::log::set_default_threshold(naa::log::Level::Warn);  // NAA_LOG_LEVEL is read again
-    assert_int_equal(static_cast<int>(naa::log::threshold()), static_cast<int>(level));
+    naa::diag::log::set_default_threshold(
+        naa::diag::log::Level::Warn);  // NAA_LOG_LEVEL is read again
+    assert_int_equal(static_cast<int>(naa::diag::log::threshold()), static_cast<int>(level));
     cancel_doubles_the_guard_and_reconnects();
   }
   unsetenv("NAA_LOG_LEVEL");
-  naa::log::set_default_threshold(naa::log::Level::Warn);
+  naa::diag::log::set_default_threshold(naa::diag::log::Level::Warn);
 }
 
 // NAA_PROGRESS=thread with NAA_RECONNECT: the connection goes while the progress thread holds

@@ -17,7 +17,7 @@ extern "C" {
 #include <unistd.h>
 
 #include "config/settings.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 
 using namespace std::chrono_literals;
 

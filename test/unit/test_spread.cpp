@@ -18,7 +18,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "config/params.hpp"
 #include "rm/resolver.hpp"
 #include "rm/spread.hpp"

@@ -14,7 +14,7 @@
 #include <chrono>
 #include <thread>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "fi_pingpong_output.hpp"
 
 namespace naa::bench {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <exception>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "handle.hpp"
 
 namespace naa::bench {

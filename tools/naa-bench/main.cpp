@@ -18,7 +18,7 @@
 
 #include "config.h"
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "fi_pingpong_run.hpp"
 #include "handle.hpp"
 #include "load.hpp"

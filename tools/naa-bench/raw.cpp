@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/auth.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "protocol/immediate.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "buffer.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "fi_pingpong_run.hpp"
 #include "clock.hpp"
 #include "handle.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "config/params.hpp"
 #include "rm/naa_conf.h"
 #include "rm/naa_spec.hpp"

@@ -9,7 +9,7 @@
 
 #include "config/params.hpp"
 #include "config/settings.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "rm/naa_spec.hpp"
 #include "session/session.hpp"
 #include "transport/registry.hpp"

@@ -19,7 +19,7 @@
 #include "config.h"
 #include "job.hpp"
 #include "kernels.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "config/count.hpp"
 #include "config/params.hpp"
@@ -217,7 +217,7 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  naa::log::set_program("naa-info");
+  naa::diag::log::set_program("naa-info");
   bool do_ping = false;
   long only = -1;
   bool params = false, job = false, kernels = false;

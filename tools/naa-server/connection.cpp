@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "config/auth.hpp"
 #include "protocol/connect_data.hpp"
 #include "protocol/immediate.hpp"

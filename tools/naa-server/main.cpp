@@ -14,7 +14,7 @@
 #include "config/params.hpp"
 #include "config.h"
 #include "config/count.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "kernel_energy.hpp"
 #include "kernels.hpp"
 #include "diag/log.hpp"
@@ -101,7 +101,7 @@ void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   naa::diag::restore_signal_defaults();  // a crash ends naa-server by its signal, with a core
-  naa::log::set_program("naa-server");
+  naa::diag::log::set_program("naa-server");
   naa::server::ServerOptions options;
   options.transport = naa::config::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
   std::vector<std::string> plugins;
@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
         list_only = true;
         break;
       case 'v':
-        naa::log::set_default_threshold(naa::log::Level::Info);
+        naa::diag::log::set_default_threshold(naa::diag::log::Level::Info);
         break;
       case 'h':
         usage(stdout);

@@ -11,7 +11,7 @@
 
 #include "connection.hpp"
 #include "option_choice.hpp"
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
 #include "transport/descriptor_gate.hpp"

@@ -31,7 +31,7 @@
 #include <optional>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "transport/host.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"

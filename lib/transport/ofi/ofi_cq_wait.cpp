@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/ofi/ofi_fabric.hpp"
 
 namespace naa::transport::ofi {

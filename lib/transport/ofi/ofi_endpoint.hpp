@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/event_check.hpp"
 #include "transport/nap.hpp"
 #include "transport/ofi/ofi_context.hpp"

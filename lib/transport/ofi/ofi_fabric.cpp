@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 
 namespace naa::transport::ofi {
 

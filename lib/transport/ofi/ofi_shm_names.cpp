@@ -15,7 +15,7 @@
 #include <cstring>
 #include <random>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 
 namespace naa::transport::ofi {

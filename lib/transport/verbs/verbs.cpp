@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "transport/host.hpp"
 #include "transport/verbs/verbs_cm.hpp"

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "transport/host.hpp"
 #include "transport/transport.hpp"

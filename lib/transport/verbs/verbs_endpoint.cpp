@@ -11,7 +11,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 
 namespace naa::transport::verbs {

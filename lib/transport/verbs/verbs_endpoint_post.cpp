@@ -9,7 +9,7 @@
 
 #include <cerrno>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "transport/split_writes.hpp"
 
 namespace naa::transport::verbs {

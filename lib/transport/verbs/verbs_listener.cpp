@@ -5,7 +5,7 @@
 
 #include <arpa/inet.h>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 #include "transport/host.hpp"
 #include "transport/verbs/verbs_endpoint.hpp"

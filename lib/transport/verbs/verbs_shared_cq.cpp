@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <system_error>
 
-#include "diag/error.hpp"
+#include "error.hpp"
 #include "diag/log.hpp"
 
 namespace naa::transport::verbs {
