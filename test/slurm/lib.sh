@@ -26,11 +26,16 @@ trap 'SLURM_LOCAL_PORT=$slurm_port "$SLURM_LOCAL" stop "$slurm_dir" >/dev/null 2
       rm -rf "$naa_test_dir"' EXIT
 
 # A free port with a free successor (slurmctld, slurmd) away from the default 6817, which other
-# clusters on the machine may use.
+# clusters on the machine may use, and below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), where any connection of any process (the naa-servers' clients,
+# the tests before) may hold a port without listening on it, and slurmd's bind would then fail.
+# No socket of any state may use either port.
 free_port_pair() {
+  read -r ephemeral _ < /proc/sys/net/ipv4/ip_local_port_range || ephemeral=32768
+  low=10000 high=$((ephemeral - 2))
   for _ in $(seq 50); do
-    p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 20000 ))
-    if ! ss -Hltn "sport = :$p" | grep -q . && ! ss -Hltn "sport = :$((p + 1))" | grep -q .; then
+    p=$(( low + $(od -An -N2 -tu2 /dev/urandom) % (high - low) ))
+    if ! ss -Hatun "( sport = :$p or sport = :$((p + 1)) )" | grep -q .; then
       echo $p; return
     fi
   done
