@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="b37421b1a7082ffda7a5ceb01184be8a953d3141a4101465976bab3fc8064249")
+    version("0.1.0", sha256="f8ca5e1b3a8c1489810cfed8deeb003e4face4977f0d4b9ccff577b97a5efc14")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
