@@ -44,6 +44,34 @@ unsigned ranks_from_environment() {
   return 0;
 }
 
+// This thread's run delay (time runnable but not running) in ns, -1 when unreadable.
+int64_t run_delay_now() {
+  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[96];
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (n <= 0) return -1;
+  text[n] = '\0';
+  unsigned long long on_cpu = 0, delay = 0;
+  if (std::sscanf(text, "%llu %llu", &on_cpu, &delay) != 2) return -1;
+  return static_cast<int64_t>(delay);
+}
+
+// Per mille of the time since this thread's previous call that it waited for a CPU (-1: the
+// first call, or schedstat unreadable).
+int waited_since_last(int64_t now_ns) {
+  thread_local int64_t last_ns = 0, last_delay = -1;
+  const int64_t delay = run_delay_now();
+  int share = -1;
+  if (delay >= 0 && last_delay >= 0 && now_ns > last_ns)
+    share =
+        static_cast<int>(std::min<int64_t>(1000, (delay - last_delay) * 1000 / (now_ns - last_ns)));
+  last_ns = now_ns;
+  last_delay = delay;
+  return share;
+}
+
 struct Reading {
   std::atomic<int64_t> taken{0};  // Clock ticks of the last reading
   Oversubscription verdict;
@@ -70,10 +98,12 @@ void refresh() {
   load.online = online;
   load.runnable = running_now();
   load.ranks = ranks;
+  load.waited = waited_since_last(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
   if (reading.verdict.observe(ticks(now), load))
     NAA_LOG_DEBUG("adaptive waits sleep at once for %lld ms: %s",
                   static_cast<long long>(kHold.count()), load.describe().c_str());
-  reading.at_capacity.store(load.runnable >= online, std::memory_order_relaxed);
+  reading.at_capacity.store(load.at_capacity(), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -81,6 +111,7 @@ void refresh() {
 std::string NodeLoad::describe() const {
   std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";
   s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
+  if (waited >= 0) s += ", waited " + std::to_string(waited / 10) + " %";
   s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node"
                   : std::string(", ranks unknown");
   return s + (oversubscribed() ? ": oversubscribed" : ": not oversubscribed");
@@ -94,11 +125,14 @@ NodeLoad read_node_load() {
     load.usable = static_cast<unsigned>(CPU_COUNT(&set));
   load.runnable = running_now();
   load.ranks = ranks_from_environment();
+  load.waited = waited_since_last(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+          .count());
   return load;
 }
 
 bool Oversubscription::observe(int64_t now, const NodeLoad &load) {
-  const bool above = load.runnable > load.online;
+  const bool above = load.crowded();
   const unsigned in_a_row = above ? above_in_a_row_.load(std::memory_order_relaxed) + 1 : 0;
   above_in_a_row_.store(in_a_row, std::memory_order_relaxed);
   if (!(in_a_row >= 2 || load.ranks > load.online)) return false;

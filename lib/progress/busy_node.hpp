@@ -6,8 +6,12 @@
 // tick (about 4 ms). There, the waiter must sleep at once instead.
 //
 // Oversubscribed: more runnable threads on the node than its online CPUs (the running count of
-// /proc/loadavg, which counts the reader too), or more ranks on this node than its online CPUs
-// (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). A process pinned to a
+// /proc/loadavg, which counts the reader too) while the reading thread itself was kept from
+// running (its run delay in /proc/thread-self/schedstat grew by kWaitedShare of the time since
+// its previous reading, or that is unknown), or more ranks on this node than its online CPUs
+// (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). The run delay tells a
+// count raised by threads that find a CPU free (Soft-RoCE's kernel workers beside a client and
+// its NAA on 2 CPUs) from one where the polls take turns with other work. A process pinned to a
 // subset of the CPUs is judged by the node's total: the running count says nothing of which CPUs
 // the runnable threads may use. The running count is an instant: one reading above the CPUs (a
 // kernel worker, a process starting or exiting) is no oversubscription, two in a row at least
@@ -22,17 +26,29 @@
 
 namespace naa::progress {
 
+// Per mille of its time a reading thread must have waited for a CPU to count as kept from one.
+inline constexpr int kWaitedShare = 125;
+// Per mille of its time a reading thread must have waited for a CPU to count as sharing one.
+inline constexpr int kSharingShare = 10;
+
 struct NodeLoad {
   unsigned online = 1;    // online CPUs of the node
   unsigned usable = 1;    // CPUs in this thread's affinity mask
   unsigned runnable = 0;  // runnable threads now (0: unknown)
   unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
-  bool oversubscribed() const { return runnable > online || ranks > online; }
-  // "2 CPUs online, 2 usable, 5 runnable, ranks unknown: oversubscribed"
+  // Per mille of the reader's time since its previous reading spent runnable but not running
+  // (-1: unknown, as on a first reading or without schedstat).
+  int waited = -1;
+  bool crowded() const { return runnable > online && (waited < 0 || waited >= kWaitedShare); }
+  bool oversubscribed() const { return crowded() || ranks > online; }
+  // As many runnable threads as CPUs, and the reader waited for its CPU at times: a thread
+  // shares its core, and a poll should yield it.
+  bool at_capacity() const { return runnable >= online && (waited < 0 || waited >= kSharingShare); }
+  // "2 CPUs online, 2 usable, 5 runnable, waited 40 %, ranks unknown: oversubscribed"
   std::string describe() const;
 };
 
-// A fresh reading (a few system calls).
+// A fresh reading (a few system calls); `waited` since this thread's previous reading.
 NodeLoad read_node_load();
 
 // The readings' verdict over time, fed by one thread at a time (the one that took the reading)
@@ -54,7 +70,7 @@ class Oversubscription {
 // kHold. Readings are taken at most every kRefresh by whichever thread asks, so that a poll
 // loop may ask on every spell.
 bool node_oversubscribed();
-// Whether another thread is runnable beside the caller's CPUs' worth: a poll should yield.
+// Whether the caller shares its CPU (NodeLoad::at_capacity): a poll should yield.
 bool node_at_capacity();
 
 inline constexpr std::chrono::milliseconds kRefresh{2};

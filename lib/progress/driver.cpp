@@ -32,7 +32,7 @@ void sleep(std::vector<pollfd> &fds, Clock::time_point now, Clock::time_point un
 enum class Spell {
   None,     // nothing yet
   Polled,   // it polled
-  GaveUp,   // it polled for the whole plan, then slept
+  GaveUp,   // it polled for the whole plan, then slept (`polled`)
   Skipped,  // the budget let it not poll
   Crowded,  // the node was oversubscribed: it did not poll, or stopped
 };
@@ -58,8 +58,11 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
   const bool adaptive = policy.mode == config::Progress::Mode::Adaptive;
   const bool budget_open = policy.budget == nullptr || policy.budget->may_poll();
   Spell spell = Spell::None;
+  nanoseconds polled{0};  // GaveUp: how long it polled
   for (;;) {
     if (work.done()) {
+      if (adaptive && spell == Spell::GaveUp && late_but_near(Clock::now() - last_news, polled))
+        spell = Spell::Polled;
       if (adaptive) learn(spell, policy.budget);
       return true;
     }
@@ -91,11 +94,13 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
       if (spell == Spell::None) spell = Spell::Polled;
       continue;
     }
-    if (adaptive && turn == Turn::Waiting && spell != Spell::GaveUp && spell != Spell::Crowded)
+    if (adaptive && turn == Turn::Waiting && spell != Spell::GaveUp && spell != Spell::Crowded) {
       spell = crowded                  ? Spell::Crowded
               : spell == Spell::Polled ? Spell::GaveUp
               : !budget_open           ? Spell::Skipped
                                        : spell;
+      if (spell == Spell::GaveUp) polled = idle;
+    }
     const Clock::time_point end = now + deadline.remaining();
     if (work.background() && policy.mode != config::Progress::Mode::Block && idle < plan.length) {
       sleep(none, now, std::min(end, now + plan.period));  // nobody has to wake a doze

@@ -4,13 +4,18 @@
 // is not yet oversubscription; a handle whose polls did not
 // pay sleeps at once for ever more waits, and polls again once one of its polls paid. The
 // node is made oversubscribed by the environment (more ranks on it than CPUs), never by load.
+#include <sched.h>
+
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <setjmp.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -99,10 +104,61 @@ static void oversubscription_needs_two_readings(void **) {
   assert_true(by_ranks.at(t(milliseconds(10))));
 }
 
-// Misses in a row make ever longer runs of waits that do not poll (2, 4, ...); one poll that
-// paid makes the next wait poll again.
+// Runnable threads above the CPUs while the reader itself ran whenever it was runnable (kernel
+// workers on the other CPU) are no oversubscription; once it waited for a CPU they are.
+static void oversubscription_needs_the_reader_kept_waiting(void **) {
+  using std::chrono::milliseconds;
+  auto t = [](Clock::duration d) { return d.count(); };
+  NodeLoad ran, waited;
+  ran.online = waited.online = 2;
+  ran.runnable = waited.runnable = 3;
+  ran.waited = kWaitedShare - 1;
+  waited.waited = kWaitedShare;
+  Oversubscription o;
+  assert_false(o.observe(t(milliseconds(10)), ran));
+  assert_false(o.observe(t(milliseconds(12)), ran));
+  assert_false(o.at(t(milliseconds(12))));
+  assert_false(o.observe(t(milliseconds(14)), waited));
+  assert_true(o.observe(t(milliseconds(16)), waited));
+  assert_true(o.at(t(milliseconds(16))));
+}
+
+// The reader's wait for a CPU is measured: this thread and a spinning one, both pinned to one
+// CPU, take turns, so this one waits for about half of the time between two readings.
+static void run_delay_is_measured(void **) {
+  cpu_set_t before, one;
+  assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
+  CPU_ZERO(&one);
+  CPU_SET(std::max(0, sched_getcpu()), &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  std::atomic<bool> stop{false};
+  std::thread rival([&] {
+    sched_setaffinity(0, sizeof one, &one);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  read_node_load();
+  const auto until = Clock::now() + std::chrono::milliseconds(100);
+  while (Clock::now() < until) {
+  }
+  const NodeLoad load = read_node_load();
+  stop = true;
+  rival.join();
+  sched_setaffinity(0, sizeof before, &before);
+  if (load.waited < 0) {
+    print_message("skipped: no /proc/thread-self/schedstat (a kernel without CONFIG_SCHED_INFO)\n");
+    skip();
+  }
+  assert_true(load.waited >= kWaitedShare);
+}
+
+// The first miss after a hit is forgiven; misses in a row then make ever longer runs of waits
+// that do not poll (2, 4, ...); one poll that paid makes the next wait poll again. A completion
+// within twice the spell polled counts as paid.
 static void budget_backs_off_and_recovers(void **) {
   SpinBudget b;
+  assert_true(b.may_poll());
+  b.missed();  // the first after a hit is forgiven
   assert_true(b.may_poll());
   b.missed();
   for (int i = 0; i < 2; ++i) {
@@ -124,10 +180,16 @@ static void budget_backs_off_and_recovers(void **) {
   assert_true(b.may_poll());
   b.paid();
   assert_true(b.may_poll());
+  b.missed();  // forgiven again
+  assert_true(b.may_poll());
   b.missed();  // back to the first step
+  assert_false(b.may_poll());
   b.skipped();
   b.skipped();
   assert_true(b.may_poll());
+  using std::chrono::microseconds;
+  assert_true(late_but_near(microseconds(199), microseconds(100)));
+  assert_false(late_but_near(microseconds(200), microseconds(100)));
 }
 
 int main() {
@@ -137,6 +199,8 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(oversubscribed_node_sleeps_at_once),
       cmocka_unit_test(oversubscription_needs_two_readings),
+      cmocka_unit_test(oversubscription_needs_the_reader_kept_waiting),
+      cmocka_unit_test(run_delay_is_measured),
       cmocka_unit_test(budget_backs_off_and_recovers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);

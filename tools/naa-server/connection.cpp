@@ -269,20 +269,29 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
 bool Connection::may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for) {
   if (!adaptive_) return idle < poll_for;
   if (idle >= poll_for || progress::node_oversubscribed()) {
-    if (spell_ == Spell::Polled && idle >= poll_for) spin_budget_.missed();
-    if (spell_ != Spell::Skipped) spell_ = Spell::Settled;
+    if (spell_ == Spell::Polled && idle >= poll_for) {
+      spell_ = Spell::GaveUp;
+      polled_for_ = poll_for;
+      spell_from_ = last_news_;
+    }
+    if (spell_ != Spell::Skipped && spell_ != Spell::GaveUp) spell_ = Spell::Settled;
     return false;
   }
   if (spell_ == Spell::None && !spin_budget_.may_poll()) spell_ = Spell::Skipped;
-  if (spell_ == Spell::Skipped || spell_ == Spell::Settled) return false;
+  if (spell_ != Spell::None && spell_ != Spell::Polled) return false;
   spell_ = Spell::Polled;
   return true;
 }
 
-// The end of a wait for an invocation, for the spin budget.
+// The end of a wait for an invocation, for the spin budget. A spell that gave up counts as a
+// miss only where the invocation then came later than twice the spell
+// (progress::late_but_near).
 void Connection::invocation_came() {
-  if (spell_ == Spell::Polled)
+  if (spell_ == Spell::Polled ||
+      (spell_ == Spell::GaveUp && progress::late_but_near(last_news_ - spell_from_, polled_for_)))
     spin_budget_.paid();
+  else if (spell_ == Spell::GaveUp)
+    spin_budget_.missed();
   else if (spell_ == Spell::Skipped)
     spin_budget_.skipped();
   spell_ = Spell::None;

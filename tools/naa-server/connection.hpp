@@ -75,7 +75,9 @@ class Connection {
   // Whether polling for the next invocation paid lately (adaptive), and what this wait for it
   // did so far.
   progress::SpinBudget spin_budget_;
-  enum class Spell { None, Polled, Skipped, Settled } spell_ = Spell::None;
+  enum class Spell { None, Polled, GaveUp, Skipped, Settled } spell_ = Spell::None;
+  progress::nanoseconds polled_for_{0};  // GaveUp: the spell it polled, from spell_from_
+  progress::Clock::time_point spell_from_{};
   progress::Expected next_invocation_;     // how long after a reply the next invocation comes
   progress::Clock::time_point replied_{};  // when the last reply was posted
   progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
