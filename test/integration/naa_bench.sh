@@ -74,6 +74,11 @@ cat "$naa_test_dir/compare"
 grep -q '^# compare: NAA_SPIN_US per handle' "$naa_test_dir/compare"
 grep -q -E '^#Size +Iters +0 med\(us\) +0 mean\(us\) +0 MB/s +0 cpu\(us\) +20 med' "$naa_test_dir/compare"
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/compare")" -eq 2 ] || { echo "wrong --compare rows" >&2; exit 1; }
+# --turn: the handles take turns of N round trips.
+"$bench" $args --compare NAA_PROGRESS=-,block --turn 7 > "$naa_test_dir/turns"
+cat "$naa_test_dir/turns"
+grep -q '^# compare: NAA_PROGRESS per handle, turns of 7 round trips alternating' "$naa_test_dir/turns"
+[ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/turns")" -eq 2 ] || { echo "wrong --turn rows" >&2; exit 1; }
 if "$bench" $args --compare NAA_NO_SUCH_THING=1,2 > "$naa_test_dir/badcompare" 2>&1; then
   echo "naa-bench --compare accepted a name that is no parameter" >&2; exit 1
 fi

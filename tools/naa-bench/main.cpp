@@ -84,6 +84,9 @@ void usage(FILE *out) {
       "set\n"
       "                         per handle through naa_attr_t.params, round trips alternating;\n"
       "                         e.g. NAA_PROGRESS=spin,block,spin-then-block\n"
+      "      --turn N           with --compare: each handle makes N round trips in a row\n"
+      "                         before the next one's turn (default 1); the idle handles' waits\n"
+      "                         then settle as a program's with one handle do\n"
       "      --fi-pingpong      alternating with libnaa's latency of each size (5 parts), run\n"
       "                         libfabric's fi_pingpong (libfabric-bin) on loopback over the\n"
       "                         handle's provider (ofi+tcp: -p tcp -e msg, ofi+shm: -p shm -e "
@@ -200,7 +203,8 @@ int main(int argc, char **argv) {
     kFiPingpong,
     kStatusEvery,
     kLoad,
-    kLoadClients
+    kLoadClients,
+    kTurn
   };
   static const option long_options[] = {{"host", required_argument, nullptr, 'H'},
                                         {"port", required_argument, nullptr, 'p'},
@@ -225,6 +229,7 @@ int main(int argc, char **argv) {
                                         {"handles", required_argument, nullptr, kHandles},
                                         {"slow-code", required_argument, nullptr, kSlowCode},
                                         {"compare", required_argument, nullptr, kCompare},
+                                        {"turn", required_argument, nullptr, kTurn},
                                         {"compute", required_argument, nullptr, kCompute},
                                         {"progress", required_argument, nullptr, kProgress},
                                         {"status-every", required_argument, nullptr, kStatusEvery},
@@ -370,6 +375,10 @@ int main(int argc, char **argv) {
         naa::bench::status_every(seconds);
         break;
       }
+      case kTurn:
+        if (!naa::config::parse_count(optarg, 1000000, &v) || v == 0) bad_option("--turn", optarg);
+        s.turn = v;
+        break;
       case kCompare: {
         const char *eq = std::strchr(optarg, '=');
         if (eq == nullptr || eq == optarg || eq[1] == '\0') bad_option("--compare", optarg);

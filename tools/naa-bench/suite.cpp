@@ -513,8 +513,11 @@ void run_compare(const Settings &s, FILE *out) {
   if (s.load_clients != 0) cols.push_back({"Load RT/s", "round_trips_per_s", "load_clients", 0});
   Table table(
       out, s.csv, "compare",
-      "compare: " + var +
-          " per handle, round trips alternating between the handles; "
+      "compare: " + var + " per handle, " +
+          (s.turn == 1 ? std::string("round trips alternating between the handles")
+                       : "turns of " + std::to_string(s.turn) +
+                             " round trips alternating between the handles") +
+          "; "
           "med = median round trip, mean = mean round trip, MB/s each way, cpu = this thread's CPU "
           "time per round trip" +
           std::string(s.load_clients != 0
@@ -530,9 +533,10 @@ void run_compare(const Settings &s, FILE *out) {
     for (size_t i = 0; i < s.warmup_for(n); ++i)
       for (auto &h : hs) h->round_trip();
     const auto load_rates = with_load_clients(s, size, n * hs.size(), [&] {
-      for (size_t i = 0; i < n; ++i)
+      for (size_t i = 0; i < n; i += s.turn)
         for (size_t k = 0; k < hs.size(); ++k)
-          time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k], &cpu[k]);
+          for (size_t j = i; j < std::min(n, i + s.turn); ++j)
+            time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k], &cpu[k]);
     });
     std::vector<double> row = {double(size), double(n)};
     for (size_t k = 0; k < hs.size(); ++k)
