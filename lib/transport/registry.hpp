@@ -62,8 +62,9 @@ class Entry {
   virtual std::string unusable() const { return ""; }
   // Lines for naa-info under the row (library version, providers, devices).
   virtual std::vector<std::string> details() const { return {}; }
-  // What the first connection would otherwise pay before it could try (prepare_transport).
-  virtual Deadline::Clock::duration prepare() const { return {}; }
+  // Pays now what the first connection would otherwise pay before it could try
+  // (prepare_transport).
+  virtual void prepare() const {}
   // A warning for a server that listens with `variant` ("" none): naa-server prints it.
   virtual std::string listen_warning(const std::string &variant) const {
     (void)variant;

@@ -229,21 +229,19 @@ std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
   return std::make_unique<OfiTransport>(provider, options);
 }
 
-Deadline::Clock::duration initialise_libfabric() {
+void initialise_libfabric() {
   static std::once_flag once;
-  Deadline::Clock::duration took{};
-  std::call_once(once, [&took] {
+  std::call_once(once, [] {
     const auto start = Deadline::Clock::now();
     fi_info *all = nullptr;
     // No hints: every provider answers, which costs little once they are initialised.
     if (fi_getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all) == 0) fi_freeinfo(all);
-    took = Deadline::Clock::now() - start;
+    const auto took = Deadline::Clock::now() - start;
     NAA_LOG_INFO(
         "libfabric %s initialised its providers in %.1f ms (once per process, before "
         "NAA_CONNECT_TIMEOUT starts)",
         ofi_runtime_version().c_str(), std::chrono::duration<double, std::milli>(took).count());
   });
-  return took;
 }
 
 std::vector<std::string> list_ofi_providers() {

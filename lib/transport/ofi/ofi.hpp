@@ -15,8 +15,8 @@ std::unique_ptr<Transport> open_ofi_transport(const std::string &provider,
 // libfabric initialises every provider it was built with at the process's first fi_getinfo,
 // whatever the hints (or FI_PROVIDER) name: 1.17's verbs provider alone reads /proc/kallsyms
 // through twice (up to seconds on a loaded host, doc/performance.md), with no RDMA device. Made
-// here once (later calls return at once); returns how long it took.
-Deadline::Clock::duration initialise_libfabric();
+// here once (later calls return at once); the time it took goes to the log (info).
+void initialise_libfabric();
 
 // The libfabric providers that offer what libnaa needs (FI_EP_MSG or FI_EP_RDM, RMA, remote CQ
 // data), one line each: "tcp  msg  fabric 127.0.0.1/32  domain lo"; empty if none.

@@ -37,7 +37,7 @@ class Ofi final : public Entry {
     return c;
   }
   std::vector<std::string> details() const override { return providers_lines(); }
-  Deadline::Clock::duration prepare() const override { return initialise_libfabric(); }
+  void prepare() const override { initialise_libfabric(); }
   std::string listen_warning(const std::string &variant) const override {
     if (variant != "tcp" || !ofi_tcp_crashable_by_peers()) return "";
     return "libfabric " + ofi_runtime_version() +
@@ -70,7 +70,7 @@ class Shm final : public Entry {
   std::string unusable() const override {
     return ofi_provider_available("shm") ? "" : "libfabric has no usable shm provider";
   }
-  Deadline::Clock::duration prepare() const override { return initialise_libfabric(); }
+  void prepare() const override { initialise_libfabric(); }
 };
 
 }  // namespace
