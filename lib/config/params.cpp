@@ -79,8 +79,8 @@ const std::vector<Param> &registry() {
          check_reconnect},
         {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
          "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
-         "once while the node has more runnable threads or ranks than CPUs or the handle's "
-         "recent polls did not pay",
+         "once while the node has more runnable threads than CPUs and the waiter waits for one, "
+         "or more ranks than CPUs, or the handle's recent polls did not pay",
          check_progress},
         {"NAA_SPIN_US", "microseconds", "100",
          "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
