@@ -681,13 +681,17 @@ void Session::check_single_send() {
 // kLookAfterIdle or more the connection itself is looked at. A peer found gone here had no
 // request of ours: the handle reconnects (Disconnected) and the invocation goes to the new
 // connection, instead of being posted to a dead one and reported lost. Back-to-back
-// invocations skip the look (a system call on some transports): an NAA that dies between two
-// of them costs the one in flight, as a death during an invocation does.
+// invocations skip the look at the connection (a system call on some transports): an NAA that
+// dies between two of them costs the one in flight, as a death during an invocation does. To
+// a naa-server (it names itself, transport::kServerIdentity), which answers each request
+// once, they skip the poll too: over ofi+tcp it is three system calls of libfabric's progress.
 int Session::look_before_invoking() {
   constexpr auto kLookAfterIdle = std::chrono::milliseconds(1);
+  const bool after_a_pause = Deadline::Clock::now() - completed_at_ >= kLookAfterIdle;
+  if (libnaa_server_ && !after_a_pause) return NAA_SUCCESS;
   try {
     poll_once();  // first: reading the CQ is what moves some providers' progress (tcp)
-    if (Deadline::Clock::now() - completed_at_ >= kLookAfterIdle) ep_->check_connection();
+    if (after_a_pause) ep_->check_connection();
   } catch (const Error &e) {
     if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) ||
         settings_.reconnect == 0)

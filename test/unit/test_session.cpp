@@ -604,6 +604,7 @@ void reply_before_the_final_write_is_a_protocol_error(void **) {
 // early with the previous output.
 void extra_reply_is_a_protocol_error(void **) {
   Handle h;
+  h.peer->libnaa_server = false;
   h.open(Progress::Mode::Block);
   assert_int_equal(h.session->invoke(), NAA_SUCCESS);
   assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
@@ -612,6 +613,28 @@ void extra_reply_is_a_protocol_error(void **) {
   assert_int_equal(h.session->invoke(), NAA_ERR_PROTOCOL);
   assert_int_equal(h.session->wait(nullptr), NAA_ERR_PROTOCOL);  // failed, not completed
   assert_int_equal(h.peer->invocations.load(), 1);
+}
+
+// To a naa-server, which answers each request once, a back-to-back naa_invoke posts without
+// polling first; after a pause of a millisecond it polls (and looks at the connection), as it
+// does before every invocation to an NAA that does not name itself.
+void invoke_polls_first_only_after_a_pause_or_to_other_naas(void **) {
+  for (const bool libnaa_server : {true, false}) {
+    Handle h;
+    h.peer->libnaa_server = libnaa_server;
+    h.open(Progress::Mode::Block);
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    unsigned before = h.peer->polls.load();
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    assert_int_equal(h.peer->polls.load() - before, libnaa_server ? 0u : 1u);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    std::this_thread::sleep_for(2ms);
+    before = h.peer->polls.load();
+    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+    assert_int_equal(h.peer->polls.load() - before, 1u);
+    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+  }
 }
 
 // Back-to-back invocations of a long kernel on an NAA that is not naa-server, adaptive pacing
@@ -660,6 +683,7 @@ int main() {
       cmocka_unit_test(thread_mode_reconnects_after_the_engine_lost_the_connection),
       cmocka_unit_test(reply_before_the_final_write_is_a_protocol_error),
       cmocka_unit_test(extra_reply_is_a_protocol_error),
+      cmocka_unit_test(invoke_polls_first_only_after_a_pause_or_to_other_naas),
       cmocka_unit_test(pacing_guard_leaves_out_the_kernel),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
