@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="f8ca5e1b3a8c1489810cfed8deeb003e4face4977f0d4b9ccff577b97a5efc14")
+    version("0.1.0", sha256="56d8d6711010b2ff99aeebdedbeb6eb71e703f8791127dc22bde8e4da05dd86f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
