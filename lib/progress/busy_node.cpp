@@ -59,12 +59,16 @@ int64_t run_delay_now() {
 }
 
 // Per mille of the time since this thread's previous call that it waited for a CPU (-1: the
-// first call, or schedstat unreadable).
+// first call, one more than kWaitWindow after the previous, or schedstat unreadable). Past
+// the window the share would mostly measure the past: where the threads of a process take
+// the readings in turn (naa-server's connections), each one's previous reading is old, and
+// the running count then decides alone.
 int waited_since_last(int64_t now_ns) {
+  constexpr int64_t kWaitWindow = 20 * 1000 * 1000;
   thread_local int64_t last_ns = 0, last_delay = -1;
   const int64_t delay = run_delay_now();
   int share = -1;
-  if (delay >= 0 && last_delay >= 0 && now_ns > last_ns)
+  if (delay >= 0 && last_delay >= 0 && now_ns > last_ns && now_ns - last_ns <= kWaitWindow)
     share =
         static_cast<int>(std::min<int64_t>(1000, (delay - last_delay) * 1000 / (now_ns - last_ns)));
   last_ns = now_ns;

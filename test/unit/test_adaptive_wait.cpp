@@ -124,7 +124,8 @@ static void oversubscription_needs_the_reader_kept_waiting(void **) {
 }
 
 // The reader's wait for a CPU is measured: this thread and a spinning one, both pinned to one
-// CPU, take turns, so this one waits for about half of the time between two readings.
+// CPU, take turns (the scheduler's slices are a few ms), so this one waits for about half of
+// the 15 ms between two readings; readings further apart than the window say nothing.
 static void run_delay_is_measured(void **) {
   cpu_set_t before, one;
   assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
@@ -138,10 +139,14 @@ static void run_delay_is_measured(void **) {
     }
   });
   read_node_load();
-  const auto until = Clock::now() + std::chrono::milliseconds(100);
+  auto until = Clock::now() + std::chrono::milliseconds(15);
   while (Clock::now() < until) {
   }
   const NodeLoad load = read_node_load();
+  until = Clock::now() + std::chrono::milliseconds(30);
+  while (Clock::now() < until) {
+  }
+  const NodeLoad late = read_node_load();
   stop = true;
   rival.join();
   sched_setaffinity(0, sizeof before, &before);
@@ -150,6 +155,7 @@ static void run_delay_is_measured(void **) {
     skip();
   }
   assert_true(load.waited >= kWaitedShare);
+  assert_int_equal(late.waited, -1);
 }
 
 // The first miss after a hit is forgiven; misses in a row then make ever longer runs of waits
