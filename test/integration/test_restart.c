@@ -7,11 +7,12 @@
  * pause between two reconnect attempts (its system call, read from /proc), so the invocation
  * is certainly inside its reconnect loop, with an attempt failed, when the NAA comes back.
  * A second case is the loop a user runs: NAA_TEST_RESTART_INVOCATIONS (default 300) checked
- * vecadd invocations 20 ms apart while another thread SIGKILLs naa-server every 1.5 s and starts
- * it again 0.5 s later. A kill can cost at most the invocation it finds in flight (at-most-once,
- * naa(7)); every other invocation waits for the NAA, and no result is ever wrong. It prints the
- * figures (ok, failed, wrong, kills). Over the transport NAA_TRANSPORT names (transports.sh runs
- * both over ofi+tcp and ofi+shm, the verbs suite over verbs). */
+ * vecadd invocations 20 ms apart while another thread SIGKILLs naa-server every 1.5 s
+ * (NAA_TEST_RESTART_KILLS times at most; default no limit) and starts it again 0.5 s later. A kill
+ * can cost at most the invocation it finds in flight (at-most-once, naa(7)); every other invocation
+ * waits for the NAA, and no result is ever wrong. It prints the figures (ok, failed, wrong, kills).
+ * Over the transport NAA_TRANSPORT names (transports.sh runs both over ofi+tcp and ofi+shm, the
+ * verbs suite over verbs). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,16 +129,18 @@ static void test_restart_loop(void **state) {
 typedef struct killer {
   test_server *s;
   const char *const *args;
+  int max_kills; /* 0: no limit */
   atomic_int done, kills, failed_starts;
   _Atomic long killed_ms, reaped_ms; /* when the last kill began and its server was reaped
                                        (now_s, in ms) */
 } killer;
 
-/* Every 1.5 s: SIGKILL, 0.5 s later start again on the same port, until told to stop. */
+/* Every 1.5 s: SIGKILL, 0.5 s later start again on the same port, until told to stop or
+ * max_kills are done. */
 static void *kill_and_restart(void *arg) {
   killer *k = arg;
   for (;;) {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 100 || (k->max_kills > 0 && atomic_load(&k->kills) >= k->max_kills); i++) {
       if (atomic_load(&k->done)) return NULL;
       sleep_ms(10);
     }
@@ -162,7 +165,8 @@ static void test_restart_figures(void **state) {
   const char *args[] = {"--port", port, NULL};
   const char *count = getenv("NAA_TEST_RESTART_INVOCATIONS");
   const int rounds = count != NULL && *count != '\0' ? atoi(count) : 300;
-  killer k = {&s, args, 0, 0, 0, 0, 0};
+  const char *kills = getenv("NAA_TEST_RESTART_KILLS");
+  killer k = {&s, args, kills != NULL ? atoi(kills) : 0, 0, 0, 0, 0, 0};
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, kill_and_restart, &k), 0);
   int ok = 0, failed = 0, wrong = 0;
