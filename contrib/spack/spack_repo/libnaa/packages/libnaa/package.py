@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="56d8d6711010b2ff99aeebdedbeb6eb71e703f8791127dc22bde8e4da05dd86f")
+    version("0.1.0", sha256="5dd0127b94f87fbb7aeb0bd18ad6e83360e396056d65e09928b0141cf8175497")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
