@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="5dd0127b94f87fbb7aeb0bd18ad6e83360e396056d65e09928b0141cf8175497")
+    version("0.1.0", sha256="3121a683755ad5aef3a1f9c540275b13c2a3ace0c5ab4be2bc3524f839939a86")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
