@@ -17,15 +17,22 @@
 namespace naa::progress {
 namespace {
 
+// The start of a small /proc file, NUL-terminated, in `text`; false when unreadable.
+template <size_t N>
+bool read_proc(const char *path, char (&text)[N]) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = ::read(fd, text, N - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  return true;
+}
+
 // The running count of /proc/loadavg ("0.50 0.40 0.30 3/250 12345": 3), 0 when unreadable.
 unsigned running_now() {
-  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
   char text[128];
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (n <= 0) return 0;
-  text[n] = '\0';
+  if (!read_proc("/proc/loadavg", text)) return 0;
   unsigned running = 0, total = 0;
   double a, b, c;
   if (std::sscanf(text, "%lf %lf %lf %u/%u", &a, &b, &c, &running, &total) != 5) return 0;
@@ -46,13 +53,8 @@ unsigned ranks_from_environment() {
 
 // This thread's run delay (time runnable but not running) in ns, -1 when unreadable.
 int64_t run_delay_now() {
-  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
   char text[96];
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  if (n <= 0) return -1;
-  text[n] = '\0';
+  if (!read_proc("/proc/thread-self/schedstat", text)) return -1;
   unsigned long long on_cpu = 0, delay = 0;
   if (std::sscanf(text, "%llu %llu", &on_cpu, &delay) != 2) return -1;
   return static_cast<int64_t>(delay);
@@ -63,7 +65,9 @@ int64_t run_delay_now() {
 // the window the share would mostly measure the past: where the threads of a process take
 // the readings in turn (naa-server's connections), each one's previous reading is old, and
 // the running count then decides alone.
-int waited_since_last(int64_t now_ns) {
+int waited_since_last(Clock::time_point now) {
+  const int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   constexpr int64_t kWaitWindow = 20 * 1000 * 1000;
   thread_local int64_t last_ns = 0, last_delay = -1;
   const int64_t delay = run_delay_now();
@@ -102,8 +106,7 @@ void refresh() {
   load.online = online;
   load.runnable = running_now();
   load.ranks = ranks;
-  load.waited = waited_since_last(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count());
+  load.waited = waited_since_last(now);
   if (reading.verdict.observe(ticks(now), load))
     NAA_LOG_DEBUG("adaptive waits sleep at once for %lld ms: %s",
                   static_cast<long long>(kHold.count()), load.describe().c_str());
@@ -129,9 +132,7 @@ NodeLoad read_node_load() {
     load.usable = static_cast<unsigned>(CPU_COUNT(&set));
   load.runnable = running_now();
   load.ranks = ranks_from_environment();
-  load.waited = waited_since_last(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-          .count());
+  load.waited = waited_since_last(Clock::now());
   return load;
 }
 
