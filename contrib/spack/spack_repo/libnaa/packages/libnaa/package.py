@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="3121a683755ad5aef3a1f9c540275b13c2a3ace0c5ab4be2bc3524f839939a86")
+    version("0.1.0", sha256="d45b6dc42146f8d6f21425b9a33ba25a57f34de091d27c182f4775ab37c185db")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
