@@ -23,9 +23,9 @@ inline constexpr long kMaxTimeoutSeconds = 31536000;
 // longer while a reply is due, then block; adaptive (default): as spin-then-block, but it
 // sleeps at once while the node is oversubscribed (progress/busy_node.hpp) and while the
 // handle's recent polls did not pay (progress/spin_budget.hpp), and yields the core while it
-// polls beside another runnable thread. In these the calling thread drives the transfers
-// (posting in naa_invoke, completions in naa_test/naa_wait). thread: a library thread drives
-// every such handle (naa_invoke only enqueues, naa_test only reads a flag), pinned to
+// polls on a CPU it shares (progress/busy_node.hpp). In these the calling thread drives the
+// transfers (posting in naa_invoke, completions in naa_test/naa_wait). thread: a library thread
+// drives every such handle (naa_invoke only enqueues, naa_test only reads a flag), pinned to
 // NAA_PROGRESS_CPU when set. provider: libfabric's own progress (FI_PROGRESS_AUTO) where the
 // provider offers it, spin-then-block otherwise.
 struct Progress {
