@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d45b6dc42146f8d6f21425b9a33ba25a57f34de091d27c182f4775ab37c185db")
+    version("0.1.0", sha256="0efa20a15538bf692f2a4b41c829d7905fc33dc8da9c2e1d29332855bddab861")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
