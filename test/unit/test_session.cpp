@@ -655,20 +655,29 @@ void extra_reply_is_a_protocol_error(void **) {
 
 // To a naa-server, which answers each request once, a back-to-back naa_invoke posts without
 // polling first; after a pause of a millisecond it polls (and looks at the connection), as it
-// does before every invocation to an NAA that does not name itself.
+// does before every invocation to an NAA that does not name itself. Back to back is this
+// thread's premise, not the machine's promise: a try in which more than the pause passed
+// between the wait's start and the invocation's end (a stalled thread) is tried again.
 void invoke_polls_first_only_after_a_pause_or_to_other_naas(void **) {
   for (const bool libnaa_server : {true, false}) {
     Handle h;
     h.peer->libnaa_server = libnaa_server;
     h.open(Progress::Mode::Block);
-    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
-    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
-    unsigned before = h.peer->polls.load();
-    assert_int_equal(h.session->invoke(), NAA_SUCCESS);
-    assert_int_equal(h.peer->polls.load() - before, libnaa_server ? 0u : 1u);
-    assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    int tries = 0;
+    for (bool back_to_back = false; !back_to_back; ++tries) {
+      assert_true(tries < 100);
+      assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+      const auto waited = Clock::now();  // before the completion the Session stamps
+      assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+      const unsigned before = h.peer->polls.load();
+      assert_int_equal(h.session->invoke(), NAA_SUCCESS);
+      back_to_back = Clock::now() - waited < 1ms;
+      if (back_to_back) assert_int_equal(h.peer->polls.load() - before, libnaa_server ? 0u : 1u);
+      assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
+    }
+    if (tries > 1) print_message("back to back at try %d\n", tries);
     std::this_thread::sleep_for(2ms);
-    before = h.peer->polls.load();
+    const unsigned before = h.peer->polls.load();
     assert_int_equal(h.session->invoke(), NAA_SUCCESS);
     assert_int_equal(h.peer->polls.load() - before, 1u);
     assert_int_equal(h.session->wait(nullptr), NAA_SUCCESS);
