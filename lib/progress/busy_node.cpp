@@ -17,22 +17,54 @@
 namespace naa::progress {
 namespace {
 
-// The start of a small /proc file, NUL-terminated, in `text`; false when unreadable.
-template <size_t N>
-bool read_proc(const char *path, char (&text)[N]) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const ssize_t n = ::read(fd, text, N - 1);
-  ::close(fd);
-  if (n <= 0) return false;
-  text[n] = '\0';
-  return true;
-}
+// A small /proc file, kept open and read again from its start (pread(2) makes the kernel
+// produce it anew): open(2) and close(2) are two thirds of a reading's system calls, and a
+// reading is taken every kRefresh in a waiting thread's own path. One per thread that reads:
+// /proc/thread-self is the opener's. Opened again in a fork()ed child. A descriptor that
+// fails to read is given up, not closed: it may be the application's by now, if the
+// application closed ours.
+class ProcFile {
+ public:
+  explicit ProcFile(const char *path) : path_(path) {}
+  ~ProcFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ProcFile(const ProcFile &) = delete;
+  ProcFile &operator=(const ProcFile &) = delete;
+
+  // Its start, NUL-terminated, in `text`; false when unreadable.
+  template <size_t N>
+  bool read(char (&text)[N]) {
+    const pid_t pid = getpid();
+    if (fd_ >= 0 && pid_ != pid) {
+      ::close(fd_);  // the parent's, copied into this child
+      fd_ = -1;
+    }
+    if (fd_ < 0) {
+      fd_ = ::open(path_, O_RDONLY | O_CLOEXEC);
+      pid_ = pid;
+      if (fd_ < 0) return false;
+    }
+    const ssize_t n = ::pread(fd_, text, N - 1, 0);
+    if (n <= 0) {
+      fd_ = -1;
+      return false;
+    }
+    text[n] = '\0';
+    return true;
+  }
+
+ private:
+  const char *const path_;
+  int fd_ = -1;
+  pid_t pid_ = 0;
+};
 
 // The running count of /proc/loadavg ("0.50 0.40 0.30 3/250 12345": 3), 0 when unreadable.
 unsigned running_now() {
+  thread_local ProcFile loadavg("/proc/loadavg");
   char text[128];
-  if (!read_proc("/proc/loadavg", text)) return 0;
+  if (!loadavg.read(text)) return 0;
   unsigned running = 0, total = 0;
   double a, b, c;
   if (std::sscanf(text, "%lf %lf %lf %u/%u", &a, &b, &c, &running, &total) != 5) return 0;
@@ -53,8 +85,9 @@ unsigned ranks_from_environment() {
 
 // This thread's run delay (time runnable but not running) in ns, -1 when unreadable.
 int64_t run_delay_now() {
+  thread_local ProcFile schedstat("/proc/thread-self/schedstat");
   char text[96];
-  if (!read_proc("/proc/thread-self/schedstat", text)) return -1;
+  if (!schedstat.read(text)) return -1;
   unsigned long long on_cpu = 0, delay = 0;
   if (std::sscanf(text, "%llu %llu", &on_cpu, &delay) != 2) return -1;
   return static_cast<int64_t>(delay);

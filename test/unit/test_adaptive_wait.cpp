@@ -5,6 +5,8 @@
 // pay sleeps at once for ever more waits, and polls again once one of its polls paid. The
 // node is made oversubscribed by the environment (more ranks on it than CPUs), never by load.
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstddef>
@@ -15,7 +17,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -123,10 +127,11 @@ static void oversubscription_needs_the_reader_kept_waiting(void **) {
   assert_true(o.at(t(milliseconds(16))));
 }
 
-// The reader's wait for a CPU is measured: this thread and a spinning one, both pinned to one
-// CPU, take turns (the scheduler's slices are a few ms), so this one waits for about half of
-// the 15 ms between two readings; readings further apart than the window say nothing.
-static void run_delay_is_measured(void **) {
+// This thread and a spinning one, both pinned to one CPU, take turns (the scheduler's slices
+// are a few ms), so this one waits for about half of the 15 ms between two readings; readings
+// further apart than the window say nothing. Returns the waited shares of the two readings
+// that follow a first one.
+static std::pair<int, int> waited_beside_a_rival() {
   cpu_set_t before, one;
   assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
   CPU_ZERO(&one);
@@ -150,12 +155,40 @@ static void run_delay_is_measured(void **) {
   stop = true;
   rival.join();
   sched_setaffinity(0, sizeof before, &before);
-  if (load.waited < 0) {
-    print_message("skipped: no /proc/thread-self/schedstat (a kernel without CONFIG_SCHED_INFO)\n");
-    skip();
+  return {load.waited, late.waited};
+}
+
+static bool schedstat_readable() {
+  if (access("/proc/thread-self/schedstat", R_OK) == 0) return true;
+  print_message("skipped: no /proc/thread-self/schedstat (a kernel without CONFIG_SCHED_INFO)\n");
+  return false;
+}
+
+// The reader's wait for a CPU is measured.
+static void run_delay_is_measured(void **) {
+  if (!schedstat_readable()) skip();
+  const auto [waited, late] = waited_beside_a_rival();
+  assert_true(waited >= kWaitedShare);
+  assert_int_equal(late, -1);
+}
+
+// The readings keep their /proc files open; a fork()ed child measures its own thread, not the
+// parent's thread it was copied from (which sits in waitpid meanwhile and waits for no CPU).
+static void run_delay_is_measured_in_a_forked_child(void **) {
+  if (!schedstat_readable()) skip();
+  read_node_load();  // the parent's files open
+  const pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    const auto [waited, late] = waited_beside_a_rival();
+    if (waited < kWaitedShare)
+      fprintf(stderr, "the child read a waited share of %d per mille\n", waited);
+    _exit(waited >= kWaitedShare && late == -1 ? 0 : 1);
   }
-  assert_true(load.waited >= kWaitedShare);
-  assert_int_equal(late.waited, -1);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 // The first miss after a hit is forgiven; misses in a row then make ever longer runs of waits
@@ -207,6 +240,7 @@ int main() {
       cmocka_unit_test(oversubscription_needs_two_readings),
       cmocka_unit_test(oversubscription_needs_the_reader_kept_waiting),
       cmocka_unit_test(run_delay_is_measured),
+      cmocka_unit_test(run_delay_is_measured_in_a_forked_child),
       cmocka_unit_test(budget_backs_off_and_recovers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
