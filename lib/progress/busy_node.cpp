@@ -127,8 +127,7 @@ int64_t ticks(Clock::duration d) {
   return d.count();
 }
 
-void refresh() {
-  const auto now = Clock::now();
+void refresh(Clock::time_point now) {
   int64_t last = reading.taken.load(std::memory_order_relaxed);
   if (last != 0 && now - Clock::time_point(Clock::duration(last)) < kRefresh) return;
   // One reader at a time; the others go on with the last reading.
@@ -184,13 +183,13 @@ bool Oversubscription::at(int64_t now) const {
   return since != 0 && now - since < ticks(Clock::duration(kHold));
 }
 
-bool node_oversubscribed() {
-  refresh();
-  return reading.verdict.at(ticks(Clock::now()));
+bool node_oversubscribed(Clock::time_point now) {
+  refresh(now);
+  return reading.verdict.at(ticks(now));
 }
 
-bool node_at_capacity() {
-  refresh();
+bool node_at_capacity(Clock::time_point now) {
+  refresh(now);
   return reading.at_capacity.load(std::memory_order_relaxed);
 }
 

@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <string>
 
+#include "progress/wait_plan.hpp"  // Clock
+
 namespace naa::progress {
 
 // Per mille of its time a reading thread must have waited for a CPU to count as kept from one.
@@ -68,10 +70,11 @@ class Oversubscription {
 
 // Whether a waiter should not poll: the node was oversubscribed at a reading within the last
 // kHold. Readings are taken at most every kRefresh by whichever thread asks, so that a poll
-// loop may ask on every spell.
-bool node_oversubscribed();
+// loop may ask on every spell. `now`: the caller's Clock::now(), read once per look (a clock
+// read is a few tens of ns, a shared-memory round trip about a microsecond).
+bool node_oversubscribed(Clock::time_point now);
 // Whether the caller shares its CPU (NodeLoad::at_capacity): a poll should yield.
-bool node_at_capacity();
+bool node_at_capacity(Clock::time_point now);
 
 inline constexpr std::chrono::milliseconds kRefresh{2};
 inline constexpr std::chrono::milliseconds kHold{50};

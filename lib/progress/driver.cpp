@@ -83,12 +83,13 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     const nanoseconds idle = now - last_news;
     const WaitPlan plan = wait_plan(policy.expected, policy.spin, work.woken());
     // Adaptive: a poll on an oversubscribed node holds the core the peer needs to answer.
-    const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed();
+    const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed(now);
     if (turn == Turn::Waiting && policy.mode != config::Progress::Mode::Block &&
         (policy.mode == config::Progress::Mode::Spin ||
          (idle < plan.poll && !crowded && budget_open))) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
-      if (was_polling && (work.background() || policy.yields || (adaptive && node_at_capacity())))
+      if (was_polling &&
+          (work.background() || policy.yields || (adaptive && node_at_capacity(now))))
         sched_yield();
       polling = true;
       if (spell == Spell::None) spell = Spell::Polled;

@@ -75,7 +75,7 @@ static void oversubscribed_node_sleeps_at_once(void **) {
   const NodeLoad load = read_node_load();
   assert_int_equal(load.ranks, 100000);
   assert_true(load.oversubscribed());
-  assert_true(node_oversubscribed());
+  assert_true(node_oversubscribed(Clock::now()));
   assert_true(turns_before_sleeping(Progress::Mode::SpinThenBlock) > 10);
   assert_int_equal(turns_before_sleeping(Progress::Mode::Adaptive), 1);
 }

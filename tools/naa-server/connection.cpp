@@ -237,12 +237,13 @@ void Connection::run() {
 size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline idle_until) {
   size_t n = ep_->poll(c, max);
   if (n == 0) {
-    const auto idle = progress::Clock::now() - last_news_;
+    const auto now = progress::Clock::now();
+    const auto idle = now - last_news_;
     const progress::nanoseconds poll_for =
         invocations_ == 0
             ? first_message().due(spin_)
             : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
-    if (may_poll(idle, poll_for)) {
+    if (may_poll(now, idle, poll_for)) {
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
@@ -260,15 +261,16 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   return n;
 }
 
-// Whether to poll on, `idle` into the wait for the next invocation, where the wait plan polls
-// for `poll_for`. Adaptive (--wait): never while the node is oversubscribed, where this thread
-// would hold the core that the client, another connection or the kernel needs
+// Whether to poll on, `idle` into the wait for the next invocation (at `now`), where the wait plan
+// polls for `poll_for`. Adaptive (--wait): never while the node is oversubscribed, where this
+// thread would hold the core that the client, another connection or the kernel needs
 // (progress/busy_node.hpp), nor while this connection's polls did not pay lately
 // (progress/spin_budget.hpp), which it learns from the polls that end in the next invocation
 // or in a sleep.
-bool Connection::may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for) {
+bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
+                          progress::nanoseconds poll_for) {
   if (!adaptive_) return idle < poll_for;
-  if (idle >= poll_for || progress::node_oversubscribed()) {
+  if (idle >= poll_for || progress::node_oversubscribed(now)) {
     if (spell_ == Spell::Polled && idle >= poll_for) {
       spell_ = Spell::GaveUp;
       polled_for_ = poll_for;

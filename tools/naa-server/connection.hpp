@@ -57,7 +57,8 @@ class Connection {
   void invoke(uint32_t imm);
   size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
   Deadline sleep_until(Deadline until, progress::Clock::duration idle) const;
-  bool may_poll(progress::nanoseconds idle, progress::nanoseconds poll_for);
+  bool may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
+                progress::nanoseconds poll_for);
   void invocation_came();
   void post_invocation_recv();
   progress::Clock::duration hold_reply() const;
