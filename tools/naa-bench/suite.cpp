@@ -231,11 +231,15 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
         uint64_t uj0 = 0, uj1 = 0;
         host_read = host_read && meter->read(&uj0);
         const auto naa0 = naa_energy ? naa_joules(h) : std::pair<double, uint64_t>{};
+        // CPU time is read around the whole chunk unless raw round trips alternate with
+        // libnaa's: two system calls between round trips would delay every next invocation.
+        const int64_t chunk_cpu0 = r ? 0 : thread_cpu_ns();
         for (size_t i = 0; i < chunk; ++i) {
-          time_round_trip([&] { h.round_trip(); }, part, &part_total, &lib_cpu);
+          time_round_trip([&] { h.round_trip(); }, part, &part_total, r ? &lib_cpu : nullptr);
           lib.add(part.last());
           if (r) time_round_trip([&] { r->round_trip(); }, rs, &raw_total, &raw_cpu);
         }
+        if (!r) lib_cpu += thread_cpu_ns() - chunk_cpu0;
         host_read = host_read && meter->read(&uj1);
         host_uj += uj1 - uj0;
         const auto naa1 = naa_energy ? naa_joules(h) : std::pair<double, uint64_t>{};
@@ -534,9 +538,12 @@ void run_compare(const Settings &s, FILE *out) {
       for (auto &h : hs) h->round_trip();
     const auto load_rates = with_load_clients(s, size, n * hs.size(), [&] {
       for (size_t i = 0; i < n; i += s.turn)
-        for (size_t k = 0; k < hs.size(); ++k)
+        for (size_t k = 0; k < hs.size(); ++k) {
+          const int64_t cpu0 = thread_cpu_ns();  // around each turn, not each round trip
           for (size_t j = i; j < std::min(n, i + s.turn); ++j)
-            time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k], &cpu[k]);
+            time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k]);
+          cpu[k] += thread_cpu_ns() - cpu0;
+        }
     });
     std::vector<double> row = {double(size), double(n)};
     for (size_t k = 0; k < hs.size(); ++k)
