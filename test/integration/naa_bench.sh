@@ -79,6 +79,24 @@ grep -q -E '^#Size +Iters +0 med\(us\) +0 mean\(us\) +0 MB/s +0 cpu\(us\) +20 me
 cat "$naa_test_dir/turns"
 grep -q '^# compare: NAA_PROGRESS per handle, turns of 7 round trips alternating' "$naa_test_dir/turns"
 [ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/turns")" -eq 2 ] || { echo "wrong --turn rows" >&2; exit 1; }
+# --fresh-handles: each turn on new handles, one connection per value and turn: 8 round trips
+# in turns of 7 are 2 turns, for 2 values and 2 sizes 8 connections (4 without the option),
+# counted by a server of its own that logs each one.
+NAA_LOG_LEVEL=info "$NAA_SERVER" --address "$NAA_TEST_HOST" --port 0 \
+  --ready-file "$naa_test_dir/fresh.port" 2> "$naa_test_dir/fresh-server.log" &
+naa_test_pids="$naa_test_pids $!"
+i=0
+until [ -s "$naa_test_dir/fresh.port" ]; do
+  i=$((i + 1)); [ $i -le 6000 ] || { echo "naa-server did not start" >&2; exit 1; }
+  sleep 0.01
+done
+fresh_args=$(echo "$args" | sed "s/--port $NAA_TEST_PORT/--port $(cat "$naa_test_dir/fresh.port")/")
+"$bench" $fresh_args --compare NAA_PROGRESS=-,block --turn 7 --fresh-handles > "$naa_test_dir/fresh"
+cat "$naa_test_dir/fresh"
+connections=$(grep -c 'client .* connected' "$naa_test_dir/fresh-server.log" || true)
+[ "$connections" -eq 8 ] || { echo "--fresh-handles made $connections connections, not 8" >&2; exit 1; }
+grep -q '^# compare: NAA_PROGRESS per handle, turns of 7 round trips alternating between the handles, each turn on a new handle' "$naa_test_dir/fresh"
+[ "$(grep -c -E '^(1|4096) +[0-9]+ ' "$naa_test_dir/fresh")" -eq 2 ] || { echo "wrong --fresh-handles rows" >&2; exit 1; }
 if "$bench" $args --compare NAA_NO_SUCH_THING=1,2 > "$naa_test_dir/badcompare" 2>&1; then
   echo "naa-bench --compare accepted a name that is no parameter" >&2; exit 1
 fi

@@ -87,6 +87,9 @@ void usage(FILE *out) {
       "      --turn N           with --compare: each handle makes N round trips in a row\n"
       "                         before the next one's turn (default 1); the idle handles' waits\n"
       "                         then settle as a program's with one handle do\n"
+      "      --fresh-handles    with --compare: each turn on a new handle per value (made and\n"
+      "                         warmed up with 5 round trips outside the timing), so that\n"
+      "                         where a connection's threads landed is sampled anew each turn\n"
       "      --fi-pingpong      alternating with libnaa's latency of each size (5 parts), run\n"
       "                         libfabric's fi_pingpong (libfabric-bin) on loopback over the\n"
       "                         handle's provider (ofi+tcp: -p tcp -e msg, ofi+shm: -p shm -e "
@@ -204,7 +207,8 @@ int main(int argc, char **argv) {
     kStatusEvery,
     kLoad,
     kLoadClients,
-    kTurn
+    kTurn,
+    kFreshHandles
   };
   static const option long_options[] = {{"host", required_argument, nullptr, 'H'},
                                         {"port", required_argument, nullptr, 'p'},
@@ -230,6 +234,7 @@ int main(int argc, char **argv) {
                                         {"slow-code", required_argument, nullptr, kSlowCode},
                                         {"compare", required_argument, nullptr, kCompare},
                                         {"turn", required_argument, nullptr, kTurn},
+                                        {"fresh-handles", no_argument, nullptr, kFreshHandles},
                                         {"compute", required_argument, nullptr, kCompute},
                                         {"progress", required_argument, nullptr, kProgress},
                                         {"status-every", required_argument, nullptr, kStatusEvery},
@@ -378,6 +383,9 @@ int main(int argc, char **argv) {
       case kTurn:
         if (!naa::config::parse_count(optarg, 1000000, &v) || v == 0) bad_option("--turn", optarg);
         s.turn = v;
+        break;
+      case kFreshHandles:
+        s.fresh_handles = true;
         break;
       case kCompare: {
         const char *eq = std::strchr(optarg, '=');

@@ -21,7 +21,8 @@ struct Settings {
   std::vector<unsigned> inflight = {1, 2, 4, 8};
   std::string compare_variable;  // --compare VAR=V1,V2,...
   std::vector<std::string> compare_values;
-  size_t turn = 1;  // --turn: round trips of one handle before the next one's
+  size_t turn = 1;             // --turn: round trips of one handle before the next one's
+  bool fresh_handles = false;  // --fresh-handles: each turn on a new handle
   bool compute_busy = true, compute_sleep = true;  // --compute: the overlap test's host(s)
   std::vector<std::string> progress_modes = {"spin-then-block", "thread"};  // --progress
   bool latency = true, overlap = true, throughput = true, setup = true;

@@ -504,6 +504,10 @@ void run_setup(const Settings &s, FILE *out) {
   }
 }
 
+// --fresh-handles: untimed round trips on each new handle before its turn (its connection's
+// first messages, which naa-server polls for at first, are not the mode's steady state).
+constexpr int kFreshWarmup = 5;
+
 void run_compare(const Settings &s, FILE *out) {
   const std::string &var = s.compare_variable;
   std::vector<Column> cols = {{"Size", "", "", 0}, {"Iters", "iterations", "libnaa", 0}};
@@ -521,6 +525,7 @@ void run_compare(const Settings &s, FILE *out) {
           (s.turn == 1 ? std::string("round trips alternating between the handles")
                        : "turns of " + std::to_string(s.turn) +
                              " round trips alternating between the handles") +
+          (s.fresh_handles ? std::string(", each turn on a new handle") : std::string()) +
           "; "
           "med = median round trip, mean = mean round trip, MB/s each way, cpu = this thread's CPU "
           "time per round trip" +
@@ -539,6 +544,11 @@ void run_compare(const Settings &s, FILE *out) {
     const auto load_rates = with_load_clients(s, size, n * hs.size(), [&] {
       for (size_t i = 0; i < n; i += s.turn)
         for (size_t k = 0; k < hs.size(); ++k) {
+          if (s.fresh_handles && i != 0) {
+            hs[k].reset();  // the old one's connection ends before the new one's starts
+            hs[k] = handle_with(s, size, var, s.compare_values[k]);
+            for (int w = 0; w < kFreshWarmup; ++w) hs[k]->round_trip();
+          }
           const int64_t cpu0 = thread_cpu_ns();  // around each turn, not each round trip
           for (size_t j = i; j < std::min(n, i + s.turn); ++j)
             time_round_trip([&] { hs[k]->round_trip(); }, samples[k], &total[k]);
