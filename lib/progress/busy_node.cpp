@@ -102,6 +102,8 @@ int waited_since_last(Clock::time_point now) {
   const int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   constexpr int64_t kWaitWindow = 20 * 1000 * 1000;
+  static_assert(kWaitWindow >= 2 * std::chrono::nanoseconds(kMaxRefresh).count(),
+                "two readings in a row must fall within the window");
   thread_local int64_t last_ns = 0, last_delay = -1;
   const int64_t delay = run_delay_now();
   int share = -1;
@@ -117,6 +119,7 @@ struct Reading {
   std::atomic<int64_t> taken{0};  // Clock ticks of the last reading
   Oversubscription verdict;
   std::atomic<bool> at_capacity{false};
+  std::atomic<int64_t> cost{0};  // ns: reading_cost()'s estimate (0: no reading yet)
 };
 Reading reading;
 
@@ -129,7 +132,8 @@ int64_t ticks(Clock::duration d) {
 
 void refresh(Clock::time_point now) {
   int64_t last = reading.taken.load(std::memory_order_relaxed);
-  if (last != 0 && now - Clock::time_point(Clock::duration(last)) < kRefresh) return;
+  const auto interval = reading_interval(nanoseconds(reading.cost.load(std::memory_order_relaxed)));
+  if (last != 0 && now - Clock::time_point(Clock::duration(last)) < interval) return;
   // One reader at a time; the others go on with the last reading.
   if (!reading.taken.compare_exchange_strong(last, ticks(now))) return;
   static const unsigned ranks = ranks_from_environment();
@@ -143,9 +147,22 @@ void refresh(Clock::time_point now) {
     NAA_LOG_DEBUG("adaptive waits sleep at once for %lld ms: %s",
                   static_cast<long long>(kHold.count()), load.describe().c_str());
   reading.at_capacity.store(load.at_capacity(), std::memory_order_relaxed);
+  const nanoseconds took = Clock::now() - now;
+  reading.cost.store(
+      reading_cost(nanoseconds(reading.cost.load(std::memory_order_relaxed)), took).count(),
+      std::memory_order_relaxed);
 }
 
 }  // namespace
+
+nanoseconds reading_cost(nanoseconds estimate, nanoseconds took) {
+  if (estimate.count() <= 0) return took;
+  return std::min(took, estimate + estimate / 8);
+}
+
+Clock::duration reading_interval(nanoseconds cost) {
+  return std::clamp<Clock::duration>(cost * kReadingShare, kRefresh, kMaxRefresh);
+}
 
 std::string NodeLoad::describe() const {
   std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";

@@ -15,8 +15,8 @@
 // subset of the CPUs is judged by the node's total: the running count says nothing of which CPUs
 // the runnable threads may use. The running count is an instant: one reading above the CPUs (a
 // kernel worker, a process starting or exiting) is no oversubscription, two in a row at least
-// kRefresh apart are. From then it is held for kHold, as a spin that guessed wrong costs a tick
-// while a sleep that guessed wrong costs a wake-up (some 30 us).
+// kRefresh apart (reading_interval()) are. From then it is held for kHold, as a spin that guessed
+// wrong costs a tick while a sleep that guessed wrong costs a wake-up (some 30 us).
 #pragma once
 
 #include <atomic>
@@ -69,8 +69,8 @@ class Oversubscription {
 };
 
 // Whether a waiter should not poll: the node was oversubscribed at a reading within the last
-// kHold. Readings are taken at most every kRefresh by whichever thread asks, so that a poll
-// loop may ask on every spell. `now`: the caller's Clock::now(), read once per look (a clock
+// kHold. Readings are taken at most every reading_interval() by whichever thread asks, so that a
+// poll loop may ask on every spell. `now`: the caller's Clock::now(), read once per look (a clock
 // read is a few tens of ns, a shared-memory round trip about a microsecond).
 bool node_oversubscribed(Clock::time_point now);
 // Whether the caller shares its CPU (NodeLoad::at_capacity): a poll should yield.
@@ -78,5 +78,20 @@ bool node_at_capacity(Clock::time_point now);
 
 inline constexpr std::chrono::milliseconds kRefresh{2};
 inline constexpr std::chrono::milliseconds kHold{50};
+
+// A reading (two /proc files) is taken in a waiting thread's own path and costs a few
+// microseconds on a node, but tens to hundreds under emulation (a TCG guest). Readings are
+// therefore at least kReadingShare times their cost apart, so that they take at most 1 % of a
+// waiting thread's time: from kRefresh up to kMaxRefresh, well inside the run-delay window
+// and kHold, so that two readings in a row still count.
+inline constexpr int kReadingShare = 100;
+inline constexpr std::chrono::milliseconds kMaxRefresh{8};
+static_assert(kHold >= 4 * kMaxRefresh, "readings renew a verdict before it lapses");
+// The cost estimate after a reading that took `took`: that, or at most 1/8 more than
+// `estimate` (0: none yet), so that a reading preempted halfway does not stretch the interval
+// at once.
+nanoseconds reading_cost(nanoseconds estimate, nanoseconds took);
+// The time between readings for a reading cost estimate.
+Clock::duration reading_interval(nanoseconds cost);
 
 }  // namespace naa::progress

@@ -191,6 +191,25 @@ static void run_delay_is_measured_in_a_forked_child(void **) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+// Readings are kReadingShare times their cost apart, kRefresh at least and kMaxRefresh at
+// most; the cost estimate drops to a cheaper reading at once and follows a dearer one by 1/8
+// per reading (a reading preempted halfway is one such).
+static void readings_are_spaced_by_their_cost(void **) {
+  using std::chrono::microseconds;
+  using std::chrono::nanoseconds;
+  assert_true(reading_interval(nanoseconds(0)) == kRefresh);
+  assert_true(reading_interval(microseconds(3)) == kRefresh);  // a node's: as before
+  assert_true(reading_interval(microseconds(50)) == std::chrono::milliseconds(5));
+  assert_true(reading_interval(microseconds(200)) == kMaxRefresh);  // a TCG guest's
+  assert_true(reading_cost(nanoseconds(0), microseconds(70)) == microseconds(70));
+  assert_true(reading_cost(microseconds(80), microseconds(3)) == microseconds(3));
+  assert_true(reading_cost(microseconds(80), microseconds(4000)) == microseconds(90));
+  nanoseconds cost = microseconds(3);
+  for (int i = 0; i < 3; ++i) cost = reading_cost(cost, std::chrono::milliseconds(4));
+  assert_true(cost < microseconds(5));  // three preempted readings: still a node's interval
+  assert_true(reading_interval(cost) == kRefresh);
+}
+
 // The first miss after a hit is forgiven; misses in a row then make ever longer runs of waits
 // that do not poll (2, 4, ...); one poll that paid makes the next wait poll again. A completion
 // within twice the spell polled counts as paid.
@@ -241,6 +260,7 @@ int main() {
       cmocka_unit_test(oversubscription_needs_the_reader_kept_waiting),
       cmocka_unit_test(run_delay_is_measured),
       cmocka_unit_test(run_delay_is_measured_in_a_forked_child),
+      cmocka_unit_test(readings_are_spaced_by_their_cost),
       cmocka_unit_test(budget_backs_off_and_recovers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
