@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="0efa20a15538bf692f2a4b41c829d7905fc33dc8da9c2e1d29332855bddab861")
+    version("0.1.0", sha256="f9a896ef75b4a1b9a02d2a000c4f261e527738d40769bed04403c5ad65aa1274")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
