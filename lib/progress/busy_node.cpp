@@ -19,8 +19,8 @@ namespace {
 
 // A small /proc file, kept open and read again from its start (pread(2) makes the kernel
 // produce it anew): open(2) and close(2) are two thirds of a reading's system calls, and a
-// reading is taken every kRefresh in a waiting thread's own path. One per thread that reads:
-// /proc/thread-self is the opener's. Opened again in a fork()ed child. A descriptor that
+// reading is taken every reading_interval() in a waiting thread's own path. One per thread that
+// reads: /proc/thread-self is the opener's. Opened again in a fork()ed child. A descriptor that
 // fails to read is given up, not closed: it may be the application's by now, if the
 // application closed ours.
 class ProcFile {
