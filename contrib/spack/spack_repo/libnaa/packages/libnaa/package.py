@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="f9a896ef75b4a1b9a02d2a000c4f261e527738d40769bed04403c5ad65aa1274")
+    version("0.1.0", sha256="ca00cf39687ce3761d9f85c01255ac78e2ef89d93904d34fcc4c9f3ed5610b38")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
