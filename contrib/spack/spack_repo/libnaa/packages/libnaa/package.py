@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="ca00cf39687ce3761d9f85c01255ac78e2ef89d93904d34fcc4c9f3ed5610b38")
+    version("0.1.0", sha256="f38f63a14e9a5ab72738d378b558a5b06d7f125c683e404ff784bfceb1c03385")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
