@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="f38f63a14e9a5ab72738d378b558a5b06d7f125c683e404ff784bfceb1c03385")
+    version("0.1.0", sha256="b77f034c5606cb73d5a98ff292de19edb0b9a20c2bd22521ce10ea5759d1ec6c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
