@@ -64,7 +64,12 @@ static int create_all(void **state) {
     attr.progress = modes[(i / 2) % 4];
     attr.timeout_ms = scaled_ms(10000);
     attr.pacing_us = 0;
-    if (i % 2 == 0) attr.naa = attr_naa;
+    if (i % 2 == 0) {
+      attr.naa = attr_naa;
+      /* test_error_in_status kills this server: each reconnect to it retries until this
+       * deadline, which NAA_CONNECT_TIMEOUT's 30 s would make two minutes of waiting. */
+      attr.connect_timeout_ms = scaled_ms(1000);
+    }
     if (naa_create_attr(FN_ADD1, &param[i], 1, &param[i], 1, &attr, &h[i]) != NAA_SUCCESS)
       return -1;
   }
