@@ -5,8 +5,12 @@
 # its unit tests and the vecadd example over each transport it has. Prints "stage NAME: S s"
 # per step (scripts/stage.sh). Usage: config-matrix.sh [CONFIG...], CONFIG one of
 #   verbs   --without-libfabric --with-verbs   (_build-verbs): unit tests, modules.sh. Its vecadd
-#           needs an RDMA device, which a plain machine lacks: NAA_MATRIX_RDMA=1 runs the verbs suite
-#           (scripts/test-rdma.sh, Soft-RoCE in test/harness/rdma-vm) against this build too.
+#           needs an RDMA device, which a plain machine lacks: NAA_MATRIX_RDMA=1 runs a subset of
+#           the verbs suite (scripts/test-rdma.sh, Soft-RoCE in test/harness/rdma-vm) against
+#           this build too: vecadd and the other examples, naa-info, test_offload, auto and a
+#           default naa-server, all over the verbs module alone (NAA_MATRIX_VERBS_TESTS, an
+#           extended regular expression over the suite's test names, changes the subset). The
+#           full build runs the whole suite.
 #   ofi     --with-libfabric --without-verbs   (_build-ofi): unit tests, modules.sh, vecadd over
 #           ofi+tcp and ofi+shm.
 #   builtin --enable-builtin-transports        (_build-builtin): both transports linked into
@@ -18,6 +22,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$top/scripts/stage.sh"
 jobs=$(nproc)
 # The optional parts add nothing to what differs between these configurations.
+verbs_subset='^verbs-(examples|naa_info|test_offload|auto|default_server)$'
 common=(--enable-werror --disable-fortran --disable-python --without-slurm --without-pmix --without-mpi)
 
 NAA_BUILD_DIR=$top/_build bash "$top/scripts/setup.sh" > /dev/null  # packages + autoreconf
@@ -60,7 +65,8 @@ for config in "${configs[@]}"; do
       stage "matrix-$config-unit" check "$dir" || status=1
       tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
       if [[ ${NAA_MATRIX_RDMA:-0} == 1 ]]; then
-        NAA_BUILD_DIR=$dir stage "matrix-$config-rdma" bash "$top/scripts/test-rdma.sh" || status=1
+        NAA_BUILD_DIR=$dir NAA_VERBS_TESTS=${NAA_MATRIX_VERBS_TESTS:-$verbs_subset} \
+          stage "matrix-$config-rdma" bash "$top/scripts/test-rdma.sh" || status=1
       else
         echo "config-matrix: verbs-only: no vecadd without an RDMA device (NAA_MATRIX_RDMA=1 runs the verbs suite in rdma-vm)"
       fi

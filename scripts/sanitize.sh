@@ -37,7 +37,7 @@ run_asan() {
   NAA_TEST_TIME_SCALE=3 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
-    make -j"$jobs" VERBOSE=yes check
+    make -j"$((2 * jobs))" VERBOSE=yes check  # twice: the tests mostly wait (scripts/test.sh)
 }
 
 run_tsan() {
