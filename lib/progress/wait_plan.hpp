@@ -45,16 +45,23 @@ microseconds idle_nap(nanoseconds idle);
 // How long a sleep on a descriptor may last before it looks around, after `idle`.
 microseconds idle_slice(nanoseconds idle);
 
-// How long the awaited thing takes: the latest, or three quarters of the estimate before if
-// that was longer, so that one quick answer lowers it only gradually.
-class Expected {
+// How long the awaited thing takes: the latest, or the estimate before times kKeep / 256 if
+// that was longer, so that one quick answer lowers it only gradually. Expected (3/4) forgets
+// a slow one within some ten observations; Peak (255/256) keeps most of it for a hundred and
+// more, for a wait that is fatal when too short and only costs time when too long.
+template <int64_t kKeep>
+class BasicExpected {
+  static_assert(kKeep > 0 && kKeep < 256, "an estimate that decays, but not at once");
+
  public:
-  void observe(nanoseconds took) { value_ = std::max(took, value_ * 3 / 4); }
+  void observe(nanoseconds took) { value_ = std::max(took, value_ * kKeep / 256); }
   nanoseconds value() const { return value_; }
 
  private:
   nanoseconds value_{0};
 };
+using Expected = BasicExpected<192>;
+using Peak = BasicExpected<255>;
 
 // The same, for a wait that the threads of a process repeat one after another (the steps of
 // a connection's setup: each naa_create makes a new connection). A lost update between two

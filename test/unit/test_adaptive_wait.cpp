@@ -4,6 +4,7 @@
 // is not yet oversubscription; a handle whose polls did not
 // pay sleeps at once for ever more waits, and polls again once one of its polls paid. The
 // node is made oversubscribed by the environment (more ranks on it than CPUs), never by load.
+// Also the estimates that waits keep of what they wait for (Expected, Peak).
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,6 +292,25 @@ static void budget_backs_off_and_recovers(void **) {
   assert_false(late_but_near(microseconds(200), microseconds(100)));
 }
 
+// Expected forgets a slow observation within some ten quick ones; Peak (naa-server's reply
+// guard for reference clients) still keeps more than half of it after a hundred.
+static void peak_keeps_a_slow_observation(void **) {
+  using std::chrono::microseconds;
+  Expected recent;
+  Peak slowest;
+  recent.observe(microseconds(1000));
+  slowest.observe(microseconds(1000));
+  for (int i = 0; i < 100; ++i) {
+    recent.observe(microseconds(10));
+    slowest.observe(microseconds(10));
+  }
+  assert_true(recent.value() == microseconds(10));
+  assert_true(slowest.value() > microseconds(600));
+  assert_true(slowest.value() < microseconds(1000));  // it does fade
+  slowest.observe(microseconds(2000));
+  assert_true(slowest.value() == microseconds(2000));
+}
+
 int main() {
   // Read once per process, first the variable Slurm sets.
   unsetenv("SLURM_NTASKS_PER_NODE");
@@ -303,6 +323,7 @@ int main() {
       cmocka_unit_test(run_delay_is_measured_in_a_forked_child),
       cmocka_unit_test(readings_are_spaced_by_their_cost),
       cmocka_unit_test(budget_backs_off_and_recovers),
+      cmocka_unit_test(peak_keeps_a_slow_observation),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -509,12 +509,13 @@ void Connection::post_invocation_recv() {
 }
 
 // The reply to a reference client goes no earlier than the guard after its request was seen
-// (last_news_): --reference-guard-us, or, if longer, twice how long our recent replies' writes
-// (before the first, the advertisement) took to complete, the client's acknowledgement, which
-// its own final write waits for likewise.
-// Twice, because that acknowledgement varies from one write to the next with the load of both
-// hosts (Soft-RoCE acknowledges from a kernel thread) and a reply that comes early kills the
-// client, whereas a late one costs it only the wait.
+// (last_news_): --reference-guard-us, or, if longer, twice the slowest of our replies' writes
+// (before the first, the advertisement) to complete, the client's acknowledgement, which its
+// own final write waits for likewise. The slowest, forgotten only over hundreds of replies
+// (progress::Peak), and twice it, because that acknowledgement varies from one write to the
+// next with the load of both hosts (Soft-RoCE acknowledges from a kernel thread, which a busy
+// host runs late) and a reply that comes early kills the client, whereas a late one costs it
+// only the wait.
 // A reference client polls one completion at a time and takes the reply for a protocol error
 // when it comes before its write's completion (doc/protocol.md §4.4); libnaa takes both in
 // either order.

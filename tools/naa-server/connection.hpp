@@ -72,7 +72,9 @@ class Connection {
   // for a protocol error and drops the connection. Its replies are held (hold_reply()).
   const bool reference_client_;
   const std::chrono::microseconds reference_guard_;  // --reference-guard-us
-  progress::Expected reply_acked_;  // how long our replies' writes took to complete
+  // How long our replies' writes took to complete, the slowest of them remembered
+  // (hold_reply()).
+  progress::Peak reply_acked_;
   // Whether polling for the next invocation paid lately (adaptive), and what this wait for it
   // did so far.
   progress::SpinBudget spin_budget_;
