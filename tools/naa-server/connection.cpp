@@ -186,8 +186,9 @@ void Connection::run() {
                      peer.c_str(), static_cast<long>(idle_timeout_.count() / 1000));
         return;
       }
-      transport::Completion c[8];
-      size_t n = next_completions(c, 8, idle);
+      transport::Completion c[kBatch];
+      size_t n = next_completions(c, kBatch, idle);
+      if (reference_client_ && n > 1) order_acknowledgements_first(c, n);
       for (size_t i = 0; i < n; ++i) {
         if (c[i].kind == transport::CompletionKind::RemoteImm) {
           idle = Deadline::after(idle_timeout_);
@@ -196,11 +197,14 @@ void Connection::run() {
           else
             first_message().observe(last_news_ - replied_);
           invocation_came();
+          // What we posted before and has not completed yet takes at least this long to be
+          // acknowledged: a lower bound for the guard, which otherwise knows only faster ones.
+          if (reference_client_ && !unacknowledged_.empty())
+            reply_acked_.observe(last_news_ - unacknowledged_.front());
           invoke(c[i].imm);
         } else if (c[i].kind == transport::CompletionKind::Writes && c[i].context == kReplyWrites) {
           acknowledged("the reply's writes");
-        } else if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend &&
-                   invocations_ == 0) {
+        } else if (c[i].kind == transport::CompletionKind::Send && c[i].context == kMrspSend) {
           // The advertisement's acknowledgement is the first measure of the link's: the reply
           // to a reference client's first invocation is guarded by it too (hold_reply).
           acknowledged("the advertisement's send");
@@ -373,6 +377,7 @@ bool Connection::exchange_memory_regions() {
   size_t len = advertise(send_buf);
   send_mrsp(send_buf, len);
   advertised("by message");
+  if (reference_client_) unacknowledged_.push_back(replied_);
   return true;
 }
 
@@ -527,14 +532,31 @@ progress::Clock::duration Connection::hold_reply() const {
   return guard;
 }
 
-// A completion of what we sent last (posted at replied_) came: how long its acknowledgement
-// took is what hold_reply waits for.
+// Our posts' completions before the invocations that came in the same batch, each kind in its
+// order: an invocation's reply guard (hold_reply) needs the acknowledgements that had come by
+// then, and a batch holds the advertisement's beside the first invocation when both came
+// while the thread was not running.
+void Connection::order_acknowledgements_first(transport::Completion *c, size_t n) {
+  transport::Completion ordered[kBatch];
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (c[i].kind != transport::CompletionKind::RemoteImm) ordered[k++] = c[i];
+  for (size_t i = 0; i < n; ++i)
+    if (c[i].kind == transport::CompletionKind::RemoteImm) ordered[k++] = c[i];
+  std::copy(ordered, ordered + n, c);
+}
+
+// A completion of the oldest of our posts that had none yet came: how long its
+// acknowledgement took is what hold_reply waits for. Kept for reference clients only, the
+// ones whose replies are guarded.
 void Connection::acknowledged(const char *what) {
-  reply_acked_.observe(last_news_ - replied_);
+  if (unacknowledged_.empty()) return;
+  const progress::Clock::duration took = last_news_ - unacknowledged_.front();
+  unacknowledged_.pop_front();
+  reply_acked_.observe(took);
   NAA_LOG_DEBUG(
       "client %s: %s completed %lld us after posting", ep_->peer().c_str(), what,
-      static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::microseconds>(last_news_ - replied_).count()));
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
 }
 
 void Connection::invoke(uint32_t v) {
@@ -550,6 +572,7 @@ void Connection::invoke(uint32_t v) {
       reference_client_ ? hold_reply() : progress::Clock::duration(0);
   ep_->post_writes(*reply_chain_, reply);
   replied_ = progress::Clock::now();
+  if (reference_client_) unacknowledged_.push_back(replied_);
   using std::chrono::microseconds;
   NAA_LOG_DEBUG("client %s: invocation %" PRIu64
                 " answered (reply posted) %lld us after it came, guard %lld us",

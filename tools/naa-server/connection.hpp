@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <exception>
 #include <memory>
 #include <string>
@@ -62,6 +63,8 @@ class Connection {
   void invocation_came();
   void post_invocation_recv();
   progress::Clock::duration hold_reply() const;
+  static constexpr size_t kBatch = 8;  // completions taken at a time
+  static void order_acknowledgements_first(transport::Completion *c, size_t n);
 
   const std::chrono::milliseconds mrsp_timeout_;
   const std::chrono::milliseconds idle_timeout_;
@@ -83,6 +86,11 @@ class Connection {
   progress::Clock::time_point spell_from_{};
   progress::Expected next_invocation_;     // how long after a reply the next invocation comes
   progress::Clock::time_point replied_{};  // when the last reply was posted
+  // When each of our posts whose completion has not come yet went out, oldest first: the
+  // advertisement's send and the replies' writes, whose completions come in that order on an
+  // RC queue pair (acknowledged()). A reference client's only; each post's completion comes,
+  // so it stays as short as the send queue.
+  std::deque<progress::Clock::time_point> unacknowledged_;
   progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
   const StopSignal &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
