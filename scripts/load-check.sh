@@ -3,8 +3,9 @@
 # make check and the verbs suite on a busy machine: NAA_LOAD_HOGS (default 2) busy loops occupy
 # the cores while the suites run, as on a shared login node or build host, and any failure fails
 # the run. The verbs suite (scripts/test-rdma.sh: Soft-RoCE in rdma-vm, whose emulated CPUs then
-# compete with the loops too) runs unless NAA_LOAD_VERBS=0; where its VM cannot start it says
-# SKIPPED, as in scripts/test.sh. The
+# compete with the loops too) runs unless NAA_LOAD_VERBS=0, only its entries whose names match
+# NAA_LOAD_VERBS_TESTS where that is set (an extended regular expression, as NAA_VERBS_TESTS);
+# where its VM cannot start it says SKIPPED, as in scripts/test.sh. The
 # loops are this script's children and are stopped however it ends. Tests force what they
 # prove rather than race for it, so the load changes no verdict; NAA_TEST_TIME_SCALE (default
 # 2 here) stretches their deadlines and time limits, as for the sanitizers, because every
@@ -37,7 +38,8 @@ make -C "$build" -j"$(nproc)" check "$@" || status=$?
 echo "load-check: make check under load $([[ $status == 0 ]] && echo passed || echo FAILED)"
 if [[ ${NAA_LOAD_VERBS:-1} != 0 ]]; then
   verbs=0
-  NAA_BUILD_DIR=$build bash "$top/scripts/test-rdma.sh" || verbs=$?
+  NAA_BUILD_DIR=$build NAA_VERBS_TESTS=${NAA_LOAD_VERBS_TESTS:-${NAA_VERBS_TESTS:-}} \
+    bash "$top/scripts/test-rdma.sh" || verbs=$?
   results=$build/test-rdma
   count() { grep -l ":test-result: $1" "$results"/*.trs 2> /dev/null | wc -l; }
   if [[ $(count SKIP) != 0 && $(count PASS) == 0 ]]; then
