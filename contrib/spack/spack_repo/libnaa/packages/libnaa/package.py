@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="b77f034c5606cb73d5a98ff292de19edb0b9a20c2bd22521ce10ea5759d1ec6c")
+    version("0.1.0", sha256="2768457a0d75777c881e0ac6025bd2586bbd74383b0037bc7cc21a4c58bfb58a")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
