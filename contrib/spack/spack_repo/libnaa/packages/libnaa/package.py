@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="2768457a0d75777c881e0ac6025bd2586bbd74383b0037bc7cc21a4c58bfb58a")
+    version("0.1.0", sha256="56c4c3184b04e0d965e75b885cb04b94b45369dad743049767745568325954da")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
