@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="56c4c3184b04e0d965e75b885cb04b94b45369dad743049767745568325954da")
+    version("0.1.0", sha256="17d04ff3d2b49220218d0cf864c613154a791bb4fbf273d37d9626acea21c089")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
