@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="17d04ff3d2b49220218d0cf864c613154a791bb4fbf273d37d9626acea21c089")
+    version("0.1.0", sha256="88a46d1c4cf301a6dec712e322bc4088cf8932e964f4210d3e045e4c8d00904e")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
