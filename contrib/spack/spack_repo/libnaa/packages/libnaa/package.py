@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="88a46d1c4cf301a6dec712e322bc4088cf8932e964f4210d3e045e4c8d00904e")
+    version("0.1.0", sha256="cd806d86ec0b0d668c27de57f4515eac25fee4bcbfcb26cdaffbb803a3057d51")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
