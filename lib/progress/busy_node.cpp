@@ -141,6 +141,7 @@ void refresh(Clock::time_point now) {
   NodeLoad load;
   load.online = online;
   load.runnable = running_now();
+  load.yielding = yielding_pollers();
   load.ranks = ranks;
   load.waited = waited_since_last(now);
   if (reading.verdict.observe(ticks(now), load))
@@ -167,6 +168,7 @@ Clock::duration reading_interval(nanoseconds cost) {
 std::string NodeLoad::describe() const {
   std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";
   s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
+  if (yielding != 0) s += " (" + std::to_string(yielding) + " of them yielding pollers)";
   if (waited >= 0) s += ", waited " + std::to_string(waited / 10) + " %";
   s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node"
                   : std::string(", ranks unknown");
@@ -180,6 +182,7 @@ NodeLoad read_node_load() {
   if (sched_getaffinity(0, sizeof set, &set) == 0)
     load.usable = static_cast<unsigned>(CPU_COUNT(&set));
   load.runnable = running_now();
+  load.yielding = yielding_pollers();
   load.ranks = ranks_from_environment();
   load.waited = waited_since_last(Clock::now());
   return load;

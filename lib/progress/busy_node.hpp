@@ -6,9 +6,10 @@
 // tick (about 4 ms). There, the waiter must sleep at once instead.
 //
 // Oversubscribed: more runnable threads on the node than its online CPUs (the running count of
-// /proc/loadavg, which counts the reader too) while the reading thread itself was kept from
-// running (its run delay in /proc/thread-self/schedstat grew by kWaitedShare of the time since
-// its previous reading, or that is unknown), or more ranks on this node than its online CPUs
+// /proc/loadavg, which counts the reader too, less this process's threads that poll for an
+// arrival and yield at every look, progress::yielding_pollers) while the reading thread itself was
+// kept from running (its run delay in /proc/thread-self/schedstat grew by kWaitedShare of the time
+// since its previous reading, or that is unknown), or more ranks on this node than its online CPUs
 // (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). The run delay tells a
 // count raised by threads that find a CPU free (Soft-RoCE's kernel workers beside a client and
 // its NAA on 2 CPUs) from one where the polls take turns with other work. A process pinned to a
@@ -19,12 +20,13 @@
 // wrong costs a tick while a sleep that guessed wrong costs a wake-up (some 30 us).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "progress/wait_plan.hpp"  // Clock
+#include "progress/wait_plan.hpp"  // Clock, yielding_pollers
 
 namespace naa::progress {
 
@@ -37,15 +39,20 @@ struct NodeLoad {
   unsigned online = 1;    // online CPUs of the node
   unsigned usable = 1;    // CPUs in this thread's affinity mask
   unsigned runnable = 0;  // runnable threads now (0: unknown)
+  unsigned yielding = 0;  // of them, this process's yielding pollers (progress::yielding_pollers)
   unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
   // Per mille of the reader's time since its previous reading spent runnable but not running
   // (-1: unknown, as on a first reading or without schedstat).
   int waited = -1;
-  bool crowded() const { return runnable > online && (waited < 0 || waited >= kWaitedShare); }
+  bool crowded() const { return contending() > online && (waited < 0 || waited >= kWaitedShare); }
   bool oversubscribed() const { return crowded() || ranks > online; }
   // As many runnable threads as CPUs, and the reader waited for its CPU at times: a thread
   // shares its core, and a poll should yield it.
-  bool at_capacity() const { return runnable >= online && (waited < 0 || waited >= kSharingShare); }
+  bool at_capacity() const {
+    return contending() >= online && (waited < 0 || waited >= kSharingShare);
+  }
+  // The runnable threads that contend for a CPU: all but the yielding pollers.
+  unsigned contending() const { return runnable - std::min(runnable, yielding); }
   // "2 CPUs online, 2 usable, 5 runnable, waited 40 %, ranks unknown: oversubscribed"
   std::string describe() const;
 };

@@ -19,6 +19,8 @@ constexpr microseconds kMaxNap{500000};
 constexpr microseconds kMinSlice{100000};
 constexpr microseconds kMaxSlice{1000000};
 
+std::atomic<unsigned> yielding{0};
+
 }  // namespace
 
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
@@ -34,6 +36,14 @@ microseconds idle_nap(nanoseconds idle) {
 microseconds idle_slice(nanoseconds idle) {
   // Half the idle time: this sleep ends early for any news, so its length costs no latency.
   return std::clamp(std::chrono::duration_cast<microseconds>(idle) / 2, kMinSlice, kMaxSlice);
+}
+
+void yielding_pollers_add(int delta) {
+  yielding.fetch_add(static_cast<unsigned>(delta), std::memory_order_relaxed);
+}
+
+unsigned yielding_pollers() {
+  return yielding.load(std::memory_order_relaxed);
 }
 
 }  // namespace naa::progress

@@ -29,7 +29,7 @@ class Entry;
 class DescriptorClaim;
 
 // Raised whenever ModuleHost, ModuleTable, Entry, Transport, Endpoint or Listener change.
-inline constexpr uint32_t kModuleAbi = 2;
+inline constexpr uint32_t kModuleAbi = 3;
 inline constexpr const char *kModuleSymbol = "naa_transport_module";
 
 // What the loading program lends a module: its own core's functions.
@@ -41,6 +41,7 @@ struct ModuleHost {
                                   bool woken);
   std::chrono::microseconds (*idle_nap)(std::chrono::nanoseconds idle);
   std::chrono::microseconds (*idle_slice)(std::chrono::nanoseconds idle);
+  void (*yielding_pollers_add)(int delta);
   std::mutex &(*descriptor_gate)();
   bool (*descriptors_spare)(size_t count);
   bool (*accepts_spare)();

@@ -86,6 +86,9 @@ microseconds idle_nap(nanoseconds idle) {
 microseconds idle_slice(nanoseconds idle) {
   return transport::host->idle_slice(idle);
 }
+void yielding_pollers_add(int delta) {
+  transport::host->yielding_pollers_add(delta);
+}
 
 }  // namespace progress
 }  // namespace naa

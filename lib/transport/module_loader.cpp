@@ -27,13 +27,21 @@ namespace {
 
 const ModuleHost &host_table() {
   static const ModuleHost host = {
-      kModuleAbi,          &diag::log::threshold,
-      &diag::log::write,   &progress::wait_plan,
-      &progress::idle_nap, &progress::idle_slice,
-      &descriptor_gate,    &descriptors_spare,
-      &accepts_spare,      [](DescriptorClaim *claim, bool waiting) { claim->hold(waiting); },
-      &resolve_ipv4,       &require_resolvable,
-      &local_ipv4,         &is_local_host,
+      kModuleAbi,
+      &diag::log::threshold,
+      &diag::log::write,
+      &progress::wait_plan,
+      &progress::idle_nap,
+      &progress::idle_slice,
+      &progress::yielding_pollers_add,
+      &descriptor_gate,
+      &descriptors_spare,
+      &accepts_spare,
+      [](DescriptorClaim *claim, bool waiting) { claim->hold(waiting); },
+      &resolve_ipv4,
+      &require_resolvable,
+      &local_ipv4,
+      &is_local_host,
       &private_data_text,
   };
   return host;

@@ -127,6 +127,41 @@ static void oversubscription_needs_the_reader_kept_waiting(void **) {
   assert_true(o.at(t(milliseconds(16))));
 }
 
+// This process's threads that poll for an arrival and yield at every look (naa-server's
+// listener, its parked threads) are not counted as runnable threads that contend for a CPU:
+// counted, a same-host naa-server's own listener and a parked thread made 2 CPUs look
+// oversubscribed to its connection threads. A reading counts them while a YieldingPoller polls.
+static void yielding_pollers_are_no_oversubscription(void **) {
+  using std::chrono::milliseconds;
+  auto t = [](Clock::duration d) { return d.count(); };
+  NodeLoad polite, one_more;
+  polite.online = one_more.online = 2;
+  polite.runnable = one_more.runnable = 4;
+  polite.waited = one_more.waited = 1000;
+  polite.yielding = 2;    // the client, a connection thread, the listener, a parked thread
+  one_more.yielding = 1;  // the same with a thread that does not yield in the listener's place
+  assert_int_equal(polite.contending(), 2);
+  assert_false(polite.crowded());
+  assert_true(one_more.crowded());
+  Oversubscription o;
+  assert_false(o.observe(t(milliseconds(10)), polite));
+  assert_false(o.observe(t(milliseconds(12)), polite));
+  assert_false(o.at(t(milliseconds(12))));
+
+  assert_int_equal(yielding_pollers(), 0);
+  {
+    YieldingPoller poller;
+    assert_int_equal(read_node_load().yielding, 0);  // not polling yet
+    poller.poll();
+    poller.poll();  // counted once
+    assert_int_equal(read_node_load().yielding, 1);
+    poller.stop();
+    assert_int_equal(yielding_pollers(), 0);
+    poller.poll();
+  }
+  assert_int_equal(yielding_pollers(), 0);  // its end stopped it
+}
+
 // This thread's run delay in ns as /proc/thread-self/schedstat has it now, read apart from the
 // code under test (-1 when unreadable).
 static int64_t run_delay_ns() {
@@ -319,6 +354,7 @@ int main() {
       cmocka_unit_test(oversubscribed_node_sleeps_at_once),
       cmocka_unit_test(oversubscription_needs_two_readings),
       cmocka_unit_test(oversubscription_needs_the_reader_kept_waiting),
+      cmocka_unit_test(yielding_pollers_are_no_oversubscription),
       cmocka_unit_test(run_delay_is_measured),
       cmocka_unit_test(run_delay_is_measured_in_a_forked_child),
       cmocka_unit_test(readings_are_spaced_by_their_cost),

@@ -58,8 +58,13 @@ void WorkerPool::serve(Thread *self, std::function<void()> job) {
 void WorkerPool::poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::nanoseconds due) {
   const Clock::time_point until = Clock::now() + due;
   lock.unlock();
-  // The client's process may need this core (loopback): it moves meanwhile.
-  while (waiting_jobs_.load(std::memory_order_acquire) == 0 && Clock::now() < until) sched_yield();
+  {
+    progress::YieldingPoller yielding;
+    yielding.poll();
+    // The client's process may need this core (loopback): it moves meanwhile.
+    while (waiting_jobs_.load(std::memory_order_acquire) == 0 && Clock::now() < until)
+      sched_yield();
+  }
   lock.lock();
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "diag/log.hpp"
+#include "progress/wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
@@ -70,6 +71,7 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
 std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
   bool held_off = false;
   bool stirred = false;
+  progress::YieldingPoller yielding;
   for (;;) {
     uint32_t event = 0;
     // The connection request's private data follows the entry.
@@ -78,11 +80,13 @@ std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
     const bool polling = !held_off && (request_due_ != Deadline::Clock::time_point{} ||
                                        pace_.due(Deadline::Clock::now()));
     bool woken = false;
+    if (!polling) yielding.stop();
     if (held_off) {
       if (nap_unless_interrupted(interrupt_fd_, std::min<Deadline::Clock::duration>(
                                                     kHeldOffNap, deadline.remaining())))
         return nullptr;
     } else if (polling) {
+      yielding.poll();
       sched_yield();  // the client may share this core (loopback): it moves meanwhile
     } else {
       if (stirred) return nullptr;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "diag/log.hpp"
+#include "progress/wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
@@ -138,6 +139,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   unsigned rings = 0;                       // sleeps of this call that a ring ended
   DescriptorClaim claim;  // while starved: the tcp listener leaves the freed descriptors to it
+  progress::YieldingPoller yielding;
   for (;;) {
     bool starved = false;
     {
@@ -167,9 +169,11 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
     if (deadline.expired()) return nullptr;
     const auto now = Deadline::Clock::now();
     if (!starved && pace_.due(now)) {
+      yielding.poll();
       sched_yield();  // the client may share this core: it moves meanwhile
       continue;
     }
+    yielding.stop();
     const auto length = std::min<Deadline::Clock::duration>(starved ? nap.length() : kUnrungLook,
                                                             deadline.remaining());
     if (now < bell_from) {
