@@ -107,12 +107,12 @@ using ArrivalPoll = BasicArrivalPoll<Expected>;
 using SharedArrivalPoll = BasicArrivalPoll<SharedExpected>;
 
 // This process's threads that poll for an arrival and yield their CPU at every look (a listener
-// for the next connection, a parked naa-server thread for the next client). Such a thread runs
-// only while no other thread of its CPU wants to, so the busy-node verdict (busy_node.hpp) does
-// not count it among the runnable threads that would keep a peer from a core: counted, the
-// listener and a parked thread of a same-host naa-server alone made 2 CPUs look
-// oversubscribed to its connection threads while a program created handles one after another,
-// and each connection's first message then waited for its thread's wake-up.
+// for the next connection, a parked naa-server thread for the next client). Such a thread steps
+// behind the other runnable threads of its CPU at every look, so the busy-node verdict
+// (busy_node.hpp) does not count it among the threads that would keep a peer from a core: counted,
+// the listener and a parked thread of a same-host naa-server alone made 2 CPUs look oversubscribed
+// to its connection threads while a program created handles one after another, and each
+// connection's first message then waited for its thread's wake-up.
 void yielding_pollers_add(int delta);
 unsigned yielding_pollers();
 
