@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="2ab282e546a36a79c05ca66fdfb18d6ba37b04e70df39db06c9d9daddf86b5c7")
+    version("0.1.0", sha256="ca512ecf249fa45f29d83baca9914cd09ac93a9ec01e06ab5cf0bd63d6f428a8")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
