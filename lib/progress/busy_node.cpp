@@ -166,7 +166,8 @@ Clock::duration reading_interval(nanoseconds cost) {
 }
 
 std::string NodeLoad::describe() const {
-  std::string s = std::to_string(online) + " CPUs online, " + std::to_string(usable) + " usable, ";
+  std::string s = std::to_string(online) + " CPUs online, ";
+  if (usable != 0) s += std::to_string(usable) + " usable, ";
   s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
   if (yielding != 0) s += " (" + std::to_string(yielding) + " of them yielding pollers)";
   if (waited >= 0) s += ", waited " + std::to_string(waited / 10) + " %";

@@ -37,7 +37,7 @@ inline constexpr int kSharingShare = 10;
 
 struct NodeLoad {
   unsigned online = 1;    // online CPUs of the node
-  unsigned usable = 1;    // CPUs in this thread's affinity mask
+  unsigned usable = 0;    // CPUs in this thread's affinity mask (0: not read)
   unsigned runnable = 0;  // runnable threads now (0: unknown)
   unsigned yielding = 0;  // of them, this process's yielding pollers (progress::yielding_pollers)
   unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
