@@ -29,7 +29,7 @@ class Entry;
 class DescriptorClaim;
 
 // Raised whenever ModuleHost, ModuleTable, Entry, Transport, Endpoint or Listener change.
-inline constexpr uint32_t kModuleAbi = 3;
+inline constexpr uint32_t kModuleAbi = 4;
 inline constexpr const char *kModuleSymbol = "naa_transport_module";
 
 // What the loading program lends a module: its own core's functions.

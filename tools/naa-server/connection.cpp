@@ -167,6 +167,12 @@ void Connection::run() {
   const std::string peer = ep_->peer();
   // Named, so that top -H and the tests (idle_connection.sh) tell a client's thread.
   pthread_setname_np(pthread_self(), "naa-client");
+  // The thread serves another client next, or parks: on naa-server's CPUs again.
+  struct Release {
+    ClientCpu &cpu;
+    const std::string &peer;
+    ~Release() { cpu.release(peer); }
+  } release{client_cpu_, peer};
   try {
     if (start_failed_) std::rethrow_exception(start_failed_);
     if (!started_) post_mrsp_recv();
@@ -256,6 +262,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
+    place_before_sleep(now);
     n = ep_->wait(
         c, max,
         sleep_until(idle_timeout_.count() != 0 ? idle_until : Deadline::after(kLongestSleep),
@@ -287,6 +294,16 @@ bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds
   if (spell_ != Spell::None && spell_ != Spell::Polled) return false;
   spell_ = Spell::Polled;
   return true;
+}
+
+// Adaptive: while the node is oversubscribed this thread sleeps on the client's CPU, where the
+// transport tells it (client_cpu.hpp); otherwise on naa-server's CPUs.
+void Connection::place_before_sleep(progress::Clock::time_point now) {
+  if (!adaptive_) return;
+  if (progress::node_oversubscribed(now))
+    client_cpu_.follow(ep_->peer_cpu(), ep_->peer());
+  else
+    client_cpu_.release(ep_->peer());
 }
 
 // The end of a wait for an invocation, for the spin budget. A spell that gave up counts as a

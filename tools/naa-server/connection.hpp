@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "client_cpu.hpp"
 #include "handler.hpp"
 #include "kernel_worker.hpp"
 #include "kernels.hpp"
@@ -61,6 +62,7 @@ class Connection {
   bool may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
                 progress::nanoseconds poll_for);
   void invocation_came();
+  void place_before_sleep(progress::Clock::time_point now);
   void post_invocation_recv();
   progress::Clock::duration hold_reply() const;
   static constexpr size_t kBatch = 8;  // completions taken at a time
@@ -108,6 +110,7 @@ class Connection {
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
   unsigned empty_polls_ = 0;  // while polling for the next invocation
+  ClientCpu client_cpu_;      // adaptive: this thread's CPU while the node is oversubscribed
 
   // Declared before everything registered with it (destroyed after them).
   std::unique_ptr<transport::Endpoint> ep_;

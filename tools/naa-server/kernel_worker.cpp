@@ -16,6 +16,7 @@
 #include <cstring>
 #include <utility>
 
+#include "client_cpu.hpp"
 #include "deadline.hpp"
 #include "diag/log.hpp"
 #include "option_choice.hpp"
@@ -191,6 +192,7 @@ bool KernelRunner::spawn(const std::vector<SharedRegion> &regions,
   }
   if (pid == 0) {
     close(sv[0]);
+    restore_server_cpus();  // forked by a thread that may sleep on its client's CPU alone
     worker_main(sv[1], parent, std::move(parameters), fds);
   }
   close(sv[1]);

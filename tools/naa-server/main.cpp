@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "client_cpu.hpp"
 #include "config/auth.hpp"
 #include "config/params.hpp"
 #include "config.h"
@@ -272,6 +273,7 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a vanished TCP peer must not kill the server
   naa::diag::report_signal_defaults();
+  naa::server::server_cpus();  // taken before any thread follows a client (client_cpu.hpp)
 
   try {
     options.auth_key = key_file.empty() ? naa::config::params::Values::read().auth_key()

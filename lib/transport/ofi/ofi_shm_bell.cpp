@@ -2,6 +2,7 @@
 #include "transport/ofi/ofi_shm_bell.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,6 +22,7 @@ namespace naa::transport::ofi {
 namespace {
 
 constexpr size_t kPage = 4096;
+static_assert((kShmBellCpuWord + 1) * sizeof(uint32_t) <= kPage, "the CPU word is on the page");
 
 // The abstract socket (no file left behind by a killed process) of the bell page `object`.
 socklen_t bell_address(const std::string &object, sockaddr_un *addr) {
@@ -79,6 +81,9 @@ ShmBell::~ShmBell() {
 }
 
 void ShmBell::raise() {
+  const int cpu = sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
+  word_[kShmBellCpuWord].store(cpu < 0 ? 0u : static_cast<uint32_t>(cpu) + 1,
+                               std::memory_order_relaxed);
   word_->exchange(1, std::memory_order_seq_cst);
 }
 

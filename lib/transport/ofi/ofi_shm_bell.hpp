@@ -9,6 +9,8 @@
 // and rings (one datagram) only when it is raised: a sender that keeps its peer busy pays one
 // atomic read-modify-write per post, and a sleeper cannot miss a post (both sides change the
 // word with read-modify-writes, which order each side's queue access against the other's).
+// A second word, on a cache line of its own, holds the CPU the sleeper raised the first on
+// plus one (0: not known, as in an older libnaa's page): where it will likely be woken.
 //
 // Both are named after the endpoint's shm region ("/PID-HEX" becomes "/PID-HEX.bell"), so a
 // peer finds them from the endpoint name it already has, and a peer whose page is there is a
@@ -38,7 +40,8 @@ class ShmBell {
 
   bool ok() const { return word_ != nullptr && fd_ >= 0; }
   int fd() const { return fd_; }  // readable when rung
-  // Before the last look at the queue: from here on, a peer's post rings.
+  // Before the last look at the queue: from here on, a peer's post rings. Publishes the
+  // calling thread's CPU.
   void raise();
   // After the sleep: takes the rings that came and lowers the word.
   void lower();
@@ -48,6 +51,9 @@ class ShmBell {
   int fd_ = -1;
   std::string object_;
 };
+
+// The words of a bell page: the sleep flag, and (kShmBellCpuWord words in) the sleeper's CPU + 1.
+inline constexpr size_t kShmBellCpuWord = 16;
 
 // The peer's, for ringing it.
 class ShmBellRope {
@@ -76,6 +82,11 @@ class ShmBellRope {
   // each empty read, the read-modify-write only when the peer sleeps.
   void nudge() noexcept {
     if (word_ != nullptr && word_->load(std::memory_order_relaxed) != 0) pull();
+  }
+  // The CPU the peer last raised its bell on, -1 where it never did or did not say.
+  int cpu() const noexcept {
+    if (word_ == nullptr) return -1;
+    return static_cast<int>(word_[kShmBellCpuWord].load(std::memory_order_relaxed)) - 1;
   }
 
  private:
