@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="ca512ecf249fa45f29d83baca9914cd09ac93a9ec01e06ab5cf0bd63d6f428a8")
+    version("0.1.0", sha256="5052b29844f7fb29a80bc70105bddf9a19030683ba43d027ad882a53206648e2")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
