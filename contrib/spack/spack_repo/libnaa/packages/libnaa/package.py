@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="5052b29844f7fb29a80bc70105bddf9a19030683ba43d027ad882a53206648e2")
+    version("0.1.0", sha256="3cb82c3d342808d0eaf9bdeed07da99319fa8254f9772139d3a8f5782fb4b91f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
