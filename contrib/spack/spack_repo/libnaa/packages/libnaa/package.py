@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="3cb82c3d342808d0eaf9bdeed07da99319fa8254f9772139d3a8f5782fb4b91f")
+    version("0.1.0", sha256="6d29d3f8d298cf7aca6f441bf4770f441159a64358c1b979b14c1ed328bd044c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
