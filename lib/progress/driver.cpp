@@ -81,7 +81,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
       return false;
     }
     const nanoseconds idle = now - last_news;
-    const WaitPlan plan = wait_plan(policy.expected, policy.spin, work.woken());
+    const WaitPlan plan = work.plan(wait_plan(policy.expected, policy.spin, work.woken()));
     // Adaptive: a poll on an oversubscribed node holds the core the peer needs to answer.
     const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed(now);
     if (turn == Turn::Waiting && policy.mode != config::Progress::Mode::Block &&

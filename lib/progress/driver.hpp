@@ -53,6 +53,9 @@ class Work {
   // completions does neither: under load a yield can cost it a whole time slice, and it
   // sleeps on the descriptors at once.
   virtual bool background() const { return false; }
+  // How a spell without news is spent: the wait plan from the policy, which a Work may change
+  // (the progress thread lengthens its dozes while its callers take every invocation back).
+  virtual WaitPlan plan(WaitPlan planned) const { return planned; }
 
  protected:
   ~Work() = default;

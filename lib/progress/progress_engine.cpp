@@ -32,6 +32,22 @@ using std::chrono::nanoseconds;
 // than 8 round trips between invocations pays that wake-up in naa_invoke, small beside its
 // computation.
 
+// Callers that take every invocation back within kQuick of handing it over (naa_invoke, then
+// naa_wait at once) leave the thread nothing to do: not even its shortest doze would have
+// found the invocation still there. Dozing on, it would wake every 20 us to take CPU time
+// from the caller and from a same-host NAA: beside naa-server's adaptive wait on 2 CPUs the
+// third runnable thread made the node look oversubscribed to it (doc/performance.md). After
+// kTakenBackInARow such hand-overs in a row the thread dozes kLongDoze at a time (kLongDozes
+// of them before it sleeps). The first hand-over that the thread takes, or that its caller
+// takes back later than kQuick, brings back the plan's doze at the thread's next look: a
+// caller that starts to compute between naa_invoke and naa_wait waits at most one long doze
+// for the thread.
+constexpr microseconds kQuick = progress::kShortestDoze;
+constexpr unsigned kTakenBackInARow = 8;
+constexpr microseconds kLongDoze{4000};
+constexpr int kLongDozes = 8;
+static_assert(kLongDoze > progress::kLongestDoze, "a long doze is longer than any of a plan");
+
 // The engine in use, replaced wholesale in a forked child: the parent's lock may have been
 // held at the fork and its thread does not exist there.
 struct Registry {
@@ -112,9 +128,10 @@ ProgressEngine::~ProgressEngine() {
   close(wake_fd_);
   NAA_LOG_INFO(
       "progress thread stopped with the last handle that used it; of %llu hand-overs "
-      "%llu had to wake it",
+      "%llu had to wake it and %llu were taken back before it looked",
       static_cast<unsigned long long>(submits_.load()),
-      static_cast<unsigned long long>(wakes_.load()));
+      static_cast<unsigned long long>(wakes_.load()),
+      static_cast<unsigned long long>(taken_back_.load()));
 }
 
 bool ProgressEngine::orphaned() const {
@@ -133,9 +150,10 @@ void ProgressEngine::wake() {
 // the other's, so no request sleeps unseen and no submit writes the eventfd of an awake
 // thread.
 void ProgressEngine::submit(Client *c) {
+  const progress::Clock::time_point at = progress::Clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    submitted_.push_back(c);
+    submitted_.push_back({c, at});
   }
   requests_.store(true);
   submits_.fetch_add(1, std::memory_order_relaxed);
@@ -151,7 +169,16 @@ void ProgressEngine::submit(Client *c) {
 void ProgressEngine::withdraw(Client *c) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    submitted_.erase(std::remove(submitted_.begin(), submitted_.end(), c), submitted_.end());
+    const auto of_c = [c](const Submitted &s) { return s.client == c; };
+    const auto untaken = std::find_if(submitted_.begin(), submitted_.end(), of_c);
+    if (untaken != submitted_.end()) {
+      const bool quick = progress::Clock::now() - untaken->at < kQuick;
+      submitted_.erase(std::remove_if(untaken, submitted_.end(), of_c), submitted_.end());
+      taken_back_.fetch_add(1, std::memory_order_relaxed);
+      const unsigned in_a_row = taken_back_in_a_row_.load(std::memory_order_relaxed);
+      taken_back_in_a_row_.store(!quick ? 0 : std::min(in_a_row + 1, kTakenBackInARow),
+                                 std::memory_order_relaxed);
+    }
     withdrawn_.push_back(c);
     withdrawals_.fetch_add(1);
   }
@@ -182,8 +209,10 @@ void ProgressEngine::take_requests() {
     active_.erase(std::remove(active_.begin(), active_.end(), c), active_.end());
   withdrawn_.clear();
   withdrawals_taken_ = withdrawals_.load();
-  for (Client *c : submitted_)
-    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  if (!submitted_.empty()) taken_back_in_a_row_.store(0, std::memory_order_relaxed);
+  for (const Submitted &s : submitted_)
+    if (std::find(active_.begin(), active_.end(), s.client) == active_.end())
+      active_.push_back(s.client);
   submitted_.clear();
 }
 
@@ -243,6 +272,13 @@ progress::Turn ProgressEngine::turn() {
   track_busy();
   if (moved) return progress::Turn::Moved;
   return active_.empty() ? progress::Turn::Idle : progress::Turn::Waiting;
+}
+
+progress::WaitPlan ProgressEngine::plan(progress::WaitPlan planned) const {
+  if (taken_back_in_a_row_.load(std::memory_order_relaxed) < kTakenBackInARow) return planned;
+  planned.period = std::max(planned.period, kLongDoze);
+  planned.length = std::max(planned.length, kLongDozes * kLongDoze);
+  return planned;
 }
 
 // Sleeps only unless a request came; submit() then wakes it through the eventfd. The clients

@@ -6,9 +6,10 @@
 //
 // The engine knows no protocol: it is a thread running the progress driver (progress/driver.hpp)
 // over its Clients (Sessions), each turn stepping every one of them. When none of them has
-// anything to do it polls briefly (only with work in flight), dozes, then sleeps: without work
-// on an eventfd alone, with work in flight on the endpoints' wait descriptors too, until the
-// earliest client timer (a paced final write). It runs while at least one handle holds it.
+// anything to do it polls briefly (only with work in flight), dozes (longer while its callers
+// take every invocation back at once), then sleeps: without work on an eventfd alone, with work
+// in flight on the endpoints' wait descriptors too, until the earliest client timer (a paced
+// final write). It runs while at least one handle holds it.
 #pragma once
 
 #include <poll.h>
@@ -84,20 +85,30 @@ class ProgressEngine : private progress::Work {
   progress::Armed arm(std::vector<pollfd> &fds) override;
   void woke() override;
   bool background() const override { return true; }
+  progress::WaitPlan plan(progress::WaitPlan planned) const override;
 
   // Requests from the application's threads, taken by the thread between steps; mu_ is never
   // held across a step.
   std::mutex mu_;
   std::condition_variable released_;  // current_ left a client: withdraw() may be waiting
-  std::vector<Client *> submitted_;
+  struct Submitted {
+    Client *client;
+    progress::Clock::time_point at;
+  };
+  std::vector<Submitted> submitted_;
   std::vector<Client *> withdrawn_;
   std::atomic<uint64_t> withdrawals_{0};         // how many withdraw() calls ever: checked per step
   std::atomic<bool> requests_{false};            // submitted_ or withdrawn_ changed since taken
   std::atomic<bool> sleeping_{false};            // the thread is (about to be) in poll(2) for good
   std::atomic<uint64_t> submits_{0}, wakes_{0};  // for the log: how many hand-overs woke it
+  std::atomic<uint64_t> taken_back_{0};          // for the log: withdrawn before it looked
   std::atomic<Client *> current_{nullptr};       // the client inside step() or announce()
   std::atomic<unsigned> withdrawers_{0};         // withdraw() calls waiting for current_ to change
   std::atomic<bool> stop_{false};
+  // Hand-overs withdrawn within kQuick (progress_engine.cpp) of their submit and before the
+  // thread took them, since it last took one or one was withdrawn later (written under mu_,
+  // read by plan()).
+  std::atomic<unsigned> taken_back_in_a_row_{0};
 
   // The thread's own.
   std::vector<Client *> active_;

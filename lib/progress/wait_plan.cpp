@@ -7,8 +7,6 @@ namespace naa::progress {
 namespace {
 
 constexpr microseconds kMaxPoll{5000};
-constexpr microseconds kMinDozePeriod{20};  // the wake-ups alone would take a core
-constexpr microseconds kMaxDozePeriod{2000};
 constexpr microseconds kMaxExpected{200000};  // for the plan: a long kernel dozes no longer
 constexpr int kShare = 32;
 // The nap grows by 1/16 of the idle time: slower, and 64 idle clients of naa-server, one
@@ -26,7 +24,7 @@ std::atomic<unsigned> yielding{0};
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
   const auto e = std::min(std::chrono::duration_cast<microseconds>(expected), kMaxExpected);
   return {std::max(spin, woken ? std::min(2 * e, kMaxPoll) : 2 * e),
-          std::clamp(e / kShare, kMinDozePeriod, kMaxDozePeriod), std::max(spin, 8 * e)};
+          std::clamp(e / kShare, kShortestDoze, kLongestDoze), std::max(spin, 8 * e)};
 }
 
 microseconds idle_nap(nanoseconds idle) {

@@ -37,6 +37,10 @@ struct WaitPlan {
   microseconds length;  // until this long without news, then sleep
 };
 
+// The bounds of a plan's doze period: shorter, the wake-ups alone would take a core.
+inline constexpr microseconds kShortestDoze{20};
+inline constexpr microseconds kLongestDoze{2000};
+
 // `woken`: a descriptor wakes the waiter when something comes.
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken = true);
 

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,6 +97,15 @@ static long progress_tid(void) {
   long tid = progress_thread(&n);
   assert_int_equal(n, 1);
   return tid;
+}
+
+/* A handle on the shared server's add1 over the one byte *b, in place. */
+static naa_handle add1_handle(uint8_t *b) {
+  naa_param_t p = {b, 1, false};
+  naa_handle h = NAA_HANDLE_NULL;
+  test_server_use(&server, FN_ADD1, 1);
+  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  return h;
 }
 
 /* add1 in place, `rounds` times, ending every other invocation by naa_test alone. */
@@ -197,10 +207,7 @@ static void lifecycle(void **state) {
   (void)state;
   assert_int_equal(progress_threads(), 0);
   uint8_t b = 0;
-  naa_param_t p = {&b, 1, false};
-  naa_handle h = NAA_HANDLE_NULL;
-  test_server_use(&server, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &h), NAA_SUCCESS);
+  naa_handle h = add1_handle(&b);
   assert_int_equal(progress_threads(), 1);
   assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
   assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
@@ -292,6 +299,88 @@ static void dozes_then_sleeps(void **state) {
   free(b);
 }
 
+/* What the progress thread is doing: DOZE_NONE unless it is in ppoll(2); asleep until woken
+ * (ppoll on descriptors, its eventfd among them): DOZE_SLEEP; dozing (ppoll on no descriptor):
+ * the doze's timeout in microseconds, read from our own memory through /proc/self/mem, so
+ * that a sanitizer sees no access to the thread's stack. The thread may leave the call and
+ * write its next doze's timeout meanwhile: a reading counts only if two in a row agree, the
+ * thread was in the same call before and after each, and it is a doze's (under a second). */
+enum { DOZE_NONE = -1, DOZE_SLEEP = -2, PLAN_LONGEST_DOZE_US = 2000 };
+static bool read_timeout(long tid, unsigned long at, struct timespec *timeout) {
+  int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  ssize_t got = pread(fd, timeout, sizeof *timeout, (off_t)at);
+  close(fd);
+  unsigned long args[3];
+  return got == (ssize_t)sizeof *timeout &&
+         test_thread_syscall_args((pid_t)tid, args) == SYS_ppoll && args[1] == 0 && args[2] == at;
+}
+static long doze_us(long tid) {
+  unsigned long args[3];
+  if (test_thread_syscall_args((pid_t)tid, args) != SYS_ppoll) return DOZE_NONE;
+  if (args[1] > 0) return DOZE_SLEEP;
+  struct timespec first, second;
+  if (args[2] == 0 || !read_timeout(tid, args[2], &first) || !read_timeout(tid, args[2], &second) ||
+      first.tv_sec != second.tv_sec || first.tv_nsec != second.tv_nsec || first.tv_sec != 0 ||
+      first.tv_nsec < 0 || first.tv_nsec >= 1000000000)
+    return DOZE_NONE;
+  return first.tv_nsec / 1000;
+}
+
+/* A caller that takes every invocation back at once (naa_invoke, then naa_wait) leaves the
+ * thread nothing to do: after 8 in a row taken back within 20 us the thread dozes 4 ms at a
+ * time instead of the plan's 20 us (it would otherwise take CPU time from the caller and a
+ * same-host NAA 50000 times a second); the plan's dozes never exceed 2 ms. An invocation left
+ * to it (naa_test alone) brings the plan's doze back: no long doze until it sleeps. Without
+ * the long doze none is ever seen; without the way back the thread dozes 4 ms at a time after
+ * the last invocation too. The rounds go on until the long doze is seen (a loaded machine may take
+ * some caller's naa_wait later than 20 us), at most 30 s times NAA_TEST_TIME_SCALE. */
+static void long_doze_when_taken_back(void **state) {
+  (void)state;
+  if (test_thread_syscall(test_thread_id()) == -2) {
+    printf("no /proc/self/task/*/syscall here: cannot see the progress thread doze\n");
+    skip();
+  }
+  uint8_t b = 0;
+  naa_handle h = add1_handle(&b);
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
+  const long tid = progress_tid();
+  const double until = now_s() + 30 * test_time_scale();
+  long longest = 0;
+  int rounds = 0;
+  while (longest <= PLAN_LONGEST_DOZE_US && now_s() < until) {
+    for (int i = 0; i < 20; ++i, ++rounds) {
+      assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+      assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
+    }
+    for (int look = 0; look < 20 && longest <= PLAN_LONGEST_DOZE_US; ++look) {
+      const long us = doze_us(tid);
+      if (us > longest) longest = us;
+      struct timespec pause = {0, 100000};
+      nanosleep(&pause, NULL);
+    }
+  }
+  printf("after %d rounds of naa_invoke + naa_wait: a doze of %ld us\n", rounds, longest);
+  assert_true(longest > PLAN_LONGEST_DOZE_US);
+  /* Left to the thread: it takes it, then dozes as the plan says, then sleeps. */
+  assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
+  assert_int_equal(test_until_done(&h, 30, NULL), NAA_SUCCESS);
+  long after = 0, seen = 0;
+  for (long us = doze_us(tid); us != DOZE_SLEEP && now_s() < until; us = doze_us(tid)) {
+    if (us > after) after = us;
+    if (us >= 0) ++seen;
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+  }
+  printf("after one left to the thread: %ld dozes seen, the longest %ld us, then asleep\n", seen,
+         after);
+  assert_true(doze_us(tid) == DOZE_SLEEP);
+  assert_true(after <= PLAN_LONGEST_DOZE_US);
+  assert_int_equal(b, (uint8_t)(2 + rounds));
+  assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
+}
+
 /* NAA_PROGRESS_CPU pins the thread; a malformed value is a configuration error. */
 static void pinned(void **state) {
   (void)state;
@@ -374,10 +463,7 @@ static void fork_child(void **state) {
     skip();
   }
   uint8_t b = 0;
-  naa_param_t p = {&b, 1, false};
-  naa_handle mine = NAA_HANDLE_NULL;
-  test_server_use(&server, FN_ADD1, 1);
-  assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &mine), NAA_SUCCESS);
+  naa_handle mine = add1_handle(&b);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
@@ -458,10 +544,15 @@ static void pacing(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(lifecycle), cmocka_unit_test(dozes_then_sleeps),
-      cmocka_unit_test(sizes),     cmocka_unit_test(threads),
-      cmocka_unit_test(pinned),    cmocka_unit_test(finalize_in_flight),
-      cmocka_unit_test(naa_dies),  cmocka_unit_test(fork_child),
+      cmocka_unit_test(lifecycle),
+      cmocka_unit_test(dozes_then_sleeps),
+      cmocka_unit_test(long_doze_when_taken_back),
+      cmocka_unit_test(sizes),
+      cmocka_unit_test(threads),
+      cmocka_unit_test(pinned),
+      cmocka_unit_test(finalize_in_flight),
+      cmocka_unit_test(naa_dies),
+      cmocka_unit_test(fork_child),
       cmocka_unit_test(pacing),
   };
   return cmocka_run_group_tests(tests, start_shared, stop_shared);
