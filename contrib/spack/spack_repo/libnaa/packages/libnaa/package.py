@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="6d29d3f8d298cf7aca6f441bf4770f441159a64358c1b979b14c1ed328bd044c")
+    version("0.1.0", sha256="5f046f02dbe611562b971168f5ce9eb41e5c1437162fa83b02b54876e34c000e")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
