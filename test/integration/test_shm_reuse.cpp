@@ -41,6 +41,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
+#include "end_connection.hpp"
 #include "linked_transports.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_shm_bell.hpp"
@@ -50,6 +51,7 @@ extern "C" {
 using naa::Deadline;
 using namespace naa::transport;
 using namespace naa::transport::ofi;
+using naa::test::end_connection;
 
 namespace {
 
@@ -118,20 +120,6 @@ std::string exchange(Endpoint &client, Side &client_side, Endpoint &server, Side
   }
   sent.get();
   return got;
-}
-
-// Ends the connection as libnaa and naa-server do: the client's end goes (its goodbye), the
-// server's end sees it and goes.
-void end_connection(std::unique_ptr<Endpoint> client, std::unique_ptr<Endpoint> server) {
-  client.reset();
-  try {
-    for (;;) {
-      Completion c[4];
-      server->wait(c, 4, soon());
-    }
-  } catch (const std::exception &) {  // the peer's goodbye
-  }
-  server.reset();
 }
 
 // The distinct /dev/shm objects of process `pid` seen so far (its endpoints' regions).

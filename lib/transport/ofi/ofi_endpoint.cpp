@@ -36,6 +36,7 @@ OfiEndpoint::OfiEndpoint(std::shared_ptr<OfiContext> context, InfoPtr info, fid_
   ordered_writes_ =
       (info_->tx_attr->msg_order & FI_ORDER_WAW) && (info_->tx_attr->comp_order & FI_ORDER_STRICT);
   max_msg_ = info_->ep_attr->max_msg_size;
+  inject_size_ = info_->tx_attr->inject_size;
   // A request a server may still refuse gets no domain, queues or endpoint until it is
   // accepted or memory is registered for it: a refusal costs nothing.
   if (pep_ == nullptr) open_once();
@@ -82,7 +83,7 @@ void OfiEndpoint::post_send(const void *buf, size_t length, const MemoryRegion &
   msg.addr = peer_addr_;
   msg.context = reinterpret_cast<void *>(context);
   retry_post("fi_sendmsg", [&] { return fi_sendmsg(ep_, &msg, FI_COMPLETION); });
-  wake_peer();
+  wake_peer(length);
   ++tx_pending_;
   nap_.reset();  // an answer is due (MRSP): the waits for it start short
 }
@@ -375,7 +376,10 @@ size_t OfiEndpoint::sleep_on_bell(Completion *out, size_t max, Deadline deadline
   }
   bell_->lower();
   if (n == 0) n = read_cq(out, max);
-  if (rung && n == 0) transfer_watch_until_ = Deadline::Clock::now() + kTransferWatch;
+  if (rung && n == 0) {
+    transfer_watch_until_ = Deadline::Clock::now() + kTransferWatch;
+    peer_transfer_ = true;
+  }
   return n;
 }
 
@@ -389,7 +393,7 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
     on_cq_error();
   else if (rc != -FI_EAGAIN)
     check(static_cast<int>(rc), "fi_cq_read");
-  else if (awaiting_peer_ && peer_bell_)
+  else if ((awaiting_peer_ || peer_transfer_) && peer_bell_)
     peer_bell_->nudge();
   return 0;
 }
@@ -423,7 +427,7 @@ size_t OfiEndpoint::translate(const fi_cq_data_entry *entries, const fi_addr_t *
       drop_stale(e, source);
       continue;
     }
-    if (inbound) awaiting_peer_ = false;  // the peer moved
+    if (inbound) awaiting_peer_ = peer_transfer_ = false;  // the peer moved
     if (e.flags & FI_RECV) forget_recv(reinterpret_cast<uint64_t>(e.op_context));
     if (e.flags & FI_REMOTE_CQ_DATA)
       ++imms_received_;

@@ -163,9 +163,9 @@ class OfiEndpoint : public Endpoint {
   void
   open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
   std::unique_ptr<ShmBellRope> rope_for(const std::string &peer_name);  // ofi_endpoint_reuse.cpp
-  // After a post to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
-  void wake_peer() noexcept {
-    awaiting_peer_ = true;
+  // After a post of `bytes` to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
+  void wake_peer(size_t bytes) noexcept {
+    if (bytes > inject_size_) awaiting_peer_ = true;
     if (peer_bell_) peer_bell_->pull();
   }
   size_t read_cq(Completion *out, size_t max);
@@ -320,14 +320,20 @@ class OfiEndpoint : public Endpoint {
   std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
   // shm, a kept endpoint: its last peer's rope, until the next peer is known (rope_for).
   std::unique_ptr<ShmBellRope> kept_peer_bell_;
-  // shm: we posted to the peer and nothing came from it since. A transfer larger than shm's
-  // inject size moves only while both sides make progress where shm cannot copy across
-  // processes (no process_vm_writev: ptrace restricted), in segments that are no posts of
-  // ours: a peer that went to sleep in between would sleep through them (a large invocation
-  // after a pause would take seconds), so while awaiting it, every empty read of our CQ rings it
-  // again if it sleeps (a plain load of its word otherwise; every 64th read was too rare for a
-  // waiter that naps between reads).
+  // shm: a transfer larger than the provider's inject size may be under way between us and the
+  // peer: we posted one and nothing came from the peer since (awaiting_peer_), or the peer rang
+  // us and nothing came with the ring (peer_transfer_, as the transfer watch of sleep_on_bell).
+  // Such a transfer moves only while both sides make progress where shm cannot copy across
+  // processes (no process_vm_writev: ptrace restricted), in segments that are no posts: a side
+  // that went to sleep in between would sleep through them (a large invocation after a pause
+  // would take seconds), so meanwhile every empty read of our CQ rings the peer again if it
+  // sleeps (a plain load of its word otherwise; every 64th read was too rare for a waiter that
+  // naps between reads). Both end with the next message from the peer. A smaller post is
+  // whole in the peer's queue when its ring goes: after one, ringing a peer that went to sleep
+  // woke it for nothing, and into a second of naps (doc/performance.md).
   bool awaiting_peer_ = false;
+  bool peer_transfer_ = false;
+  size_t inject_size_ = 0;  // the provider's (tx_attr)
   // Whether the provider keeps a chain's writes in order and completes them in order (MSG
   // asks for it); where not, the final write waits for the data writes (post_writes).
   bool ordered_writes_ = false;

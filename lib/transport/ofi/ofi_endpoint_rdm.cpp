@@ -180,7 +180,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
                     ": this process stayed short of file descriptors (RLIMIT_NOFILE)");
   }
   ++control_sends_pending_;
-  if (to == peer_addr_) wake_peer();
+  if (to == peer_addr_) wake_peer(len);
   nap_.reset();  // an answer is due: the waits for it start short
 }
 

@@ -5,6 +5,8 @@
 
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
+
 #include "transport/split_writes.hpp"
 
 namespace naa::transport::ofi {
@@ -85,7 +87,9 @@ void OfiEndpoint::post_data_writes(WriteChain &chain) {
     retry_post("fi_writemsg", [&] { return fi_writemsg(ep_, &ops[i].msg, flags); });
     if (!ordered_writes_) ++fence_pending_;
   }
-  if (ops.size() > 1) wake_peer();  // shm: its progress moves segmented writes
+  size_t largest = 0;
+  for (size_t i = 0; i + 1 < ops.size(); ++i) largest = std::max(largest, ops[i].iov.iov_len);
+  if (ops.size() > 1) wake_peer(largest);  // shm: its progress moves segmented writes
 }
 
 void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
@@ -97,7 +101,7 @@ void OfiEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
              [&] { return fi_writemsg(ep_, &ops[last].msg, FI_REMOTE_CQ_DATA | FI_COMPLETION); });
   ++tx_pending_;
   ++imms_sent_;
-  wake_peer();
+  wake_peer(ops[last].iov.iov_len);
 }
 
 void OfiEndpoint::wait_fence() {
