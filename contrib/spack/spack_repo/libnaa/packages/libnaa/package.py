@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="5c91a1a0dc6aa6e9bc6486048bba1232e204dbf926cf9d7165a0ac177a8f1f34")
+    version("0.1.0", sha256="4170d5065840c3e9900cf96323f185ba61bddbe11dc95159ef1df9da0bfbdebd")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
