@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4170d5065840c3e9900cf96323f185ba61bddbe11dc95159ef1df9da0bfbdebd")
+    version("0.1.0", sha256="decde1c2e5e8f53ed1780cf618ea8ffea5cd476a999b68d4bc6338c3d1601367")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
