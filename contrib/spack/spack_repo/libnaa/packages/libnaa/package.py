@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="decde1c2e5e8f53ed1780cf618ea8ffea5cd476a999b68d4bc6338c3d1601367")
+    version("0.1.0", sha256="bcf901905a08ab70a03f91bb4ccd91e873126a7c3448b28da3087bebce72dd4a")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
