@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a free
-# port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device), sets
-# NAA_TEST_PORT, and stops the server when the script exits. require_shm skips the script
+# Sourced by the integration test scripts: start_server [ARGS...] runs $NAA_SERVER on a
+# free_port of $NAA_TEST_HOST (loopback unless set; over verbs an address with an RDMA device),
+# sets NAA_TEST_PORT, and stops the server when the script exits. require_shm skips the script
 # (exit 77) where libfabric offers no usable shm provider. start_idle_clients N TRANSPORT
-# connects N idle handles (idle_handles) to NAA_SPEC; running PID tells whether a process
-# has not ended; stops_within PID MS WHAT sends SIGTERM and fails unless the server ends cleanly
+# connects N idle handles (idle_handles) to NAA_SPEC; running PID tells whether a process has
+# not ended; stops_within PID MS WHAT sends SIGTERM and fails unless the server ends cleanly
 # within MS ms. start_conformance TRANSPORT [ARGS...] runs $NAA_CONFORMANCE_NAA likewise and
 # sets NAA_CONFORMANCE_PORT; each_ofi_transport FUNC runs FUNC ofi+tcp and FUNC ofi+shm, each
 # where libfabric here has it, and skips the script where it has neither. settle QUIET_MS
-# COUNTER PID waits until the threads COUNTER counts have been asleep and not woken for
-# QUIET_MS ms.
+# COUNTER PID waits until the threads COUNTER counts have been asleep and not woken for QUIET_MS
+# ms.
 : "${NAA_SERVER:?run through make check}"
 NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
@@ -17,9 +17,19 @@ naa_test_pids=
 naa_test_files=  # outside naa_test_dir (a test's /dev/shm objects), removed after the processes
 trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
 
+# free_port: a port for a server, from the range only tests take, in turn (test_port in
+# server.h): a test that stops its server and expects nobody to answer at that port is not
+# answered by another test's server, as a port 0 the kernel handed out again could be.
+free_port() {
+  NAA_TEST_HOST=$NAA_TEST_HOST "$NAA_BUILDDIR/test/integration/free_port" || {
+    echo "FAIL: no port for a server" >&2
+    exit 1
+  }
+}
+
 start_server() {
   rm -f "$naa_test_dir/port"
-  "$NAA_SERVER" --address "$NAA_TEST_HOST" --port 0 --ready-file "$naa_test_dir/port" "$@" &
+  "$NAA_SERVER" --address "$NAA_TEST_HOST" --port "$(free_port)" --ready-file "$naa_test_dir/port" "$@" &
   naa_test_pids="$naa_test_pids $!"
   i=0
   until [ -s "$naa_test_dir/port" ]; do
@@ -35,7 +45,7 @@ start_conformance() {
   shift
   rm -f "$naa_test_dir/conformance.port"
   "$NAA_CONFORMANCE_NAA" --transport "$naa_conformance_transport" --address "$NAA_TEST_HOST" \
-    --port 0 --ready-file "$naa_test_dir/conformance.port" "$@" \
+    --port "$(free_port)" --ready-file "$naa_test_dir/conformance.port" "$@" \
     2> "$naa_test_dir/conformance-${naa_conformance_transport#ofi+}.log" &
   naa_test_pids="$naa_test_pids $!"
   i=0

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -56,7 +57,15 @@ static int start(test_server *s, const char *binary_variable, const char *const 
   char ready[128];
   snprintf(ready, sizeof ready, "%s/port", s->dir);
 
-  const char *argv[32] = {binary, "--address", test_host(), "--port", "0", "--ready-file", ready};
+  const int port = test_port();
+  if (port < 0) {
+    fprintf(stderr, "test_server: no port for %s\n", binary_variable);
+    return -1;
+  }
+  char port_text[16];
+  snprintf(port_text, sizeof port_text, "%d", port);
+  const char *argv[32] = {binary,    "--address",    test_host(), "--port",
+                          port_text, "--ready-file", ready};
   int argc = 7;
   for (; extra != NULL && *extra != NULL && argc < 31; extra++) argv[argc++] = *extra;
   argv[argc] = NULL;
@@ -197,22 +206,67 @@ void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs) {
   setenv("NAA_SPEC", spec, 1);
 }
 
-int test_unused_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+/* The ports test_port hands out: below the ephemeral range, or above it where too few lie
+ * below. */
+static int port_range(int *first, int *count) {
+  int low = 32768, high = 60999;
+  FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (f != NULL) {
+    if (fscanf(f, "%d %d", &low, &high) != 2) low = 32768, high = 60999;
+    fclose(f);
+  }
+  enum { kLowest = 1024, kWanted = 12000, kEnough = 2000 };
+  if (low - kLowest >= kEnough) {
+    *first = low - kWanted > kLowest ? low - kWanted : kLowest;
+    *count = low - *first;
+  } else if (65535 - high >= kEnough) {
+    *first = high + 1;
+    *count = 65535 - high;
+  } else {
+    return -1;
+  }
+  return 0;
+}
+
+/* Whether a listener could bind `port` on test_host() now (without SO_REUSEADDR, as strict as
+ * any server's bind). */
+static int bindable(int port) {
   struct sockaddr_in addr;
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-      getsockname(fd, (struct sockaddr *)&addr, &len) != 0) {
+  addr.sin_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET, test_host(), &addr.sin_addr) != 1)
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  const int ok = bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+  close(fd);
+  return ok;
+}
+
+int test_port(void) {
+  int first, count;
+  if (port_range(&first, &count) != 0) return -1;
+  const char *tmp = getenv("TMPDIR");
+  char path[256];
+  snprintf(path, sizeof path, "%s/naa-test-ports-%u", tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
+           (unsigned)getuid());
+  const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) {
     if (fd >= 0) close(fd);
     return -1;
   }
-  close(fd);
-  return ntohs(addr.sin_port);
+  char text[32] = {0};
+  const ssize_t n = pread(fd, text, sizeof text - 1, 0);
+  long next = n > 0 ? atol(text) : 0;
+  int port = -1;
+  for (int tried = 0; tried < 100 && port < 0; ++tried, ++next)
+    if (bindable(first + (int)(next % count))) port = first + (int)(next % count);
+  const int len = snprintf(text, sizeof text, "%ld\n", next % count);
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) port = -1;
+  close(fd); /* and with it the lock */
+  return port;
 }
-
 double test_time_scale(void) {
   const char *v = getenv("NAA_TEST_TIME_SCALE");
   double f = v != NULL ? atof(v) : 1;

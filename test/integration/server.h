@@ -58,7 +58,13 @@ long test_thread_syscall(pid_t tid);
 /* The same, with the call's first three arguments in args (while it is blocked). */
 long test_thread_syscall_args(pid_t tid, unsigned long args[3]);
 
-/* A loopback TCP port nobody listens on (bound, then released). */
-int test_unused_port(void);
+/* A TCP port for a test's server, or one that no NAA serves, on test_host(). The ports come
+ * from a range below the kernel's ephemeral ports (ip_local_port_range), which no bind to port
+ * 0 and no connection's source port takes, and every test process of the machine takes them in
+ * turn (a counter in a locked file under TMPDIR): a port that a test's stopped server freed is
+ * not handed to another test's server while a reconnect still knocks at it, as the kernel's
+ * port 0 could. A port that cannot be bound now (another program's) is skipped. -1 where no
+ * such range exists or no port of it could be bound. Nobody listens on the port returned. */
+int test_port(void);
 
 #endif

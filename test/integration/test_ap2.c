@@ -107,7 +107,7 @@ static void test_create_bad_environment(void **state) {
   test_server_use(&server, FN_ADD1, 1);
   assert_failed(naa_create(FN_VECADD, in, 2, out, 1, &h), &h, NAAICE_ERR_NO_NAA,
                 "no NAA for function code 10");
-  snprintf(spec, sizeof spec, "%s:%d:10:2", test_host(), test_unused_port());
+  snprintf(spec, sizeof spec, "%s:%d:10:2", test_host(), test_port());
   setenv("NAA_SPEC", spec, 1);
   assert_failed(naa_create(FN_VECADD, in, 2, out, 1, &h), &h, NAAICE_ERR_CONNECTION, "naa_create");
   test_server_use(&server, FN_VECADD, 2);

@@ -142,7 +142,7 @@ static void test_attr_errors(void **state) {
   assert_non_null(strstr(cause, "naa_attr_t.transport 'carrier-pigeon' is not a transport"));
   /* A nobody-listens NAA: the attr's NAA is the one tried, not NAA_SPEC's. */
   char nobody[96];
-  snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_unused_port());
+  snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_port());
   attr = init;
   attr.naa = nobody;
   attr.timeout_ms = scaled_ms(2000);

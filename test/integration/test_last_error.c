@@ -57,7 +57,7 @@ static void test_failed_create_explained(void **state) {
   assert_contains(cause, "99");
   /* Nobody listens: the cause names the address. */
   char nobody[96];
-  snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_unused_port());
+  snprintf(nobody, sizeof nobody, "%s:%d", test_host(), test_port());
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = nobody;
   attr.timeout_ms = 2000;
@@ -178,7 +178,7 @@ static void test_failed_reconnect_explained(void **state) {
 static void test_create_fails_over(void **state) {
   (void)state;
   char spec[256], line[256];
-  const int nobody = test_unused_port();
+  const int nobody = test_port();
   /* Rank 7 (main) of two entries starts at the second (7 mod 2): the one nobody listens on. */
   snprintf(spec, sizeof spec, "%s:%d:%d:1,%s:%d:%d:1", test_host(), server.port, FN_ADD1,
            test_host(), nobody, FN_ADD1);

@@ -278,7 +278,7 @@ static void test_finalize_while_running(void **state) {
 
 static void test_server_not_running(void **state) {
   (void)state;
-  int port = test_unused_port();
+  int port = test_port();
   assert_true(port > 0);
   char spec[128];
   snprintf(spec, sizeof spec, "%s:%d:1:1", test_host(), port);

@@ -453,7 +453,7 @@ static void test_failover_at_create(void **state) {
   test_server second;
   assert_int_equal(test_server_start(&second, NULL), 0);
   char spec[256];
-  snprintf(spec, sizeof spec, "%s:%d:%d:2,%s:%d:%d:2", test_host(), test_unused_port(), FN_VECADD,
+  snprintf(spec, sizeof spec, "%s:%d:%d:2,%s:%d:%d:2", test_host(), test_port(), FN_VECADD,
            test_host(), second.port, FN_VECADD);
   setenv("NAA_SPEC", spec, 1);
   naa_handle h = vecadd_handle();
