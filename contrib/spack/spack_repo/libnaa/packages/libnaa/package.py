@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="bcf901905a08ab70a03f91bb4ccd91e873126a7c3448b28da3087bebce72dd4a")
+    version("0.1.0", sha256="173163d46aa6965b5b68a11d9319eecf14ede40d518228e8493c277c3a05b506")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
