@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "naa.h"
 #include "server.h"
@@ -20,6 +21,13 @@ enum { FN_ADD1 = 1, N = 7, S = 4096 };
 
 static test_server server;
 static uint8_t buf[S];
+
+/* Seconds of CLOCK_MONOTONIC, the clock of the stages. */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void test_off(void **state) {
   (void)state;
@@ -36,10 +44,12 @@ static void test_known_workload(void **state) {
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.params = params;
   assert_int_equal(naa_create_attr(FN_ADD1, &p, 1, &p, 1, &attr, &h), NAA_SUCCESS);
+  const double t0 = now_s();
   for (int i = 0; i < N; i++) {
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
   }
+  const double wall = now_s() - t0;
   assert_int_equal(naa_wait(&h, NULL), NAA_ERR_STATE);
   assert_int_equal(buf[0], N);
   naa_stats_t t;
@@ -60,19 +70,20 @@ static void test_known_workload(void **state) {
   assert_int_equal(f[0].waits, N + 1);
   assert_int_equal(f[0].tests, 0);
   assert_true(f[0].invoke_s > 0 && f[0].wait_s > 0);
-  /* Each invocation's stages were seen, and lie inside it (naa_invoke to naa_wait's return;
-   * the calls follow each other at once). */
+  /* Each invocation's stages were seen, and lie inside it (naa_invoke to naa_wait's return):
+   * inside the loop's time, whatever the scheduler did between the calls. */
   assert_int_equal(f[0].served, N);
   assert_true(f[0].transfer_s > 0);
   assert_true(f[0].service_s > 0);
-  assert_true(f[0].transfer_s + f[0].service_s < f[0].invoke_s + f[0].wait_s);
+  assert_true(f[0].transfer_s + f[0].service_s <= wall);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 
-/* Over ofi+shm the post of the writes copies the data, inside naa_invoke, and the NAA's reply
- * is often seen before the writes' completion: the transfer must still hold that copy, not
- * count from the post's start (which gave a transfer of 0 and an NAA service holding it). */
-static void test_shm_transfer_holds_the_copy(void **state) {
+/* Over ofi+shm, where the NAA's reply is often seen before our writes' completion, each
+ * invocation of 1 MiB is still divided into a transfer and an NAA service that both last and
+ * lie inside the round trips. Where the transfer ends in either order of the two is proven by
+ * test/unit/test_stats, with stages given rather than timed. */
+static void test_shm_stages_seen(void **state) {
   (void)state;
   if (strcmp(test_host(), "127.0.0.1") != 0) skip(); /* shm reaches a same-host server */
   enum { BIG = 1 << 20, ROUNDS = 5 };
@@ -89,18 +100,20 @@ static void test_shm_transfer_holds_the_copy(void **state) {
   assert_int_equal(naa_create_attr(FN_ADD1, &pi, 1, &po, 1, &attr, &h), NAA_SUCCESS);
   naa_stats_function_t before, after;
   assert_int_equal(naa_stats_get(NULL, &before, 1), NAA_SUCCESS);
+  const double t0 = now_s();
   for (int i = 0; i < ROUNDS; i++) {
     assert_int_equal(naa_invoke(&h), NAA_SUCCESS);
     assert_int_equal(naa_wait(&h, NULL), NAA_SUCCESS);
   }
+  const double wall = now_s() - t0;
   assert_int_equal(naa_stats_get(NULL, &after, 1), NAA_SUCCESS);
-  const double invoke = after.invoke_s - before.invoke_s;
   const double transfer = after.transfer_s - before.transfer_s;
-  printf("ofi+shm, %d x %d bytes: naa_invoke %.3f ms, transfer %.3f ms, NAA service %.3f ms\n",
-         ROUNDS, BIG, 1e3 * invoke, 1e3 * transfer, 1e3 * (after.service_s - before.service_s));
-  /* naa_invoke holds the post, and a transfer ends no earlier than the post returned. */
-  if (transfer < 0.8 * invoke)
-    fail_msg("transfer %.6f s is less than 0.8 of naa_invoke's %.6f s", transfer, invoke);
+  const double service = after.service_s - before.service_s;
+  printf("ofi+shm, %d x %d bytes in %.3f ms: transfer %.3f ms, NAA service %.3f ms\n", ROUNDS, BIG,
+         1e3 * wall, 1e3 * transfer, 1e3 * service);
+  assert_int_equal(after.served - before.served, ROUNDS);
+  assert_true(transfer > 0 && service > 0);
+  assert_true(transfer + service <= wall);
   assert_int_equal(naa_finalize(&h), NAA_SUCCESS);
 }
 
@@ -111,7 +124,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_off),
       cmocka_unit_test(test_known_workload),
-      cmocka_unit_test(test_shm_transfer_holds_the_copy),
+      cmocka_unit_test(test_shm_stages_seen),
   };
   const int failed = cmocka_run_group_tests(tests, NULL, NULL);
   test_server_stop(&server);
