@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="173163d46aa6965b5b68a11d9319eecf14ede40d518228e8493c277c3a05b506")
+    version("0.1.0", sha256="3a25ec19d35b5a676ebfb83da64f3f07cf20adfb657bb14a65f38eb11ac8abe9")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
