@@ -29,7 +29,8 @@ free_port() {
 
 start_server() {
   rm -f "$naa_test_dir/port"
-  "$NAA_SERVER" --address "$NAA_TEST_HOST" --port "$(free_port)" --ready-file "$naa_test_dir/port" "$@" &
+  "$NAA_SERVER" --address "$NAA_TEST_HOST" --port "$(free_port)" \
+    --ready-file "$naa_test_dir/port" "$@" &
   naa_test_pids="$naa_test_pids $!"
   i=0
   until [ -s "$naa_test_dir/port" ]; do

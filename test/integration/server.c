@@ -260,13 +260,16 @@ int test_port(void) {
   const ssize_t n = pread(fd, text, sizeof text - 1, 0);
   long next = n > 0 ? atol(text) : 0;
   int port = -1;
-  for (int tried = 0; tried < 100 && port < 0; ++tried, ++next)
-    if (bindable(first + (int)(next % count))) port = first + (int)(next % count);
+  for (int tried = 0; tried < 100 && port < 0; ++tried, ++next) {
+    const int candidate = first + (int)(next % count);
+    if (bindable(candidate)) port = candidate;
+  }
   const int len = snprintf(text, sizeof text, "%ld\n", next % count);
   if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)len, 0) != len) port = -1;
   close(fd); /* and with it the lock */
   return port;
 }
+
 double test_time_scale(void) {
   const char *v = getenv("NAA_TEST_TIME_SCALE");
   double f = v != NULL ? atof(v) : 1;
