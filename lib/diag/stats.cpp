@@ -210,8 +210,8 @@ std::string switch_on_locked(int bits, const config::params::Values &values) {
 // then (or from the final write's post, if pacing held it back later) until the reply. Where
 // the reply was seen first (shm may report our writes complete only after the NAA's reply), the
 // client cannot tell the two apart: the transfer then ends when the final write's post
-// returned (over shm the post copies the data: the NAA had them then) and the service counts
-// from there.
+// returned, which holds what the post copied, and the service counts from there (over shm, with
+// the part of a large transfer that the post did not copy).
 void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Stages &st) {
   const bool written_first = st.written < st.replied;
   const uint64_t final_posted = std::clamp(st.final_posted, st.invoked, st.replied);

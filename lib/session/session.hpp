@@ -259,7 +259,7 @@ class Session : private progress::ProgressEngine::Client {
   Deadline::Clock::time_point final_write_posted_{};  // for Stages
   Deadline::Clock::duration
       exchange_took_{};  // the memory-region exchange's round trip, for pacing_
-  // When that post returned: over shm the post itself copies the data (NAA_STATS' transfer).
+  // When that post returned, with what it copied itself (NAA_STATS' transfer).
   Deadline::Clock::time_point final_write_returned_{};
 
   // NAA_PROGRESS=thread: who drives the invocation in flight. Always Caller in the other modes

@@ -2,7 +2,7 @@
 // How an invocation's stages (diag::stats::Stages) divide it into the transfer and the NAA's
 // service (naa_stats_get(3)): with our writes seen complete first, the transfer ends there;
 // with the NAA's reply seen first (over ofi+shm our writes' completion may come after it), the
-// transfer ends when the final write's post returned, which held the copy of the data, never
+// transfer ends when the final write's post returned, which holds what the post copied, never
 // at the post's start; a final write that pacing held back starts the service at its post.
 #include <stdarg.h>
 #include <stddef.h>
