@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="3a25ec19d35b5a676ebfb83da64f3f07cf20adfb657bb14a65f38eb11ac8abe9")
+    version("0.1.0", sha256="3a59ef38dccd30c7da9fa6a8be41d112a4ce817fabab2dfb1a16276dbb2e037f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
