@@ -343,6 +343,10 @@ size_t Session::asks_size() const {
 void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   uint8_t *recv_buf = mrsp_buf_.data();
   uint8_t *send_buf = mrsp_buf_.data() + protocol::mrsp::kBufferSize;
+  // Stamped before the post, not after: a thread descheduled between posting and stamping
+  // would measure an exchange shorter than the NAA's handling of it, and the pacing guard,
+  // never longer than the exchange, too short for the NAA's first re-arm (doc/protocol.md §4.4).
+  const auto asked = progress::Clock::now();
   ep_->post_recv(recv_buf, protocol::mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
   ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
 
@@ -352,7 +356,6 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   // The answer is due within microseconds on a fast link: waited for as naa_wait waits for a
   // reply (the wait plan), from how long the process's last exchanges took.
   static progress::SharedExpected answer_took;
-  const auto asked = progress::Clock::now();
   const progress::Policy policy{progress_.mode, progress_.spin, answer_took.value(), true};
   auto absorb = [&](const transport::Completion &c, bool) {
     if (c.kind == transport::CompletionKind::Send && c.context == kMrspSend) {

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "progress/progress_engine.hpp"
@@ -36,6 +37,9 @@ struct Peer {
   // With auto_reply: the kernel's time, from the final write to the reply (delivered by the
   // first poll after it; a waiter that sleeps on the descriptor is not woken).
   Clock::duration kernel{0};
+  // How long the poster of the MRSP request is held inside post_send after the NAA answered,
+  // as a thread descheduled right after its post while the NAA handles the request.
+  Clock::duration send_stall{0};
   // Counted by the endpoint; caller_polls: those not on the progress thread (also in polls).
   std::atomic<unsigned> polls{0}, arms{0}, invocations{0}, early_finals{0}, caller_polls{0};
   std::atomic<Clock::rep> data_posted_at{0}, final_posted_at{0};
@@ -91,6 +95,7 @@ class Endpoint final : public transport::Endpoint {
                                                    protocol::mrsp::kBufferSize);
     push({transport::CompletionKind::Send, context, length, 0});
     push({transport::CompletionKind::Recv, recv_context_, n, 0});
+    if (peer_->send_stall.count() > 0) std::this_thread::sleep_for(peer_->send_stall);
   }
   bool immediate_consumes_recv() const override { return false; }
   std::unique_ptr<transport::WriteChain> prepare_writes(

@@ -108,7 +108,8 @@ struct Handle {
   std::vector<uint8_t> in = std::vector<uint8_t>(64), out = std::vector<uint8_t>(64);
   unsigned reconnect = 0;        // NAA_RECONNECT
   bool pacing_adaptive = false;  // NAA_PACING_ADAPTIVE
-  AddressSlot *slot = nullptr;   // where the Session is made, if not by make_shared
+  uint16_t port = 1;  // the NAA's, which names it: a guard doubled for fake:1 stays doubled
+  AddressSlot *slot = nullptr;  // where the Session is made, if not by make_shared
 
   void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
             std::chrono::milliseconds timeout = 10s) {
@@ -123,7 +124,7 @@ struct Handle {
     transport = t.get();
     std::vector<naa::protocol::Region> regions{{in.data(), 64, naa::protocol::mrsp::kInput},
                                                {out.data(), 64, naa::protocol::mrsp::kOutput}};
-    auto target = std::make_unique<naa::rm::Target>("fake", 1, "unit test");
+    auto target = std::make_unique<naa::rm::Target>("fake", port, "unit test");
     if (slot != nullptr)
       session = std::allocate_shared<naa::session::Session>(
           RecyclingAllocator<naa::session::Session>(slot), std::move(t), 1, regions,
@@ -711,6 +712,30 @@ void pacing_guard_leaves_out_the_kernel(void **) {
   }
 }
 
+// The memory-region exchange's round trip, which bounds the adaptive guard, counts from before
+// the request was posted: a poster held after its post while the NAA answered (here inside the
+// fake's post_send) measures the whole exchange, and the guard holds it. Stamped after the
+// post, the exchange measured next to nothing and the guard fell to its floor, short of an NAA
+// that re-arms only after handling its advertisement's completion (conformance-naa
+// --event-loop).
+void pacing_guard_holds_an_exchange_whose_poster_was_held(void **) {
+  Handle h;
+  h.peer->libnaa_server = false;
+  const auto stall = scaled(20ms);
+  h.peer->send_stall = stall;
+  h.pacing_adaptive = true;
+  h.port = 2;  // not doubled by the cancel cases
+  h.open(Progress::Mode::Block, 100us);
+  naa_handle_info_t info{};
+  h.session->describe(&info);
+  printf(
+      "poster held %lld us after the MRSP request's post: guard %lld us\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(stall).count()),
+      static_cast<long long>(info.pacing_us));
+  assert_true(info.pacing_us >=
+              std::chrono::duration_cast<std::chrono::microseconds>(stall).count());
+}
+
 }  // namespace
 
 int main() {
@@ -732,6 +757,7 @@ int main() {
       cmocka_unit_test(extra_reply_is_a_protocol_error),
       cmocka_unit_test(invoke_polls_first_only_after_a_pause_or_to_other_naas),
       cmocka_unit_test(pacing_guard_leaves_out_the_kernel),
+      cmocka_unit_test(pacing_guard_holds_an_exchange_whose_poster_was_held),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
