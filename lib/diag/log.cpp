@@ -97,9 +97,17 @@ void set_handler(Handler h, void *arg) {
 
 namespace {
 
-// The thread's Deferred scopes and the lines kept for the handler meanwhile.
+// The thread's Deferred scopes, and whether it kept lines meanwhile: plain values, so that a
+// call that logs nothing (every naa_invoke and naa_wait on the fast path) pays one TLS lookup
+// each way and never the initialisation guard of a thread_local with a destructor.
+struct Scope {
+  int depth;
+  bool kept;  // lines or a count of dropped ones wait in `kept`
+};
+thread_local Scope scope{0, false};
+
+// The lines kept for the handler, and how many more were dropped.
 struct Kept {
-  int depth = 0;
   std::vector<std::pair<int, std::string>> lines;
   size_t dropped = 0;
 };
@@ -133,11 +141,13 @@ bool has_handler() {
 }  // namespace
 
 Deferred::Deferred() {
-  ++kept.depth;
+  ++scope.depth;
 }
 
 Deferred::~Deferred() {
-  if (--kept.depth > 0) return;
+  Scope &s = scope;
+  if (--s.depth > 0 || !s.kept) return;
+  s.kept = false;
   // The handler may log through libnaa again; those lines are a new batch of the thread's.
   std::vector<std::pair<int, std::string>> lines;
   lines.swap(kept.lines);
@@ -169,7 +179,8 @@ void write(Level level, const char *fmt, ...) {
   va_end(args);
   size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
   if (len > sizeof line - 2) len = sizeof line - 2;  // truncated: keep the newline
-  if (kept.depth > 0 && has_handler()) {
+  if (scope.depth > 0 && has_handler()) {
+    scope.kept = true;
     try {
       if (kept.lines.size() < Deferred::kKeptLines) {
         kept.lines.emplace_back(static_cast<int>(level), std::string(line, len));

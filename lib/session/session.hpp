@@ -131,7 +131,7 @@ class Session : private progress::ProgressEngine::Client {
   void connect_first(Deadline deadline);
   void disconnect();
   int reconnect();
-  int look_before_invoking();
+  int look_before_invoking(Deadline::Clock::time_point now);
   void check_single_send();
   bool fail_over();
   int reported(int rc);
