@@ -52,7 +52,9 @@ void learn(Spell spell, SpinBudget *budget) {
 bool drive(Work &work, const Policy &policy, Deadline deadline) {
   std::vector<pollfd> fds;
   std::vector<pollfd> none;
-  Clock::time_point last_news = Clock::now();
+  // The wait's start or its last news, taken at the first look at the clock: a wait whose
+  // first poll completes it reads none (each read is tens of nanoseconds of a round trip).
+  Clock::time_point last_news{};
   bool news = false, polling = false;
   unsigned quiet = 0;
   const bool adaptive = policy.mode == config::Progress::Mode::Adaptive;
@@ -73,7 +75,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     }
     if (polling && !news && ++quiet % kTurnsPerLook != 0) continue;
     const Clock::time_point now = Clock::now();
-    if (news) last_news = now;
+    if (news || last_news == Clock::time_point{}) last_news = now;
     const bool was_polling = polling && !news;
     news = polling = false;
     if (deadline.expired()) {
