@@ -20,14 +20,14 @@
 namespace naa::transport {
 namespace {
 
-// The rows auto may try for `dest`, by its preference to connect: built, admitting `dest`
-// (Registration::may_reach) and, for a same-host one, only where `dest` is this host. None of
-// their modules is loaded for this.
+// The rows auto may try for `dest`, by its preference to connect: built and, for a same-host
+// one, only where `dest` is this host. None of their modules is loaded for this, and no row's
+// may_reach is asked: admits() asks it of each row in turn, so that a choice made by the first
+// (shared memory to a server on this host) costs no look at the others' devices.
 std::vector<Registration> candidates(const Destination &dest, bool same_host_too) {
   std::vector<Registration> rows;
   for (const Registration &r : registrations()) {
     if (r.entry == nullptr || (r.same_host && !same_host_too)) continue;
-    if (r.may_reach != nullptr && !r.may_reach(dest)) continue;
     if (r.same_host && !is_local_host(dest.host)) continue;
     rows.push_back(r);
   }
@@ -35,6 +35,11 @@ std::vector<Registration> candidates(const Destination &dest, bool same_host_too
     return a.connect_rank < b.connect_rank;
   });
   return rows;
+}
+
+// Whether `row` admits `dest` before its module is loaded (Registration::may_reach).
+bool admits(const Registration &row, const Destination &dest) {
+  return row.may_reach == nullptr || row.may_reach(dest);
 }
 
 // The row's entry for auto, loading its module now; nullptr (logged) where it cannot be used.
@@ -50,6 +55,7 @@ const Entry *tried(const Registration &row) {
 // tried up to that one are loaded.
 std::string choose(const Destination &dest, bool same_host_too) {
   for (const Registration &row : candidates(dest, same_host_too)) {
+    if (!admits(row, dest)) continue;
     const Entry *e = tried(row);
     std::string name = e != nullptr ? e->reaches(dest) : "";
     if (!name.empty()) {
@@ -117,9 +123,12 @@ class AutoTransport : public Transport {
 
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     std::string choice;
-    for (const Registration &row : candidates(Destination{host, 0, "", "", Deadline::now()}, false))
-      if (const Entry *e = choice.empty() ? tried(row) : nullptr; e != nullptr)
+    const Destination here{host, 0, "", "", Deadline::now()};
+    for (const Registration &row : candidates(here, false)) {
+      if (!choice.empty()) break;
+      if (const Entry *e = admits(row, here) ? tried(row) : nullptr; e != nullptr)
         choice = e->listens(host);
+    }
     if (choice.empty())
       throw Error(NAA_ERR_UNSUPPORTED, "no transport built into libnaa can listen on " + host);
     NAA_LOG_INFO("NAA_TRANSPORT=auto: listening on %s with %s", host.c_str(), choice.c_str());
