@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <deque>
 #include <mutex>
 
 #include "config/options.hpp"
@@ -34,8 +36,18 @@ const Entry *verbs_entry();
 #define NAA_VERBS(row, entry) nullptr, entry
 #endif
 #else
-#define NAA_OFI(row, entry) "ofi", [] { return &module_entry("ofi", row); }
-#define NAA_VERBS(row, entry) "verbs", [] { return &module_entry("verbs", row); }
+// A loaded module stays loaded: its entry is looked up once (a failed load throws, and the
+// next call tries again).
+#define NAA_OFI(row, entry)                                       \
+  "ofi", [] {                                                     \
+    static const Entry *const loaded = &module_entry("ofi", row); \
+    return loaded;                                                \
+  }
+#define NAA_VERBS(row, entry)                                       \
+  "verbs", [] {                                                     \
+    static const Entry *const loaded = &module_entry("verbs", row); \
+    return loaded;                                                  \
+  }
 #endif
 #ifndef NAA_OFI
 #define NAA_OFI(row, entry) nullptr, nullptr
@@ -64,11 +76,12 @@ bool rdma_device_present(const Destination &) {
   return found;
 }
 
-std::vector<Registration> &table() {
+// A deque: a row keeps its address when others are appended (registration_rows()).
+std::deque<Registration> &table() {
   // Listening order under auto: ofi+tcp first, so that with port 0 the TCP port, the scarcer
   // one, is chosen and names the shm listener too. Connecting: shared memory to a server on
   // this host, verbs where an RDMA device routes there, else ofi+tcp.
-  static std::vector<Registration> rows = {
+  static std::deque<Registration> rows = {
       {"ofi",
        true,
        "ofi, ofi+PROVIDER",
@@ -111,7 +124,7 @@ std::vector<Registration> &table() {
 
 std::string grammar() {
   std::string g = "auto";
-  for (const Registration &r : registrations()) g += std::string(", ") + r.grammar;
+  for (const Registration *r : registration_rows()) g += std::string(", ") + r->grammar;
   return g;
 }
 
@@ -119,7 +132,15 @@ std::string grammar() {
 
 std::vector<Registration> registrations() {
   std::lock_guard<std::mutex> lock(table_mu);
-  return table();
+  return {table().begin(), table().end()};
+}
+
+std::vector<const Registration *> registration_rows() {
+  std::lock_guard<std::mutex> lock(table_mu);
+  std::vector<const Registration *> rows;
+  rows.reserve(table().size());
+  for (const Registration &r : table()) rows.push_back(&r);
+  return rows;
 }
 
 void add_transport(const Registration &row) {
@@ -147,16 +168,16 @@ ParsedName parse_name(const std::string &name, const std::string &what) {
     parsed.is_auto = true;
     return parsed;
   }
-  const std::vector<Registration> rows = registrations();
-  for (const Registration &r : rows)
-    if (name == r.name) {
+  const std::vector<const Registration *> rows = registration_rows();
+  for (const Registration *r : rows)
+    if (name == r->name) {
       parsed.row = r;
       return parsed;
     }
   const size_t plus = name.find('+');
   if (plus != std::string::npos && plus + 1 < name.size())
-    for (const Registration &r : rows)
-      if (r.variants && name.compare(0, plus, r.name) == 0 && std::string(r.name).size() == plus) {
+    for (const Registration *r : rows)
+      if (r->variants && name.compare(0, plus, r->name) == 0 && std::strlen(r->name) == plus) {
         parsed.row = r;
         parsed.variant = name.substr(plus + 1);
         return parsed;
@@ -165,10 +186,10 @@ ParsedName parse_name(const std::string &name, const std::string &what) {
 }
 
 const Entry &entry_of(const ParsedName &parsed, const std::string &name) {
-  const Entry *e = parsed.row.entry != nullptr ? parsed.row.entry() : nullptr;
+  const Entry *e = parsed.row->entry != nullptr ? parsed.row->entry() : nullptr;
   if (e == nullptr)
     throw Error(NAA_ERR_UNSUPPORTED, "transport " + name + ": libnaa was built without it (" +
-                                         parsed.row.build_hint + ")");
+                                         parsed.row->build_hint + ")");
   return *e;
 }
 
@@ -185,15 +206,15 @@ const Entry *usable_entry(const Registration &row, std::string *why) {
 
 Capabilities capabilities_of(const std::string &name) {
   const ParsedName parsed = parse_name(name);
-  const Entry *e = parsed.is_auto ? nullptr : usable_entry(parsed.row);
+  const Entry *e = parsed.is_auto ? nullptr : usable_entry(*parsed.row);
   Capabilities c = e != nullptr ? e->capabilities(parsed.variant) : Capabilities{};
-  c.same_host = e != nullptr && parsed.row.same_host;
+  c.same_host = e != nullptr && parsed.row->same_host;
   return c;
 }
 
 std::string listen_warning_of(const std::string &name) {
   const ParsedName parsed = parse_name(name);
-  const Entry *e = parsed.is_auto ? nullptr : usable_entry(parsed.row);
+  const Entry *e = parsed.is_auto ? nullptr : usable_entry(*parsed.row);
   return e != nullptr ? e->listen_warning(parsed.variant) : "";
 }
 

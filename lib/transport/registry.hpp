@@ -102,8 +102,12 @@ struct Registration {
   std::vector<config::params::Param> params = {};
 };
 
-// Every row, in table order.
+// Every row, in table order (copies).
 std::vector<Registration> registrations();
+
+// Every row, in table order, where it stays for the life of the process: what each naa_create
+// reads (parse_name, auto's choice) without copying rows, their strings and parameters.
+std::vector<const Registration *> registration_rows();
 
 // Appends a row (before the first transport is opened; a name already in the table is
 // NAA_ERR_CONFIG).
@@ -111,15 +115,16 @@ void add_transport(const Registration &row);
 
 // For a program that links a transport's code itself (a test of its internals): the row named
 // `name` takes its entry from the program instead of from its module, so that the transport
-// state the program reads is that of the connections it opens. NAA_ERR_CONFIG for a name not in
-// the table.
+// state the program reads is that of the connections it opens. Before the first transport is
+// opened, as add_transport: the row changes in place. NAA_ERR_CONFIG for a name not in the
+// table.
 void use_linked_entry(const std::string &name, const Entry *(*entry)());
 
 // A transport name as NAA_TRANSPORT, naa_attr_t.transport and naa-server -t give it.
 struct ParsedName {
   bool is_auto = false;
-  Registration row{};   // the row that answers it (unset for auto)
-  std::string variant;  // after "+" for a family's row, else ""
+  const Registration *row = nullptr;  // the row that answers it (none for auto)
+  std::string variant;                // after "+" for a family's row, else ""
 };
 
 // Parses `name` against the table: an exact name first, then a family's name+VARIANT.

@@ -24,15 +24,15 @@ namespace {
 // one, only where `dest` is this host. None of their modules is loaded for this, and no row's
 // may_reach is asked: admits() asks it of each row in turn, so that a choice made by the first
 // (shared memory to a server on this host) costs no look at the others' devices.
-std::vector<Registration> candidates(const Destination &dest, bool same_host_too) {
-  std::vector<Registration> rows;
-  for (const Registration &r : registrations()) {
-    if (r.entry == nullptr || (r.same_host && !same_host_too)) continue;
-    if (r.same_host && !is_local_host(dest.host)) continue;
+std::vector<const Registration *> candidates(const Destination &dest, bool same_host_too) {
+  std::vector<const Registration *> rows;
+  for (const Registration *r : registration_rows()) {
+    if (r->entry == nullptr || (r->same_host && !same_host_too)) continue;
+    if (r->same_host && !is_local_host(dest.host)) continue;
     rows.push_back(r);
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Registration &a, const Registration &b) {
-    return a.connect_rank < b.connect_rank;
+  std::stable_sort(rows.begin(), rows.end(), [](const Registration *a, const Registration *b) {
+    return a->connect_rank < b->connect_rank;
   });
   return rows;
 }
@@ -54,9 +54,9 @@ const Entry *tried(const Registration &row) {
 // auto's choice for `dest`: the first candidate that reaches it. Only the modules of the rows
 // tried up to that one are loaded.
 std::string choose(const Destination &dest, bool same_host_too) {
-  for (const Registration &row : candidates(dest, same_host_too)) {
-    if (!admits(row, dest)) continue;
-    const Entry *e = tried(row);
+  for (const Registration *row : candidates(dest, same_host_too)) {
+    if (!admits(*row, dest)) continue;
+    const Entry *e = tried(*row);
     std::string name = e != nullptr ? e->reaches(dest) : "";
     if (!name.empty()) {
       NAA_LOG_DEBUG("NAA_TRANSPORT=auto: decided on %s for %s:%u", name.c_str(), dest.host.c_str(),
@@ -124,9 +124,9 @@ class AutoTransport : public Transport {
   std::unique_ptr<Listener> listen(const std::string &host, uint16_t port) override {
     std::string choice;
     const Destination here{host, 0, "", "", Deadline::now()};
-    for (const Registration &row : candidates(here, false)) {
+    for (const Registration *row : candidates(here, false)) {
       if (!choice.empty()) break;
-      if (const Entry *e = admits(row, here) ? tried(row) : nullptr; e != nullptr)
+      if (const Entry *e = admits(*row, here) ? tried(*row) : nullptr; e != nullptr)
         choice = e->listens(host);
     }
     if (choice.empty())
@@ -215,7 +215,7 @@ std::string prepare_transport(const std::string &name, const std::string &host, 
       return "";  // the connection's own choice says why
     }
   }
-  if (const Entry *e = usable_entry(parse_name(chosen).row); e != nullptr) e->prepare();
+  if (const Entry *e = usable_entry(*parse_name(chosen).row); e != nullptr) e->prepare();
   return chosen;
 }
 

@@ -52,13 +52,13 @@ void the_row_is_in_the_table(void **) {
 // One grammar for every row: an exact name first, then a family's name+VARIANT.
 void names_are_parsed_against_the_table(void **) {
   transport::ParsedName p = transport::parse_name("ofi+tcp");
-  assert_string_equal(p.row.name, "ofi");
+  assert_string_equal(p.row->name, "ofi");
   assert_string_equal(p.variant.c_str(), "tcp");
   p = transport::parse_name("ofi+shm");
-  assert_string_equal(p.row.name, "ofi+shm");
+  assert_string_equal(p.row->name, "ofi+shm");
   assert_string_equal(p.variant.c_str(), "");
   p = transport::parse_name("fake+x");
-  assert_string_equal(p.row.name, "fake");
+  assert_string_equal(p.row->name, "fake");
   assert_string_equal(p.variant.c_str(), "x");
   assert_true(transport::parse_name("auto").is_auto);
   for (const char *bad : {"", "ofi+", "verbs+x", "tcp", "fakex", "+fake"})
