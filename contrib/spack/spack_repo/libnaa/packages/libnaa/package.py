@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="3a59ef38dccd30c7da9fa6a8be41d112a4ce817fabab2dfb1a16276dbb2e037f")
+    version("0.1.0", sha256="ef868323416c2d2f86cd210024a1b46901101292ea2ca0b8b5b2d06e92f8f60c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
