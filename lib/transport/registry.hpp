@@ -49,7 +49,10 @@ class Entry {
   virtual std::unique_ptr<Transport> open(const std::string &variant,
                                           const TransportOptions &options) const = 0;
   // For auto: the full name to connect to `dest` with, or "" where this transport does not
-  // reach it (`dest.deadline` bounds the look, e.g. rdma_cm's route resolution).
+  // reach it (`dest.deadline` bounds the look, e.g. rdma_cm's route resolution). Asked only of
+  // a destination that the row's may_reach admitted and, for a same-host row, that is this
+  // host: it adds what only the loaded module can tell, and repeats none of those looks (each
+  // is system calls in every naa_create).
   virtual std::string reaches(const Destination &dest) const = 0;
   // For a server under auto: the full name to listen on `host` with, or "" (with a log line
   // saying why not).

@@ -2,10 +2,8 @@
 // The registry's entries of libfabric (registry.hpp): ofi and ofi+PROVIDER over the network,
 // and ofi+shm, shared memory to an NAA on this host.
 #include "diag/log.hpp"
-#include "transport/host.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/registry.hpp"
-#include "transport/shm_name.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -55,12 +53,9 @@ class Shm final : public Entry {
     NAA_LOG_DEBUG("transport ofi+shm -> libfabric provider 'shm'");
     return open_ofi_transport("shm", options);
   }
-  // NAA_LOCAL_IP pins a network path, which shared memory does not take. A server on this host
-  // that does not listen with shm (another user's, or one started with --transport ofi+tcp)
-  // is reached as before.
-  std::string reaches(const Destination &d) const override {
-    return d.local_ip.empty() && is_local_host(d.host) && shm_server_at(d.port) ? "ofi+shm" : "";
-  }
+  // The row's may_reach found a listener of this user for the port on this host, with no
+  // NAA_LOCAL_IP pinning a network path: shared memory reaches it.
+  std::string reaches(const Destination &) const override { return "ofi+shm"; }
   // Whatever address it serves, a server serves this host's clients: shm names it by port.
   std::string listens(const std::string &) const override {
     if (ofi_provider_available("shm")) return "ofi+shm";
