@@ -85,7 +85,7 @@ class LastSettings {
   static std::string environment() {
     std::string env;
     for (char **e = environ; e != nullptr && *e != nullptr; ++e)
-      if (std::strncmp(*e, "NAA_", 4) == 0) env.append(*e).push_back('\0');
+      if ((*e)[0] == 'N' && std::strncmp(*e, "NAA_", 4) == 0) env.append(*e).push_back('\0');
     return env;
   }
 
@@ -94,15 +94,20 @@ class LastSettings {
   // that no two attrs run together into one text.
   static std::string attr_values(const naa_attr_t *attr) {
     if (attr == nullptr) return {};
-    std::string text =
-        "\x01" + std::to_string(attr->size) + " " + std::to_string(attr->version) + "\n";
+    std::string text = "\x01";
+    // Numbers as their bytes: a key compared for equality, never read back.
+    auto bytes = [&text](const auto &v) {
+      text.append(reinterpret_cast<const char *>(&v), sizeof v);
+    };
+    bytes(attr->size);
+    bytes(attr->version);
     auto string = [&text](const char *s) {
       if (s == nullptr)
         text += '\x02';
       else
         text.append(1, '\x04').append(s).push_back('\0');
     };
-    auto number = [&text](int64_t v) { text += std::to_string(v) + "\n"; };
+    auto number = [&bytes](int64_t v) { bytes(v); };
     if (HOLDS(attr, naa)) string(attr->naa);
     if (HOLDS(attr, transport)) string(attr->transport);
     if (HOLDS(attr, timeout_ms)) number(attr->timeout_ms);
@@ -120,29 +125,26 @@ class LastSettings {
     return text;
   }
 
-  // The settings kept for `sources` (environment() and attr_values()), if any.
-  bool find(const std::string &sources, Settings *out) {
+  // The settings kept for `sources` (environment() and attr_values()), or null.
+  std::shared_ptr<const Settings> find(const std::string &sources) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!valid_ || sources != sources_) return false;
-    *out = settings_;
-    return true;
+    if (settings_ == nullptr || sources != sources_) return nullptr;
+    return settings_;
   }
 
   // `s`, resolved from what `sources` holds alone.
-  void keep(const std::string &sources, const Settings &s) {
-    if (!s.params.text("NAA_AUTH_KEY_FILE").empty() && s.params.text("NAA_AUTH_KEY").empty())
+  void keep(const std::string &sources, std::shared_ptr<const Settings> s) {
+    if (!s->params.text("NAA_AUTH_KEY_FILE").empty() && s->params.text("NAA_AUTH_KEY").empty())
       return;
     std::lock_guard<std::mutex> lock(mu_);
     sources_ = sources;
-    settings_ = s;
-    valid_ = true;
+    settings_ = std::move(s);
   }
 
  private:
   std::mutex mu_;
-  bool valid_ = false;
   std::string sources_;
-  Settings settings_;
+  std::shared_ptr<const Settings> settings_;  // null: none kept
 };
 
 LastSettings &last_settings() {
@@ -157,13 +159,16 @@ std::atomic<unsigned long> resolutions{0};
 }  // namespace
 
 Settings Settings::resolve(const naa_attr_t *attr) {
-  if (attr != nullptr && !valid_header(attr)) return resolve_anew(attr);  // which refuses it
+  return *resolve_shared(attr);
+}
+
+std::shared_ptr<const Settings> Settings::resolve_shared(const naa_attr_t *attr) {
+  if (attr != nullptr && !valid_header(attr)) resolve_anew(attr);  // which refuses it
   const std::string sources = LastSettings::environment() + LastSettings::attr_values(attr);
-  Settings s;
-  if (last_settings().find(sources, &s)) return s;
+  if (auto kept = last_settings().find(sources)) return kept;
   ++resolutions;
-  s = resolve_anew(attr);
-  s.transport_options_ = s.params.transport_options();
+  auto s = std::make_shared<Settings>(resolve_anew(attr));
+  s->transport_options_ = s->params.transport_options();
   last_settings().keep(sources, s);
   return s;
 }

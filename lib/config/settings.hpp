@@ -40,6 +40,9 @@ struct Settings {
   // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
   // field, header or params entry, NAA_ERR_CONFIG for a malformed variable.
   static Settings resolve(const naa_attr_t *attr);
+  // The same, shared: a program creating handle after handle from unchanged sources gets the
+  // settings kept from the last resolution, not a copy of every parameter (naa_create's path).
+  static std::shared_ptr<const Settings> resolve_shared(const naa_attr_t *attr);
   // How many resolve() calls read and checked every source, rather than finding the last
   // settings kept for the same environment and attr values (for tests).
   static unsigned long resolved_anew();

@@ -7,21 +7,22 @@
 namespace naa::session {
 
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
-                                      size_t n_inputs, const config::Settings &settings) {
+                                      size_t n_inputs,
+                                      std::shared_ptr<const config::Settings> settings) {
   // One deadline for everything naa_create waits for: opening the transport counts too, the
   // process's one-time initialisation of libfabric (up to seconds) does not: a short
   // NAA_CONNECT_TIMEOUT would be spent before the first attempt.
   diag::report_signal_defaults();
-  auto target = settings.target(function_code, n_inputs);
-  transport::TransportOptions options = settings.transport_options();
+  auto target = settings->target(function_code, n_inputs);
+  transport::TransportOptions options = settings->transport_options();
   options.prepared_choice = transport::prepare_transport(
-      settings.transport, target->host(), target->port(), settings.local_ip, settings.device,
-      Deadline::after(settings.connect_timeout));
+      settings->transport, target->host(), target->port(), settings->local_ip, settings->device,
+      Deadline::after(settings->connect_timeout));
   options.prepared_for = transport::destination_key(target->host(), target->port());
-  const Deadline deadline = Deadline::after(settings.connect_timeout);
-  auto transport = transport::open_transport(settings.transport, options);
+  const Deadline deadline = Deadline::after(settings->connect_timeout);
+  auto transport = transport::open_transport(settings->transport, options);
   return std::make_unique<Session>(std::move(transport), function_code, std::move(regions),
-                                   std::move(target), settings, deadline);
+                                   std::move(target), std::move(settings), deadline);
 }
 
 }  // namespace naa::session

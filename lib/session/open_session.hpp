@@ -18,6 +18,7 @@ namespace naa::session {
 // NAA_SPEC's param_count must equal), connects and runs MRSP, all within one
 // NAA_CONNECT_TIMEOUT. Throws Error.
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
-                                      size_t n_inputs, const config::Settings &settings);
+                                      size_t n_inputs,
+                                      std::shared_ptr<const config::Settings> settings);
 
 }  // namespace naa::session

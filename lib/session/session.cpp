@@ -57,9 +57,9 @@ std::string hex(uint32_t v) {
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-                 config::Settings settings, Deadline deadline)
-    : timeout_(settings.timeout),
-      progress_(settings.progress),
+                 std::shared_ptr<const config::Settings> settings, Deadline deadline)
+    : timeout_(settings->timeout),
+      progress_(settings->progress),
       settings_(std::move(settings)),
       transport_(std::move(transport)),
       function_code_(function_code),
@@ -75,7 +75,7 @@ Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t functi
 // Everything that belongs to one connection, from nothing: endpoint, registrations, MRSP,
 // write chains, pacing. Throws Error, leaving what it built for disconnect().
 void Session::connect(Deadline deadline) {
-  const std::string &key = settings_.auth_key;
+  const std::string &key = settings_->auth_key;
   // Where the connection request has room, the memory-region request rides in it, and a
   // naa-server answers in its accept (doc/protocol.md §3.4): one round trip less.
   size_t request_len = 0;
@@ -92,7 +92,7 @@ void Session::connect(Deadline deadline) {
     request_sent = !data.empty();
     return data;
   };
-  ep_ = transport_->connect(target_->host(), target_->port(), settings_.local_ip, deadline,
+  ep_ = transport_->connect(target_->host(), target_->port(), settings_->local_ip, deadline,
                             config::auth::connect_data(key), request_in_connection);
   peer_ = ep_->peer();
   transport_name_ = transport_->name();
@@ -137,15 +137,15 @@ void Session::connect(Deadline deadline) {
     NAA_LOG_INFO("NAA at %s identifies itself as %s: no pacing", peer_.c_str(),
                  transport::kServerIdentity);
   } else {
-    pacing_.reset(settings_.pacing, settings_.pacing_adaptive,
+    pacing_.reset(settings_->pacing, settings_->pacing_adaptive,
                   target_->host() + ":" + std::to_string(target_->port()), exchange_took_);
     NAA_LOG_INFO(
         "NAA at %s does not identify itself: each invocation's final write waits until "
         "%ld us (NAA_PACING_US%s) after its last reply",
         peer_.c_str(), static_cast<long>(pacing_.guard().count()),
-        settings_.pacing_adaptive ? ", or the memory-region exchange's round trip, then the "
-                                    "fastest invocation's if shorter"
-                                  : "");
+        settings_->pacing_adaptive ? ", or the memory-region exchange's round trip, then the "
+                                     "fastest invocation's if shorter"
+                                   : "");
   }
 }
 
@@ -164,7 +164,7 @@ void Session::connect_first(Deadline deadline) {
       if (e.code() == NAA_ERR_TIMEOUT && deadline.expired() &&
           std::strstr(e.what(), "NAA_CONNECT_TIMEOUT") == nullptr)
         throw Error(NAA_ERR_TIMEOUT, std::string(e.what()) + " (NAA_CONNECT_TIMEOUT: " +
-                                         std::to_string(settings_.connect_timeout.count()) +
+                                         std::to_string(settings_->connect_timeout.count()) +
                                          " ms)");
       if (!unreachable || others == 0 || deadline.expired()) throw;
       NAA_LOG_WARN("function code %u: cannot connect to %s: %s",
@@ -216,7 +216,7 @@ int Session::reconnect() {
   static thread_local std::minstd_rand jitter(static_cast<unsigned>(std::random_device{}()) ^
                                               static_cast<unsigned>(getpid()));
   const auto began = Deadline::Clock::now();
-  const Deadline deadline = Deadline::after(settings_.connect_timeout);
+  const Deadline deadline = Deadline::after(settings_->connect_timeout);
   const size_t naas = target_->alternatives() + 1;
   auto pause = std::chrono::duration_cast<Deadline::Clock::duration>(kFirstPause);
   // The transport the handle had: a reconnect over another one says so and why.
@@ -327,15 +327,15 @@ size_t Session::encode_request() {
     std::memcpy(out + at, protocol::energy_report::kTag, protocol::energy_report::kAskSize);
     at += protocol::energy_report::kAskSize;
   }
-  if (settings_.list_kernels_from != 0)
-    protocol::kernel_list::encode_ask(settings_.list_kernels_from, out + at);
+  if (settings_->list_kernels_from != 0)
+    protocol::kernel_list::encode_ask(settings_->list_kernels_from, out + at);
   return len;
 }
 
 // The bytes of the asks that encode_request() put behind the request.
 size_t Session::asks_size() const {
   return (energy::Meter::on() ? protocol::energy_report::kAskSize : 0) +
-         (settings_.list_kernels_from != 0 ? protocol::kernel_list::kAskSize : 0);
+         (settings_->list_kernels_from != 0 ? protocol::kernel_list::kAskSize : 0);
 }
 
 // MRSP by messages (doc/protocol.md §2): the request encoded by encode_request() is sent, the
@@ -431,8 +431,8 @@ void Session::take_energy_answer(const uint8_t *msg, size_t len, size_t advert_l
 // (after its advertisement and energy answer).
 void Session::take_kernel_list(const uint8_t *msg, size_t len, size_t offset) {
   protocol::kernel_list::Page page;
-  if (settings_.list_kernels_from != 0 && offset <= len &&
-      protocol::kernel_list::find_answer(msg + offset, len - offset, settings_.list_kernels_from,
+  if (settings_->list_kernels_from != 0 && offset <= len &&
+      protocol::kernel_list::find_answer(msg + offset, len - offset, settings_->list_kernels_from,
                                          &page))
     naa_kernels_ = std::move(page);
 }
@@ -459,7 +459,7 @@ void Session::build_chains() {
 // A lost connection, with reconnecting allowed, costs the invocation in flight and no more.
 int Session::fail(const Error &e) {
   const bool lost = e.code() == NAA_ERR_CONNECTION || e.code() == NAA_ERR_TRANSPORT;
-  if (lost && settings_.reconnect > 0) {
+  if (lost && settings_->reconnect > 0) {
     // e may be the progress engine's error, which disconnect() clears: the cause goes first.
     const std::string cause =
         "function code " + std::to_string(function_code_) + " at " + peer_ + ": " + e.what();
@@ -700,7 +700,7 @@ int Session::look_before_invoking(Deadline::Clock::time_point now) {
     if (after_a_pause) ep_->check_connection();
   } catch (const Error &e) {
     if ((e.code() != NAA_ERR_CONNECTION && e.code() != NAA_ERR_TRANSPORT) ||
-        settings_.reconnect == 0)
+        settings_->reconnect == 0)
       return fail(e);
     NAA_LOG_WARN(
         "function code %u at %s: %s; nothing was in flight: reconnecting before the "

@@ -46,7 +46,7 @@ class Session : private progress::ProgressEngine::Client {
   // transport for reconnecting. Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
           std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-          config::Settings settings, Deadline deadline);
+          std::shared_ptr<const config::Settings> settings, Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes. A cancel() from another thread ends a
@@ -206,7 +206,8 @@ class Session : private progress::ProgressEngine::Client {
   // Whether polling paid in its recent waits (NAA_PROGRESS=adaptive); the waits update it.
   mutable progress::SpinBudget spin_budget_;
 
-  const config::Settings settings_;
+  // Shared with the settings kept for the next naa_create (config::Settings::resolve_shared).
+  const std::shared_ptr<const config::Settings> settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;

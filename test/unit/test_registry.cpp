@@ -102,11 +102,11 @@ void naa_create_path_opens_it(void **) {
   for (const char *name : {"fake", "auto"}) {
     setenv("NAA_TRANSPORT", name, 1);
     setenv("NAA_SPEC", "127.0.0.1:1:10:1", 1);
-    const naa::config::Settings settings = naa::config::Settings::resolve(nullptr);
+    auto settings = naa::config::Settings::resolve_shared(nullptr);
     std::vector<uint8_t> in(64), out(64);
     std::vector<naa::protocol::Region> regions{{in.data(), 64, naa::protocol::mrsp::kInput},
                                                {out.data(), 64, naa::protocol::mrsp::kOutput}};
-    auto session = naa::session::open_session(10, regions, 1, settings);
+    auto session = naa::session::open_session(10, regions, 1, std::move(settings));
     naa_handle_info_t info{};
     session->describe(&info);
     assert_string_equal(info.transport, std::string(name) == "auto" ? "auto: fake" : "fake");

@@ -128,10 +128,12 @@ struct Handle {
     if (slot != nullptr)
       session = std::allocate_shared<naa::session::Session>(
           RecyclingAllocator<naa::session::Session>(slot), std::move(t), 1, regions,
-          std::move(target), s, naa::Deadline::after(5s));
+          std::move(target), std::make_shared<const naa::config::Settings>(s),
+          naa::Deadline::after(5s));
     else
-      session = std::make_shared<naa::session::Session>(std::move(t), 1, regions, std::move(target),
-                                                        s, naa::Deadline::after(5s));
+      session = std::make_shared<naa::session::Session>(
+          std::move(t), 1, regions, std::move(target),
+          std::make_shared<const naa::config::Settings>(s), naa::Deadline::after(5s));
     ep = transport->last;
   }
 };

@@ -41,7 +41,8 @@ bool list_kernels(const Naa &naa, std::vector<naa::protocol::kernel_list::Kernel
     const auto deadline = naa::Deadline::after(settings.connect_timeout);
     naa::session::Session session(std::move(t), naa.function_code, std::move(regions),
                                   std::make_unique<naa::rm::Target>(naa.host, naa.port, "naa-info"),
-                                  settings, deadline);
+                                  std::make_shared<const naa::config::Settings>(settings),
+                                  deadline);
     naa_handle_info_t info;
     session.describe(&info);
     *transport = info.transport;

@@ -204,10 +204,10 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   const std::string naa = (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = naa.c_str();
-  const auto settings = naa::config::Settings::resolve(&attr);
+  auto settings = naa::config::Settings::resolve_shared(&attr);
   auto start = std::chrono::steady_clock::now();
-  auto session =
-      naa::session::open_session(e.function_code, std::move(regions), e.n_inputs, settings);
+  auto session = naa::session::open_session(e.function_code, std::move(regions), e.n_inputs,
+                                            std::move(settings));
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   session->describe(info);
