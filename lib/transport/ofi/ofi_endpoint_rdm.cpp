@@ -25,6 +25,7 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 
@@ -131,7 +132,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
                                const Deadline *deadline) {
   control::Message m;
   m.type = type;
-  m.pid = static_cast<uint32_t>(getpid());
+  m.pid = static_cast<uint32_t>(this_process());
   if (type == control::Type::Request || type == control::Type::Accept) m.name = own_name();
   m.data = data;
   uint8_t *slot = control_slot(kControlSlots + control_send_next_++ % kControlSlots);
