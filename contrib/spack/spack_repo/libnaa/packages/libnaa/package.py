@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="ef868323416c2d2f86cd210024a1b46901101292ea2ca0b8b5b2d06e92f8f60c")
+    version("0.1.0", sha256="7595c5ee4230291d88c537fd7134842cd2b2d6ae15a86354d64fc208545a96c5")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
