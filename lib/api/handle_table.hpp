@@ -12,8 +12,9 @@
 #include <mutex>
 #include <vector>
 
-#include <pthread.h>
 #include <unistd.h>
+
+#include "process_id.hpp"
 
 namespace naa::api {
 
@@ -35,7 +36,7 @@ class HandleTable {
     Slot &slot = slots_[index];
     ++slot.generation;  // never wraps: remove() retires a slot at the last generation
     slot.object = std::move(object);
-    slot.owner = current_pid();
+    slot.owner = this_process();
     return pack(index, slot.generation);
   }
 
@@ -84,7 +85,7 @@ class HandleTable {
   bool inherited(uint64_t id) const {
     std::lock_guard<std::mutex> lock(mu_);
     const Slot *slot = lookup_any_owner(id);
-    return slot != nullptr && slot->owner != current_pid();
+    return slot != nullptr && slot->owner != this_process();
   }
 
   // The parent's objects are never destroyed in a child (their destructors would shut down
@@ -124,7 +125,7 @@ class HandleTable {
 
   const Slot *lookup(uint64_t id) const {
     const Slot *slot = lookup_any_owner(id);
-    return slot != nullptr && slot->owner == current_pid() ? slot : nullptr;
+    return slot != nullptr && slot->owner == this_process() ? slot : nullptr;
   }
 
   const Slot *lookup_any_owner(uint64_t id) const {
@@ -136,21 +137,6 @@ class HandleTable {
         slot.generation != static_cast<uint16_t>(id >> 32))
       return nullptr;
     return &slot;
-  }
-
-  // getpid() is a system call and lookups sit on naa_test's polling path: the pid is cached
-  // and refreshed in every child that fork() makes.
-  static pid_t current_pid() {
-    static const bool registered = [] {
-      pid_cache() = getpid();
-      return pthread_atfork(nullptr, nullptr, [] { pid_cache() = getpid(); }) == 0;
-    }();
-    return registered ? pid_cache() : getpid();
-  }
-
-  static pid_t &pid_cache() {
-    static pid_t pid = 0;
-    return pid;
   }
 
   static uint16_t make_salt() {

@@ -14,19 +14,12 @@
 namespace naa::transport {
 
 namespace {
+
 std::atomic<unsigned> claims{0};
 // RLIMIT_NOFILE's soft limit as last read; 0: not read yet.
 std::atomic<rlim_t> known_limit{0};
 // Between tries of retry_while_short: the sweep frees descriptors once per accept slice at most.
 constexpr std::chrono::milliseconds kClaimNap{2};
-}  // namespace
-
-std::mutex &descriptor_gate() {
-  static std::mutex gate;
-  return gate;
-}
-
-namespace {
 
 rlim_t read_limit() {
   rlimit lim{};
@@ -49,6 +42,11 @@ bool spare_below(int probe_source, rlim_t limit, size_t count) {
 }
 
 }  // namespace
+
+std::mutex &descriptor_gate() {
+  static std::mutex gate;
+  return gate;
+}
 
 // What it duplicates is a descriptor of its own, opened once (O_PATH: it reads nothing). The
 // limit is read again only when the probe below the one read last finds no room (a limit

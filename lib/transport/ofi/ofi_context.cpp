@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "process_id.hpp"
 #include "diag/log.hpp"
-#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 // What makes two infos share a domain. The process id keeps a forked child off its parent's.
 std::string context_key(const fi_info *info) {
   auto text = [](const char *s) { return std::string(s != nullptr ? s : "") + '\n'; };
-  return std::to_string(this_process()) + '\n' + text(info->fabric_attr->prov_name) +
+  return std::to_string(naa::this_process()) + '\n' + text(info->fabric_attr->prov_name) +
          text(info->fabric_attr->name) + text(info->domain_attr->name) +
          std::to_string(info->ep_attr->type) + '\n' +
          std::to_string(info->domain_attr->data_progress) + '\n' + std::to_string(info->caps);

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "process_id.hpp"
 #include "diag/log.hpp"
-#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 
@@ -51,7 +51,7 @@ OfiEndpoint::~OfiEndpoint() {
   const bool peer_left_first = peer_left_;
   if (connected_ && rdm_ &&
       (!peer_left_ ||
-       (reuse_ == Reuse::Server && sources_ && peer_goodbye_ && peer_pid_ != this_process())))
+       (reuse_ == Reuse::Server && sources_ && peer_goodbye_ && peer_pid_ != naa::this_process())))
     say_goodbye();
   if (!park(peer_left_first)) close();
   if (peer_pidfd_ >= 0) ::close(peer_pidfd_);

@@ -20,12 +20,12 @@
 #include <mutex>
 #include <utility>
 
+#include "process_id.hpp"
 #include "diag/log.hpp"
 #include "progress/wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
-#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 
@@ -132,7 +132,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
                                const Deadline *deadline) {
   control::Message m;
   m.type = type;
-  m.pid = static_cast<uint32_t>(this_process());
+  m.pid = static_cast<uint32_t>(naa::this_process());
   if (type == control::Type::Request || type == control::Type::Accept) m.name = own_name();
   m.data = data;
   uint8_t *slot = control_slot(kControlSlots + control_send_next_++ % kControlSlots);

@@ -39,12 +39,12 @@
 #include <thread>
 
 #include "diag/log.hpp"
+#include "process_id.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
-#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -318,7 +318,7 @@ bool OfiEndpoint::park(bool peer_left_first) noexcept {
   }
   // A server of this process sends no goodbye back (see ~OfiEndpoint): it would never settle.
   if (client && (peer_left_first || (peer_left_ && !peer_goodbye_) ||
-                 imms_received_ != imms_sent_ || peer_pid_ == this_process()))
+                 imms_received_ != imms_sent_ || peer_pid_ == naa::this_process()))
     return false;
   if (!client && !peer_goodbye_) return false;
   try {

@@ -15,9 +15,9 @@
 #include <cstring>
 #include <random>
 
+#include "process_id.hpp"
 #include "error.hpp"
 #include "diag/log.hpp"
-#include "transport/ofi/ofi_process.hpp"
 
 namespace naa::transport::ofi {
 
@@ -36,7 +36,7 @@ void give_unique_shm_source(fi_info *info) {
     part = base + next.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
   }
   char source[64];
-  snprintf(source, sizeof source, "fi_shm://%d-%016" PRIx64, static_cast<int>(this_process()),
+  snprintf(source, sizeof source, "fi_shm://%d-%016" PRIx64, static_cast<int>(naa::this_process()),
            part);
   char *copy = strdup(source);
   if (copy == nullptr) throw Error(NAA_ERR_NO_RESOURCES, "out of memory");
