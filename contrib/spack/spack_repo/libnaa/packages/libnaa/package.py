@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="7595c5ee4230291d88c537fd7134842cd2b2d6ae15a86354d64fc208545a96c5")
+    version("0.1.0", sha256="da1551964c5f07ddf67c779f8f8229c0203b622a6e3b887fdcaf3654287742da")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
