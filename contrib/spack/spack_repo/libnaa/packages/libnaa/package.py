@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="da1551964c5f07ddf67c779f8f8229c0203b622a6e3b887fdcaf3654287742da")
+    version("0.1.0", sha256="02676e26d30fd44d6ad476597fefc16a29358f02a7e687b9185e968fc4be19d5")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
