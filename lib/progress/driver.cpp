@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "progress/busy_node.hpp"
+#include "progress/yield_pacer.hpp"
 
 namespace naa::progress {
 namespace {
@@ -36,6 +37,15 @@ enum class Spell {
   Skipped,  // the budget let it not poll
   Crowded,  // the node was oversubscribed: it did not poll, or stopped
 };
+
+// sched_yield(2), where this thread's YieldPacer lets a yield at `now`.
+void paced_yield(Clock::time_point now) {
+  thread_local YieldPacer pacer;
+  if (!pacer.due(now)) return;
+  const Clock::time_point before = Clock::now();
+  sched_yield();
+  pacer.yielded(before, Clock::now());
+}
 
 void learn(Spell spell, SpinBudget *budget) {
   if (budget == nullptr) return;
@@ -92,7 +102,7 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
       if (was_polling &&
           (work.background() || policy.yields || (adaptive && node_at_capacity(now))))
-        sched_yield();
+        paced_yield(now);
       polling = true;
       if (spell == Spell::None) spell = Spell::Polled;
       continue;

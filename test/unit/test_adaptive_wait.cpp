@@ -29,6 +29,7 @@ extern "C" {
 #include "progress/busy_node.hpp"
 #include "progress/driver.hpp"
 #include "progress/spin_budget.hpp"
+#include "progress/yield_pacer.hpp"
 
 using naa::Deadline;
 using naa::config::Progress;
@@ -287,6 +288,40 @@ static void readings_are_spaced_by_their_cost(void **) {
   assert_true(reading_interval(cost) == kRefresh);
 }
 
+// A polling wait yields less often after each yield that found nothing else to run (as cheap
+// as the cheapest), twice the time between yields each time up to YieldPacer::kMaxSpacing
+// cheapest yields, and at every look again after one that let another thread run (long).
+static void yields_back_off_while_they_find_no_thread(void **) {
+  using std::chrono::microseconds;
+  using std::chrono::nanoseconds;
+  Clock::time_point t(std::chrono::seconds(1));
+  YieldPacer p;
+  assert_true(p.due(t));
+  p.yielded(t, t + microseconds(20));  // an emulated CPU's system call, nothing else ran
+  t += microseconds(20);
+  assert_false(p.due(t + microseconds(19)));
+  assert_true(p.due(t + microseconds(20)));
+  unsigned spacing = 1;
+  for (int i = 0; i < 10; ++i) {  // 2, 4, ... 64 cheapest yields apart, then 64
+    t += microseconds(20) * spacing;
+    p.yielded(t, t + microseconds(21));
+    t += microseconds(21);
+    spacing = std::min(2 * spacing, YieldPacer::kMaxSpacing);
+    assert_false(p.due(t + microseconds(20) * spacing - nanoseconds(1)));
+    assert_true(p.due(t + microseconds(20) * spacing));
+  }
+  p.yielded(t, t + microseconds(3000));  // the peer ran meanwhile
+  t += microseconds(3000);
+  assert_true(p.due(t));               // at every look again
+  p.yielded(t, t + microseconds(60));  // three cheapest ones long: another thread ran
+  t += microseconds(60);
+  assert_true(p.due(t));
+  p.yielded(t, t + nanoseconds(400));  // a node's: the cheapest now
+  t += nanoseconds(400);
+  assert_false(p.due(t + nanoseconds(399)));
+  assert_true(p.due(t + nanoseconds(400)));
+}
+
 // The first miss after a hit is forgiven; misses in a row then make ever longer runs of waits
 // that do not poll (2, 4, ...); one poll that paid makes the next wait poll again. A completion
 // within twice the spell polled counts as paid.
@@ -358,6 +393,7 @@ int main() {
       cmocka_unit_test(run_delay_is_measured),
       cmocka_unit_test(run_delay_is_measured_in_a_forked_child),
       cmocka_unit_test(readings_are_spaced_by_their_cost),
+      cmocka_unit_test(yields_back_off_while_they_find_no_thread),
       cmocka_unit_test(budget_backs_off_and_recovers),
       cmocka_unit_test(peak_keeps_a_slow_observation),
   };
