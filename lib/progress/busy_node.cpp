@@ -130,7 +130,7 @@ int64_t ticks(Clock::duration d) {
   return d.count();
 }
 
-void refresh(Clock::time_point now) {
+void refresh(Clock::time_point now, const PeerBeside *peer) {
   int64_t last = reading.taken.load(std::memory_order_relaxed);
   const auto interval = reading_interval(nanoseconds(reading.cost.load(std::memory_order_relaxed)));
   if (last != 0 && now - Clock::time_point(Clock::duration(last)) < interval) return;
@@ -142,6 +142,7 @@ void refresh(Clock::time_point now) {
   load.online = online;
   load.runnable = running_now();
   load.yielding = yielding_pollers();
+  load.beside = peer != nullptr && peer->peer_beside() ? 1 : 0;
   load.ranks = ranks;
   load.waited = waited_since_last(now);
   if (reading.verdict.observe(ticks(now), load))
@@ -170,6 +171,7 @@ std::string NodeLoad::describe() const {
   if (usable != 0) s += std::to_string(usable) + " usable, ";
   s += runnable != 0 ? std::to_string(runnable) + " runnable" : std::string("runnable unknown");
   if (yielding != 0) s += " (" + std::to_string(yielding) + " of them yielding pollers)";
+  if (beside != 0) s += ", the peer on the reader's CPU";
   if (waited >= 0) s += ", waited " + std::to_string(waited / 10) + " %";
   s += ranks != 0 ? ", " + std::to_string(ranks) + " ranks on the node"
                   : std::string(", ranks unknown");
@@ -204,13 +206,13 @@ bool Oversubscription::at(int64_t now) const {
   return since != 0 && now - since < ticks(Clock::duration(kHold));
 }
 
-bool node_oversubscribed(Clock::time_point now) {
-  refresh(now);
+bool node_oversubscribed(Clock::time_point now, const PeerBeside *peer) {
+  refresh(now, peer);
   return reading.verdict.at(ticks(now));
 }
 
-bool node_at_capacity(Clock::time_point now) {
-  refresh(now);
+bool node_at_capacity(Clock::time_point now, const PeerBeside *peer) {
+  refresh(now, peer);
   return reading.at_capacity.load(std::memory_order_relaxed);
 }
 

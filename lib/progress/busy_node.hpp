@@ -9,7 +9,8 @@
 // /proc/loadavg, which counts the reader too, less this process's threads that poll for an
 // arrival and yield at every look, progress::yielding_pollers) while the reading thread itself was
 // kept from running (its run delay in /proc/thread-self/schedstat grew by kWaitedShare of the time
-// since its previous reading, or that is unknown), or more ranks on this node than its online CPUs
+// since its previous reading, or that is unknown; its peer awake on its own CPU, where the
+// transport tells it, counts as one with it), or more ranks on this node than its online CPUs
 // (SLURM_NTASKS_PER_NODE, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS). The run delay tells a
 // count raised by threads that find a CPU free (Soft-RoCE's kernel workers beside a client and
 // its NAA on 2 CPUs) from one where the polls take turns with other work. A process pinned to a
@@ -40,11 +41,19 @@ struct NodeLoad {
   unsigned usable = 0;    // CPUs in this thread's affinity mask (0: not read)
   unsigned runnable = 0;  // runnable threads now (0: unknown)
   unsigned yielding = 0;  // of them, this process's yielding pollers (progress::yielding_pollers)
+  unsigned beside = 0;    // of them, the reader's peer awake on the reader's CPU (0 or 1)
   unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
   // Per mille of the reader's time since its previous reading spent runnable but not running
   // (-1: unknown, as on a first reading or without schedstat).
   int waited = -1;
-  bool crowded() const { return contending() > online && (waited < 0 || waited >= kWaitedShare); }
+  // A peer beside the reader shares its CPU with it and yields while it polls, as the reader does
+  // then (at_capacity): the two take turns there, and the run delay each sees is the other's
+  // turns, not other work's. It counts as one thread with the reader here, but not for
+  // at_capacity, which tells the reader to yield to it.
+  bool crowded() const {
+    return contending() - std::min(contending(), beside) > online &&
+           (waited < 0 || waited >= kWaitedShare);
+  }
   bool oversubscribed() const { return crowded() || ranks > online; }
   // As many runnable threads as CPUs, and the reader waited for its CPU at times: a thread
   // shares its core, and a poll should yield it.
@@ -75,13 +84,25 @@ class Oversubscription {
   std::atomic<int64_t> since_{0};  // the last reading that counted (0: none)
 };
 
+// What a reader knows of its peer's thread (transport::Endpoint::peer_beside()): asked only
+// when the reader takes a reading.
+class PeerBeside {
+ public:
+  // Whether the peer's thread is awake on the caller's CPU.
+  virtual bool peer_beside() const { return false; }
+
+ protected:
+  ~PeerBeside() = default;
+};
+
 // Whether a waiter should not poll: the node was oversubscribed at a reading within the last
 // kHold. Readings are taken at most every reading_interval() by whichever thread asks, so that a
-// poll loop may ask on every spell. `now`: the caller's Clock::now(), read once per look (a clock
-// read is a few tens of ns, a shared-memory round trip about a microsecond).
-bool node_oversubscribed(Clock::time_point now);
+// poll loop may ask on every spell; `peer` (null: none known) tells the reading about the asking
+// thread's peer. `now`: the caller's Clock::now(), read once per look (a clock read is a few
+// tens of ns, a shared-memory round trip about a microsecond).
+bool node_oversubscribed(Clock::time_point now, const PeerBeside *peer = nullptr);
 // Whether the caller shares its CPU (NodeLoad::at_capacity): a poll should yield.
-bool node_at_capacity(Clock::time_point now);
+bool node_at_capacity(Clock::time_point now, const PeerBeside *peer = nullptr);
 
 inline constexpr std::chrono::milliseconds kRefresh{2};
 inline constexpr std::chrono::milliseconds kHold{50};

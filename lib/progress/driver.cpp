@@ -95,13 +95,13 @@ bool drive(Work &work, const Policy &policy, Deadline deadline) {
     const nanoseconds idle = now - last_news;
     const WaitPlan plan = work.plan(wait_plan(policy.expected, policy.spin, work.woken()));
     // Adaptive: a poll on an oversubscribed node holds the core the peer needs to answer.
-    const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed(now);
+    const bool crowded = adaptive && turn == Turn::Waiting && node_oversubscribed(now, &work);
     if (turn == Turn::Waiting && policy.mode != config::Progress::Mode::Block &&
         (policy.mode == config::Progress::Mode::Spin ||
          (idle < plan.poll && !crowded && budget_open))) {
       // A peer on this core (a software NAA on loopback) moves the data meanwhile.
       if (was_polling &&
-          (work.background() || policy.yields || (adaptive && node_at_capacity(now))))
+          (work.background() || policy.yields || (adaptive && node_at_capacity(now, &work))))
         paced_yield(now);
       polling = true;
       if (spell == Spell::None) spell = Spell::Polled;

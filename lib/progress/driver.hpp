@@ -16,6 +16,7 @@
 
 #include "config/options.hpp"
 #include "deadline.hpp"
+#include "progress/busy_node.hpp"
 #include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 
@@ -34,7 +35,8 @@ struct Armed {
   Clock::time_point due = Clock::time_point::max();  // the earliest timer of the work
 };
 
-class Work {
+// peer_beside() (progress/busy_node.hpp): where the work is one endpoint, its peer's thread.
+class Work : public PeerBeside {
  public:
   // Whether the caller's condition holds: drive() returns true at once.
   virtual bool done() = 0;

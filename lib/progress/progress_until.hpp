@@ -48,6 +48,7 @@ bool progress_until(transport::Endpoint &ep, const progress::Policy &policy, Dea
       return n > 0 ? progress::Turn::Moved : progress::Turn::Waiting;
     }
     bool woken() override { return ep_.wait_fd() >= 0; }
+    bool peer_beside() const override { return ep_.peer_beside(); }
     progress::Armed arm(std::vector<pollfd> &fds) override {
       progress::Armed armed;
       armed.due = timer_();

@@ -140,11 +140,16 @@ class Endpoint {
   // The process of a same-host peer, as its shared-memory endpoint names it (naa-server's
   // --shm pgid asks it); 0 where the transport names none.
   virtual pid_t peer_pid() const { return 0; }
-  // The CPU on which the peer's thread last went to sleep on this connection, where a
-  // same-host peer publishes it (a libnaa shm endpoint's bell page), -1 where that is unknown.
+  // The CPU on which the peer's thread last went to sleep or polled on this connection, where
+  // a same-host peer publishes it (a libnaa shm endpoint's bell page), -1 where that is unknown.
   // A hint, stale as soon as the scheduler moves that thread: naa-server's connection threads
   // sleep there while the node is oversubscribed.
   virtual int peer_cpu() const { return -1; }
+  // Whether the peer's thread is awake on the caller's CPU, where a same-host peer publishes
+  // its CPU while it polls (a libnaa shm endpoint's bell page); false where that is unknown.
+  // Two such threads take turns on one CPU, each yielding while it polls: they count as one
+  // for the node's load (progress/busy_node.hpp), not as one more thread kept from a CPU.
+  virtual bool peer_beside() const { return false; }
 
   // The private data the peer sent while connecting: its connection request on the server
   // side, its accept on the client side (empty if none; verbs pads it with zeros to the

@@ -11,6 +11,12 @@
 // client sends one message, the server's end takes it and then waits for a second that never
 // comes while the client's end reads its CQ until that wait ends. The waiting thread's
 // voluntary context switches tell whether it was rung: no timing is asserted.
+//
+// The same bell page tells a side whether its peer is awake on its own CPU
+// (Endpoint::peer_beside(), for the node's load: progress/busy_node.hpp): each side publishes its
+// CPU on every poll that finds nothing and when it goes to sleep. The test's thread, pinned to
+// one CPU and then another, polls the server's end and asks the client's, with the server's
+// bell down, then raised by arming it.
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +26,7 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -89,41 +96,54 @@ void send_to_server(Endpoint &client, Side &client_side, Endpoint &server, Side 
   sent.get();
 }
 
+// A client's end connected to a server's end, each with its buffer registered.
+struct Pair {
+  std::unique_ptr<Transport> server_transport = open_transport("ofi+shm", TransportOptions{});
+  std::unique_ptr<Transport> client_transport = open_transport("ofi+shm", TransportOptions{});
+  std::unique_ptr<Listener> listener = server_transport->listen("127.0.0.1", 0);
+  Side server_side, client_side;
+  std::unique_ptr<Endpoint> server, client;
+
+  Pair() {
+    auto connected = std::async(std::launch::async, [&] {
+      return client_transport->connect("127.0.0.1", listener->port(), "", soon());
+    });
+    server = listener->next_request(soon());
+    assert_non_null(server.get());
+    server_side.mr = server->register_memory(server_side.buf.data(), server_side.buf.size(), true);
+    server->accept(soon());
+    client = connected.get();
+    client_side.mr = client->register_memory(client_side.buf.data(), client_side.buf.size(), false);
+  }
+  ~Pair() {
+    client_side.mr.reset();  // each region before its endpoint
+    server_side.mr.reset();
+    naa::test::end_connection(std::move(client), std::move(server));
+  }
+};
+
 // After a message of `length`, the server's end waits kWait for another while the client's end
 // reads its CQ; returns the waiting thread's voluntary context switches.
 long server_wake_ups_after(size_t length) {
-  auto server_transport = open_transport("ofi+shm", TransportOptions{});
-  auto client_transport = open_transport("ofi+shm", TransportOptions{});
-  auto listener = server_transport->listen("127.0.0.1", 0);
-  auto connected = std::async(std::launch::async, [&] {
-    return client_transport->connect("127.0.0.1", listener->port(), "", soon());
-  });
-  Side server_side, client_side;
-  auto server = listener->next_request(soon());
-  assert_non_null(server.get());
-  server_side.mr = server->register_memory(server_side.buf.data(), server_side.buf.size(), true);
-  server->accept(soon());
-  auto client = connected.get();
-  client_side.mr = client->register_memory(client_side.buf.data(), client_side.buf.size(), false);
-  send_to_server(*client, client_side, *server, server_side, length);
-  server->post_recv(server_side.buf.data(), server_side.buf.size(), *server_side.mr, 8);
+  Pair pair;
+  Endpoint &client = *pair.client, &server = *pair.server;
+  send_to_server(client, pair.client_side, server, pair.server_side, length);
+  server.post_recv(pair.server_side.buf.data(), pair.server_side.buf.size(), *pair.server_side.mr,
+                   8);
   auto waited = std::async(std::launch::async, [&] {
     const long before = switches_of_this_thread();
     Completion c[4];
-    const size_t n = server->wait(c, 4, Deadline::after(kWait));
+    const size_t n = server.wait(c, 4, Deadline::after(kWait));
     assert_int_equal(n, 0);
     return switches_of_this_thread() - before;
   });
   unsigned long reads = 0;
   while (waited.wait_for(std::chrono::milliseconds(0)) != std::future_status::ready) {
     Completion c[4];
-    assert_int_equal(client->poll(c, 4), 0);
+    assert_int_equal(client.poll(c, 4), 0);
     ++reads;
   }
   const long woke = waited.get();
-  client_side.mr.reset();  // each region before its endpoint
-  server_side.mr.reset();
-  naa::test::end_connection(std::move(client), std::move(server));
   fprintf(stderr,
           "  after a %zu-byte message: the server's end woke %ld times in %lld ms while "
           "the client's end read its CQ %lu times\n",
@@ -141,6 +161,55 @@ void test_large_post_rings_the_sleeper(void **) {
   assert_true(server_wake_ups_after(kLarge) > kUnrung);
 }
 
+// Pins the calling thread to `cpu`.
+void pin_to(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  assert_int_equal(sched_getcpu(), cpu);
+}
+
+// Two CPUs of this thread's affinity, or skips the test.
+bool two_cpus(int *first, int *second) {
+  cpu_set_t set;
+  assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+  *first = *second = -1;
+  for (int c = 0; c < CPU_SETSIZE && *second < 0; ++c)
+    if (CPU_ISSET(c, &set)) (*first < 0 ? *first : *second) = c;
+  return *second >= 0;
+}
+
+void test_peer_beside_follows_the_peers_poll_and_sleep(void **) {
+  int first = -1, second = -1;
+  if (!two_cpus(&first, &second)) {
+    fprintf(stderr, "  skipped: needs two CPUs in this thread's affinity\n");
+    skip();
+  }
+  cpu_set_t all;
+  assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+  {
+    Pair pair;
+    Completion c[4];
+    for (const int cpu : {first, second}) {
+      pin_to(cpu);
+      assert_int_equal(pair.server->poll(c, 4), 0);  // publishes `cpu`
+      assert_true(pair.client->peer_beside());
+      assert_int_equal(pair.client->poll(c, 4), 0);
+      assert_true(pair.server->peer_beside());
+    }
+    pin_to(first);  // the server's end last polled on `second`
+    assert_false(pair.client->peer_beside());
+    assert_int_equal(pair.server->poll(c, 4), 0);
+    assert_true(pair.client->peer_beside());
+    assert_true(pair.server->arm_wait());  // its bell raised: asleep, for its peer
+    assert_false(pair.client->peer_beside());
+    assert_int_equal(pair.server->wait(c, 4, Deadline::after(std::chrono::milliseconds(1))), 0);
+    assert_true(pair.client->peer_beside());  // the bell down again after the sleep
+  }
+  assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+}
+
 }  // namespace
 
 int main() {
@@ -148,6 +217,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_post_rings_no_sleeper),
       cmocka_unit_test(test_large_post_rings_the_sleeper),
+      cmocka_unit_test(test_peer_beside_follows_the_peers_poll_and_sleep),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -128,6 +128,31 @@ static void oversubscription_needs_the_reader_kept_waiting(void **) {
   assert_true(o.at(t(milliseconds(16))));
 }
 
+// A reader's peer awake on the reader's own CPU (transport::Endpoint::peer_beside(): a same-host
+// naa-server's connection thread, or its client) takes turns with the reader there, both
+// yielding: the run delay the reader sees is the peer's turns. Counted as one with the reader,
+// client and connection thread on one CPU beside one more runnable thread are no
+// oversubscription; beside two more (the hogs of the busy case) they are. The reader still
+// yields to it (at_capacity).
+static void a_peer_beside_the_reader_counts_as_one_with_it(void **) {
+  NodeLoad alone, beside, busy;
+  alone.online = beside.online = busy.online = 2;
+  alone.runnable = beside.runnable = 3;  // the client, its connection thread, a kernel worker
+  busy.runnable = 4;                     // the client, its connection thread, two hogs
+  alone.waited = beside.waited = busy.waited = 500;
+  beside.beside = busy.beside = 1;
+  assert_true(alone.crowded());
+  assert_false(beside.crowded());
+  assert_true(beside.at_capacity());
+  assert_true(busy.crowded());
+  using std::chrono::milliseconds;
+  auto t = [](Clock::duration d) { return d.count(); };
+  Oversubscription o;
+  assert_false(o.observe(t(milliseconds(10)), beside));
+  assert_false(o.observe(t(milliseconds(12)), beside));
+  assert_false(o.at(t(milliseconds(12))));
+}
+
 // This process's threads that poll for an arrival and yield at every look (naa-server's
 // listener, its parked threads) are not counted as runnable threads that contend for a CPU:
 // counted, a same-host naa-server's own listener and a parked thread made 2 CPUs look
@@ -389,6 +414,7 @@ int main() {
       cmocka_unit_test(oversubscribed_node_sleeps_at_once),
       cmocka_unit_test(oversubscription_needs_two_readings),
       cmocka_unit_test(oversubscription_needs_the_reader_kept_waiting),
+      cmocka_unit_test(a_peer_beside_the_reader_counts_as_one_with_it),
       cmocka_unit_test(yielding_pollers_are_no_oversubscription),
       cmocka_unit_test(run_delay_is_measured),
       cmocka_unit_test(run_delay_is_measured_in_a_forked_child),

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Where a connection thread sleeps while the node is oversubscribed (--wait adaptive): on the
-// CPU where its same-host client last went to sleep (transport::Endpoint::peer_cpu()). There,
-// with other work on every CPU, the client's post wakes the server's thread on the CPU the
-// client runs on and the reply wakes the client on the server's, a switch between two threads
-// of one run queue; on two CPUs each wake-up must preempt that CPU's other work first, and a
-// round trip took five times as long (doc/performance.md, "Oversubscribed, over shm").
+// CPU where its same-host client last went to sleep or polled
+// (transport::Endpoint::peer_cpu()). There, with other work on every CPU, the client's post
+// wakes the server's thread on the CPU the client runs on and the reply wakes the client on the
+// server's, a switch between two threads of one run queue; on two CPUs each wake-up must preempt
+// that CPU's other work first, and a round trip took five times as long (doc/performance.md,
+// "Oversubscribed, over shm").
 #pragma once
 
 #include <sched.h>

@@ -281,7 +281,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
 bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
                           progress::nanoseconds poll_for) {
   if (!adaptive_) return idle < poll_for;
-  if (idle >= poll_for || progress::node_oversubscribed(now)) {
+  if (idle >= poll_for || progress::node_oversubscribed(now, this)) {
     if (spell_ == Spell::Polled && idle >= poll_for) {
       spell_ = Spell::GaveUp;
       polled_for_ = poll_for;
@@ -300,7 +300,7 @@ bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds
 // transport tells it (client_cpu.hpp); otherwise on naa-server's CPUs.
 void Connection::place_before_sleep(progress::Clock::time_point now) {
   if (!adaptive_) return;
-  if (progress::node_oversubscribed(now))
+  if (progress::node_oversubscribed(now, this))
     client_cpu_.follow(ep_->peer_cpu(), ep_->peer());
   else
     client_cpu_.release(ep_->peer());

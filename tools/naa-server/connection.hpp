@@ -18,6 +18,7 @@
 #include "memory_budget.hpp"
 #include "protocol/energy_report.hpp"
 #include "protocol/mrsp.hpp"
+#include "progress/busy_node.hpp"
 #include "progress/spin_budget.hpp"
 #include "progress/wait_plan.hpp"
 #include "stop_signal.hpp"
@@ -25,7 +26,7 @@
 
 namespace naa::server {
 
-class Connection {
+class Connection final : private progress::PeerBeside {
  public:
   // idle_timeout: the session ends when this long passes without an invocation (0: never).
   Connection(std::unique_ptr<transport::Endpoint> ep, const KernelRegistry &kernels,
@@ -63,6 +64,7 @@ class Connection {
                 progress::nanoseconds poll_for);
   void invocation_came();
   void place_before_sleep(progress::Clock::time_point now);
+  bool peer_beside() const override { return ep_->peer_beside(); }
   void post_invocation_recv();
   progress::Clock::duration hold_reply() const;
   static constexpr size_t kBatch = 8;  // completions taken at a time

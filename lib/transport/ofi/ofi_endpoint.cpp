@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <rdma/fi_cm.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -96,6 +97,7 @@ size_t OfiEndpoint::poll(Completion *out, size_t max) {
     stash_.pop_front();
   }
   if (n < max) n += read_cq(out + n, max - n);
+  if (n == 0 && bell_) bell_->publish_cpu();  // where it polls, for peer_beside()
   if (n == 0 && (peer_left_ || event_checks_.due())) check_events();
   if (n > 0) nap_.reset();
   if (cq_wait_) cq_wait_->polled(n > 0);
@@ -397,6 +399,12 @@ size_t OfiEndpoint::read_cq(Completion *out, size_t max) {
   else if ((awaiting_peer_ || peer_transfer_) && peer_bell_)
     peer_bell_->nudge();
   return 0;
+}
+
+bool OfiEndpoint::peer_beside() const {
+  if (!peer_bell_ || !peer_bell_->peer_awake()) return false;
+  const int cpu = peer_bell_->cpu();
+  return cpu >= 0 && cpu == sched_getcpu();
 }
 
 // Completions of the transport's own operations (control messages, RDM's data writes) are

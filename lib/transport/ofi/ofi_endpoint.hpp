@@ -105,6 +105,7 @@ class OfiEndpoint : public Endpoint {
   const std::string &peer() const override { return peer_; }
   pid_t peer_pid() const override { return shm_name_pid(peer_); }
   int peer_cpu() const override { return peer_bell_ ? peer_bell_->cpu() : -1; }
+  bool peer_beside() const override;
   const std::string &peer_data() const override { return peer_data_; }
   size_t connect_data_room() override;
 

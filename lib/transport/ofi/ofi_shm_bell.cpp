@@ -81,9 +81,7 @@ ShmBell::~ShmBell() {
 }
 
 void ShmBell::raise() {
-  const int cpu = sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
-  word_[kShmBellCpuWord].store(cpu < 0 ? 0u : static_cast<uint32_t>(cpu) + 1,
-                               std::memory_order_relaxed);
+  publish_cpu();
   word_->exchange(1, std::memory_order_seq_cst);
 }
 

@@ -9,8 +9,9 @@
 // and rings (one datagram) only when it is raised: a sender that keeps its peer busy pays one
 // atomic read-modify-write per post, and a sleeper cannot miss a post (both sides change the
 // word with read-modify-writes, which order each side's queue access against the other's).
-// A second word, on a cache line of its own, holds the CPU the sleeper raised the first on
-// plus one (0: not known, as in an older libnaa's page): where it will likely be woken.
+// A second word, on a cache line of its own, holds the CPU the endpoint's thread last raised the
+// first on or polled on, plus one (0: not known, as in an older libnaa's page): where it will
+// likely be woken, and where it runs while it polls.
 //
 // Both are named after the endpoint's shm region ("/PID-HEX" becomes "/PID-HEX.bell"), so a
 // peer finds them from the endpoint name it already has, and a peer whose page is there is a
@@ -18,6 +19,7 @@
 // lib/transport.
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -26,6 +28,9 @@
 #include <string>
 
 namespace naa::transport::ofi {
+
+// The words of a bell page: the sleep flag, and (kShmBellCpuWord words in) the CPU + 1.
+inline constexpr size_t kShmBellCpuWord = 16;
 
 // Ours: made with the endpoint, gone with it (the page unlinked; a killed process's page is
 // removed by the peer that sees it die, as its region is).
@@ -45,15 +50,20 @@ class ShmBell {
   void raise();
   // After the sleep: takes the rings that came and lowers the word.
   void lower();
+  // On a poll that found nothing: publishes the calling thread's CPU where it changed (a peer
+  // reads it only now and then, so an unchanged line is not written).
+  void publish_cpu() noexcept {
+    const int cpu = sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
+    const uint32_t word = cpu < 0 ? 0u : static_cast<uint32_t>(cpu) + 1;
+    if (word_[kShmBellCpuWord].load(std::memory_order_relaxed) != word)
+      word_[kShmBellCpuWord].store(word, std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<uint32_t> *word_ = nullptr;
   int fd_ = -1;
   std::string object_;
 };
-
-// The words of a bell page: the sleep flag, and (kShmBellCpuWord words in) the sleeper's CPU + 1.
-inline constexpr size_t kShmBellCpuWord = 16;
 
 // The peer's, for ringing it.
 class ShmBellRope {
@@ -83,7 +93,11 @@ class ShmBellRope {
   void nudge() noexcept {
     if (word_ != nullptr && word_->load(std::memory_order_relaxed) != 0) pull();
   }
-  // The CPU the peer last raised its bell on, -1 where it never did or did not say.
+  // Whether the peer's bell is down: its thread is not asleep on it (or was rung already).
+  bool peer_awake() const noexcept {
+    return word_ != nullptr && word_->load(std::memory_order_relaxed) == 0;
+  }
+  // The CPU the peer last raised its bell or polled on, -1 where it never did or did not say.
   int cpu() const noexcept {
     if (word_ == nullptr) return -1;
     return static_cast<int>(word_[kShmBellCpuWord].load(std::memory_order_relaxed)) - 1;
