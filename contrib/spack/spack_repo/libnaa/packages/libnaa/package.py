@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="e124003e5084f50e9b26ff2e424e89896e4dc612481b06898a85b985b4e0b731")
+    version("0.1.0", sha256="792c25ae1451dc20b88982e59776b3a72dec19d1e7764ae4e581b8fc95c36792")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
