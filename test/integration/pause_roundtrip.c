@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* pause_roundtrip PAUSE_MS COUNT SIZE: one handle to the NAA of NAA_SPEC (function code 3,
- * naa-server's noop) with an input and an output of SIZE bytes; COUNT times, it pauses PAUSE_MS
- * and then runs one invocation, printing "round trip after the pause: MS ms" for each. The
- * client of shm_sar.sh: what a server that went to sleep during the pause costs the next
- * invocation. */
+/* pause_roundtrip PAUSE_MS COUNT SIZE: one handle to the NAA of NAA_SPEC (function code 1,
+ * naa-server's add1) with one region of SIZE bytes that is both input and output; COUNT times,
+ * it pauses PAUSE_MS, runs one invocation and checks that every byte came back one higher,
+ * printing "round trip after the pause: MS ms" for each. Exits 1 on a failed call or a byte
+ * that is wrong. The client of shm_sar.sh: the data of an invocation that met a server asleep
+ * after the pause, moved both ways. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -24,17 +26,17 @@ int main(int argc, char **argv) {
   const long pause_ms = atol(argv[1]);
   const int count = atoi(argv[2]);
   const size_t size = (size_t)atol(argv[3]);
-  char *in_buf = calloc(1, size), *out_buf = calloc(1, size);
-  if (in_buf == NULL || out_buf == NULL) return 1;
-  naa_param_t in = {in_buf, size, false};
-  naa_param_t out = {out_buf, size, false};
+  uint8_t *buf = malloc(size);
+  if (buf == NULL) return 1;
+  for (size_t i = 0; i < size; i++) buf[i] = (uint8_t)(i * 7 + i / 4096);
+  naa_param_t region = {buf, size, false};
   naa_handle h;
-  int rc = naa_create(3, &in, 1, &out, 1, &h);
+  int rc = naa_create(1, &region, 1, &region, 1, &h);
   if (rc != NAA_SUCCESS) {
     fprintf(stderr, "naa_create: %s\n", naa_strerror(rc));
     return 1;
   }
-  for (int i = 0; i < count; ++i) {
+  for (int round = 1; round <= count; ++round) {
     const struct timespec pause = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
     nanosleep(&pause, NULL);
     const double t0 = now_ms();
@@ -42,13 +44,18 @@ int main(int argc, char **argv) {
     rc = naa_invoke(&h);
     if (rc == NAA_SUCCESS) rc = naa_wait(&h, &st);
     if (rc != NAA_SUCCESS) {
-      fprintf(stderr, "invocation %d: %s\n", i, naa_strerror(rc));
+      fprintf(stderr, "invocation %d: %s\n", round, naa_strerror(rc));
       return 1;
     }
     printf("round trip after the pause: %.3f ms\n", now_ms() - t0);
+    for (size_t i = 0; i < size; i++)
+      if (buf[i] != (uint8_t)(i * 7 + i / 4096 + round)) {
+        fprintf(stderr, "invocation %d: byte %zu is %u, not %u\n", round, i, buf[i],
+                (uint8_t)(i * 7 + i / 4096 + round));
+        return 1;
+      }
   }
   naa_finalize(&h);
-  free(in_buf);
-  free(out_buf);
+  free(buf);
   return 0;
 }
