@@ -37,20 +37,25 @@ configure_and_build() {  # configure_and_build DIR CONFIGURE-ARGS...
     make -j"$jobs" > make.out)
 }
 
-# check DIR [VAR=VALUE...]: make check of the unit tests, or with TESTS=... of those.
+# check DIR [VAR=VALUE...]: make check of the unit tests, or with TESTS=... of those, building
+# only the test programs they run ($programs, default the unit tests): the integration tests'
+# programs, which none of these steps runs, took most of a step's time.
 check() {
   local dir=$1
   shift
-  (cd "$dir" && env "$@" make -j"$jobs" check TESTS="${tests:-\$(unit_tests)}" VERBOSE=yes)
+  (cd "$dir" && env "$@" make -j"$jobs" check TESTS="${tests:-\$(unit_tests)}" \
+    check_PROGRAMS="${programs:-\$(unit_tests)}" VERBOSE=yes)
 }
 
 # vecadd DIR TRANSPORT: the README's example against a naa-server, both over TRANSPORT.
 vecadd() {
-  tests=test/integration/examples.sh check "$1" NAA_TRANSPORT="$2" &&
+  tests=test/integration/examples.sh programs=test/integration/free_port check "$1" NAA_TRANSPORT="$2" &&
     sed -n 's/^naa-server: listening on /config-matrix: naa-server listened on /p' \
       "$1/test/integration/examples.log"
 }
 
+# modules.sh's clients.
+modules_programs='test/integration/strerror_only test/integration/create_cause'
 status=0
 configs=("$@")
 ((${#configs[@]})) || configs=(verbs ofi builtin)
@@ -63,7 +68,7 @@ for config in "${configs[@]}"; do
         continue
       }
       stage "matrix-$config-unit" check "$dir" || status=1
-      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
+      tests=test/integration/modules.sh programs="$modules_programs" stage "matrix-$config-modules" check "$dir" || status=1
       if [[ ${NAA_MATRIX_RDMA:-0} == 1 ]]; then
         NAA_BUILD_DIR=$dir NAA_VERBS_TESTS=${NAA_MATRIX_VERBS_TESTS:-$verbs_subset} \
           stage "matrix-$config-rdma" bash "$top/scripts/test-rdma.sh" || status=1
@@ -77,7 +82,7 @@ for config in "${configs[@]}"; do
         continue
       }
       stage "matrix-$config-unit" check "$dir" || status=1
-      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
+      tests=test/integration/modules.sh programs="$modules_programs" stage "matrix-$config-modules" check "$dir" || status=1
       stage "matrix-$config-vecadd-tcp" vecadd "$dir" ofi+tcp || status=1
       stage "matrix-$config-vecadd-shm" vecadd "$dir" ofi+shm || status=1
       ;;
@@ -87,7 +92,7 @@ for config in "${configs[@]}"; do
         continue
       }
       stage "matrix-$config-unit" check "$dir" || status=1
-      tests=test/integration/modules.sh stage "matrix-$config-modules" check "$dir" || status=1
+      tests=test/integration/modules.sh programs="$modules_programs" stage "matrix-$config-modules" check "$dir" || status=1
       stage "matrix-$config-vecadd-tcp" vecadd "$dir" ofi+tcp || status=1
       stage "matrix-$config-vecadd-shm" vecadd "$dir" ofi+shm || status=1
       ;;

@@ -34,7 +34,7 @@ done
 echo "load-check: $hogs busy loops (pids ${pids[*]}) beside make check, NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}"
 status=0
 export NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}
-make -C "$build" -j"$(nproc)" check "$@" || status=$?
+make -C "$build" -j"$((2 * $(nproc)))" check "$@" || status=$?  # as scripts/test.sh: they mostly wait
 echo "load-check: make check under load $([[ $status == 0 ]] && echo passed || echo FAILED)"
 if [[ ${NAA_LOAD_VERBS:-1} != 0 ]]; then
   verbs=0

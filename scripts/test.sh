@@ -34,7 +34,7 @@ status=0
 t0=$SECONDS
 # Twice as many tests as CPUs at once: most of them wait for a server, a timeout or a sleeping
 # thread far more than they compute (test_hostile: 119 s, 38 s of CPU), so -j$(nproc) left
-# the cores half idle. make check under load (scripts/load-check.sh) keeps -j$(nproc).
+# the cores half idle. make check under load (scripts/load-check.sh) does the same.
 stage check make -j"$((2 * $(nproc)))" check || status=$?
 check_s=$stage_seconds
 stage check-slurm make -j"$(nproc)" check-slurm || status=$?
