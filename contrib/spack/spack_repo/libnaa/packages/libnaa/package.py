@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="792c25ae1451dc20b88982e59776b3a72dec19d1e7764ae4e581b8fc95c36792")
+    version("0.1.0", sha256="545e10f724402362d3f87cec857b913787a36f4b43bbc88842b7ead739404c92")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
