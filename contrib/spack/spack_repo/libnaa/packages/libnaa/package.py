@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="545e10f724402362d3f87cec857b913787a36f4b43bbc88842b7ead739404c92")
+    version("0.1.0", sha256="7463158e4210e578899fe4989c235de801ce36f59697e280c02324cefb89f9fc")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
