@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="7463158e4210e578899fe4989c235de801ce36f59697e280c02324cefb89f9fc")
+    version("0.1.0", sha256="7de7a0791c9ed6c71a9fc1894ea72b9da55ef486eeb670384b1bc032f660d751")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
