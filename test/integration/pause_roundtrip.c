@@ -48,12 +48,13 @@ int main(int argc, char **argv) {
       return 1;
     }
     printf("round trip after the pause: %.3f ms\n", now_ms() - t0);
-    for (size_t i = 0; i < size; i++)
-      if (buf[i] != (uint8_t)(i * 7 + i / 4096 + round)) {
-        fprintf(stderr, "invocation %d: byte %zu is %u, not %u\n", round, i, buf[i],
-                (uint8_t)(i * 7 + i / 4096 + round));
+    for (size_t i = 0; i < size; i++) {
+      const uint8_t want = (uint8_t)(i * 7 + i / 4096 + round);
+      if (buf[i] != want) {
+        fprintf(stderr, "invocation %d: byte %zu is %u, not %u\n", round, i, buf[i], want);
         return 1;
       }
+    }
   }
   naa_finalize(&h);
   free(buf);
