@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="483fe87fc8ea1c09b63f16ae27a03e05e7aa8b2e4c82267c5b659d5e16c5c273")
+    version("0.1.0", sha256="e9309a5170b014423fa58f3c7f549d3d6506349542ed0479a8dc646ca9559cfe")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
