@@ -18,6 +18,7 @@ constexpr microseconds kMinSlice{100000};
 constexpr microseconds kMaxSlice{1000000};
 
 std::atomic<unsigned> yielding{0};
+thread_local unsigned yielding_here = 0;  // of them, the calling thread (0 or 1)
 
 }  // namespace
 
@@ -37,11 +38,13 @@ microseconds idle_slice(nanoseconds idle) {
 }
 
 void yielding_pollers_add(int delta) {
+  yielding_here += static_cast<unsigned>(delta);
   yielding.fetch_add(static_cast<unsigned>(delta), std::memory_order_relaxed);
 }
 
 unsigned yielding_pollers() {
-  return yielding.load(std::memory_order_relaxed);
+  const unsigned all = yielding.load(std::memory_order_relaxed);
+  return all - std::min(all, yielding_here);
 }
 
 }  // namespace naa::progress

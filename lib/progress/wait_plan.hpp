@@ -110,13 +110,16 @@ class BasicArrivalPoll {
 using ArrivalPoll = BasicArrivalPoll<Expected>;
 using SharedArrivalPoll = BasicArrivalPoll<SharedExpected>;
 
-// This process's threads that poll for an arrival and yield their CPU at every look (a listener
-// for the next connection, a parked naa-server thread for the next client). Such a thread steps
-// behind the other runnable threads of its CPU at every look, so the busy-node verdict
-// (busy_node.hpp) does not count it among the threads that would keep a peer from a core: counted,
-// the listener and a parked thread of a same-host naa-server alone made 2 CPUs look oversubscribed
-// to its connection threads while a program created handles one after another, and each
-// connection's first message then waited for its thread's wake-up.
+// This process's threads that poll for an arrival and yield their CPU at every look, or every
+// few microseconds (a listener for the next connection, a parked naa-server thread for the next
+// client, a naa-server connection thread polling for its client's next invocation). Such a
+// thread steps behind the other runnable threads of its CPU within microseconds, so the
+// busy-node verdict (busy_node.hpp) does not count it among the threads that would keep a peer
+// from a core: counted, the listener and a parked thread of a same-host naa-server alone made 2
+// CPUs look oversubscribed to its connection threads while a program created handles one after
+// another, and a connection still polling for a client that had paused made the connection of
+// the client that went on sleep at once (doc/performance.md). yielding_pollers() leaves out the
+// calling thread, which a reading counts as the reader.
 void yielding_pollers_add(int delta);
 unsigned yielding_pollers();
 

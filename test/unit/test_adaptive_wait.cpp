@@ -174,17 +174,57 @@ static void yielding_pollers_are_no_oversubscription(void **) {
   assert_false(o.observe(t(milliseconds(12)), polite));
   assert_false(o.at(t(milliseconds(12))));
 
+  // A naa-server connection that polls for its paused client's next invocation, while the
+  // connection of a client that goes on reads the node: that client, the poller and the reader
+  // are 3 runnable threads on 2 CPUs, and the poller steps behind the others within
+  // microseconds.
+  NodeLoad sibling;
+  sibling.online = 2;
+  sibling.runnable = 3;
+  sibling.waited = 500;
+  sibling.yielding = 1;
+  assert_false(sibling.crowded());
+
+  // Counted from another thread's point of view; the poller itself, a reader, is counted in the
+  // running count as the reader and not taken off it.
   assert_int_equal(yielding_pollers(), 0);
-  {
+  std::atomic<int> step{0};
+  std::atomic<unsigned> seen_by_poller{99};
+  auto await = [&step](int s) {
+    while (step.load() < s) std::this_thread::yield();
+  };
+  std::thread other([&] {
     YieldingPoller poller;
-    assert_int_equal(read_node_load().yielding, 0);  // not polling yet
     poller.poll();
     poller.poll();  // counted once
-    assert_int_equal(read_node_load().yielding, 1);
+    // What the poller itself sees, asserted in the test's thread.
+    seen_by_poller.store(yielding_pollers());
+    step.store(1);
+    await(2);
     poller.stop();
-    assert_int_equal(yielding_pollers(), 0);
+    step.store(3);
+    await(4);
     poller.poll();
+    step.store(5);
+    await(6);
+  });
+  assert_int_equal(read_node_load().yielding, 0);
+  await(1);
+  assert_int_equal(seen_by_poller.load(), 0);  // not by itself
+  assert_int_equal(read_node_load().yielding, 1);
+  {
+    YieldingPoller mine;
+    mine.poll();
+    assert_int_equal(yielding_pollers(), 1);  // the other one alone
   }
+  step.store(2);
+  await(3);
+  assert_int_equal(yielding_pollers(), 0);
+  step.store(4);
+  await(5);
+  assert_int_equal(yielding_pollers(), 1);
+  step.store(6);
+  other.join();
   assert_int_equal(yielding_pollers(), 0);  // its end stopped it
 }
 

@@ -254,6 +254,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
             ? first_message().due(spin_)
             : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
     if (may_poll(now, idle, poll_for)) {
+      polling_.poll();
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
       // microseconds of polling: after every poll where a poll is itself a system call (tcp,
       // verbs), after kCheapPollsPerYield where it only reads memory (shm), as a post that
@@ -262,13 +263,17 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
       if (!ep_->polls_memory() || ++empty_polls_ % kCheapPollsPerYield == 0) sched_yield();
       return 0;
     }
+    polling_.stop();
     place_before_sleep(now);
     n = ep_->wait(
         c, max,
         sleep_until(idle_timeout_.count() != 0 ? idle_until : Deadline::after(kLongestSleep),
                     idle));
   }
-  if (n > 0) last_news_ = progress::Clock::now();
+  if (n > 0) {
+    polling_.stop();
+    last_news_ = progress::Clock::now();
+  }
   return n;
 }
 

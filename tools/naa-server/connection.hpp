@@ -112,7 +112,10 @@ class Connection final : private progress::PeerBeside {
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
   unsigned empty_polls_ = 0;  // while polling for the next invocation
-  ClientCpu client_cpu_;      // adaptive: this thread's CPU while the node is oversubscribed
+  // Among progress::yielding_pollers() while polling for the next invocation: that poll yields
+  // every few microseconds (next_completions()).
+  progress::YieldingPoller polling_;
+  ClientCpu client_cpu_;  // adaptive: this thread's CPU while the node is oversubscribed
 
   // Declared before everything registered with it (destroyed after them).
   std::unique_ptr<transport::Endpoint> ep_;
