@@ -115,6 +115,13 @@ int waited_since_last(Clock::time_point now) {
   return share;
 }
 
+// The CPUs in the calling thread's affinity mask (0: unknown).
+unsigned usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
 struct Reading {
   std::atomic<int64_t> taken{0};  // Clock ticks of the last reading
   Oversubscription verdict;
@@ -143,6 +150,7 @@ void refresh(Clock::time_point now, const PeerBeside *peer) {
   load.runnable = running_now();
   load.yielding = yielding_pollers();
   load.beside = peer != nullptr && peer->peer_beside() ? 1 : 0;
+  load.usable = usable_cpus();
   load.ranks = ranks;
   load.waited = waited_since_last(now);
   if (reading.verdict.observe(ticks(now), load))
@@ -181,9 +189,7 @@ std::string NodeLoad::describe() const {
 NodeLoad read_node_load() {
   NodeLoad load;
   load.online = static_cast<unsigned>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    load.usable = static_cast<unsigned>(CPU_COUNT(&set));
+  load.usable = usable_cpus();
   load.runnable = running_now();
   load.yielding = yielding_pollers();
   load.ranks = ranks_from_environment();

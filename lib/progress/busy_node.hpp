@@ -46,19 +46,25 @@ struct NodeLoad {
   // Per mille of the reader's time since its previous reading spent runnable but not running
   // (-1: unknown, as on a first reading or without schedstat).
   int waited = -1;
-  // A peer beside the reader shares its CPU with it and yields while it polls, as the reader does
-  // then (at_capacity): the two take turns there, and the run delay each sees is the other's
-  // turns, not other work's. It counts as one thread with the reader here, but not for
-  // at_capacity, which tells the reader to yield to it.
+  // A peer beside the reader shares its CPU with it and yields while it polls: the two take
+  // turns there, and the run delay each sees is the other's turns, not other work's. It counts
+  // as one thread with the reader here.
   bool crowded() const {
     return contending() - std::min(contending(), beside) > online &&
            (waited < 0 || waited >= kWaitedShare);
   }
   bool oversubscribed() const { return crowded() || ranks > online; }
   // As many runnable threads as CPUs, and the reader waited for its CPU at times: a thread
-  // shares its core, and a poll should yield it.
+  // shares its core, and a poll should yield it. A peer beside the reader is left out of the
+  // count where the reader may run on another CPU (usable): with a CPU free, a reader that
+  // yields to its peer keeps the two on one CPU, taking turns through yields (a 1 B round trip
+  // over shm at 11-16 us instead of 2-3 on a 2-CPU VM, doc/performance.md), since the kernel
+  // moves neither of two threads that run by turns (each stays cache-hot); one that does not
+  // yield keeps the peer waiting, and the kernel soon moves the waiting one to the free CPU.
   bool at_capacity() const {
-    return contending() >= online && (waited < 0 || waited >= kSharingShare);
+    const unsigned others =
+        usable >= 2 ? contending() - std::min(contending(), beside) : contending();
+    return others >= online && (waited < 0 || waited >= kSharingShare);
   }
   // The runnable threads that contend for a CPU: all but the yielding pollers.
   unsigned contending() const { return runnable - std::min(runnable, yielding); }

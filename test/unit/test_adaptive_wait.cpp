@@ -132,19 +132,31 @@ static void oversubscription_needs_the_reader_kept_waiting(void **) {
 // naa-server's connection thread, or its client) takes turns with the reader there, both
 // yielding: the run delay the reader sees is the peer's turns. Counted as one with the reader,
 // client and connection thread on one CPU beside one more runnable thread are no
-// oversubscription; beside two more (the hogs of the busy case) they are. The reader still
-// yields to it (at_capacity).
+// oversubscription; beside two more (the hogs of the busy case) they are. The reader yields to
+// it (at_capacity) where no CPU is free, or where it may not run on another; with a CPU free it
+// does not, so that the kernel moves one of the two there.
 static void a_peer_beside_the_reader_counts_as_one_with_it(void **) {
   NodeLoad alone, beside, busy;
   alone.online = beside.online = busy.online = 2;
+  alone.usable = beside.usable = busy.usable = 2;
   alone.runnable = beside.runnable = 3;  // the client, its connection thread, a kernel worker
   busy.runnable = 4;                     // the client, its connection thread, two hogs
   alone.waited = beside.waited = busy.waited = 500;
   beside.beside = busy.beside = 1;
   assert_true(alone.crowded());
   assert_false(beside.crowded());
-  assert_true(beside.at_capacity());
+  assert_true(beside.at_capacity());  // the kernel worker holds the other CPU
   assert_true(busy.crowded());
+  NodeLoad pair = beside;
+  pair.runnable = 2;  // the client and its connection thread on one CPU, the other free
+  assert_false(pair.at_capacity());
+  pair.beside = 0;  // on two CPUs: each may share its own with something else
+  assert_true(pair.at_capacity());
+  pair.beside = 1;
+  pair.usable = 1;  // the reader may run on its CPU alone: only yields let the peer run
+  assert_true(pair.at_capacity());
+  pair.usable = 0;  // unknown
+  assert_true(pair.at_capacity());
   using std::chrono::milliseconds;
   auto t = [](Clock::duration d) { return d.count(); };
   Oversubscription o;
