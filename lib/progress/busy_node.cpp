@@ -150,7 +150,7 @@ void refresh(Clock::time_point now, const PeerBeside *peer) {
   load.runnable = running_now();
   load.yielding = yielding_pollers();
   load.beside = peer != nullptr && peer->peer_beside() ? 1 : 0;
-  load.usable = usable_cpus();
+  load.usable = load.beside != 0 ? usable_cpus() : 0;  // at_capacity asks only then
   load.ranks = ranks;
   load.waited = waited_since_last(now);
   if (reading.verdict.observe(ticks(now), load))
