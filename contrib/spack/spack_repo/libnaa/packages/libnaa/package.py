@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="9609f1617cd84cac4ea955f0a8bbfc34f95525bd5147f7b29c0c7fbbb0a59ae1")
+    version("0.1.0", sha256="677b858862146c3adbeae25d27c7461d1c6cda0b9e589e812e108a027201f3f1")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
