@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="677b858862146c3adbeae25d27c7461d1c6cda0b9e589e812e108a027201f3f1")
+    version("0.1.0", sha256="f7ff10d1a891ea727c4ff991a717661ff06e859ac61d3543657d062a4770189f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
