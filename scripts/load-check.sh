@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# make check and the verbs suite on a busy machine: NAA_LOAD_HOGS (default 2) busy loops occupy
+# make check-code (make check less the tests that read files only: source_tests in
+# Makefile.am) and the verbs suite on a busy machine: NAA_LOAD_HOGS (default 2) busy loops occupy
 # the cores while the suites run, as on a shared login node or build host, and any failure fails
 # the run. The verbs suite (scripts/test-rdma.sh: Soft-RoCE in rdma-vm, whose emulated CPUs then
 # compete with the loops too) runs unless NAA_LOAD_VERBS=0, only its entries whose names match
@@ -9,7 +10,7 @@
 # loops are this script's children and are stopped however it ends. Tests force what they
 # prove rather than race for it, so the load changes no verdict; NAA_TEST_TIME_SCALE (default
 # 2 here) stretches their deadlines and time limits, as for the sanitizers, because every
-# process gets a fraction of a core. Usage: scripts/load-check.sh [make check arguments...]
+# process gets a fraction of a core. Usage: scripts/load-check.sh [make arguments...]
 # (the build in $NAA_BUILD_DIR, default _build, configured by scripts/setup.sh). The verbs
 # suite's results replace those of an earlier run in $NAA_BUILD_DIR/test-rdma.
 set -euo pipefail
@@ -34,7 +35,7 @@ done
 echo "load-check: $hogs busy loops (pids ${pids[*]}) beside make check, NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}"
 status=0
 export NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}
-make -C "$build" -j"$((2 * $(nproc)))" check "$@" || status=$?  # as scripts/test.sh: they mostly wait
+make -C "$build" -j"$((2 * $(nproc)))" check-code "$@" || status=$?  # as scripts/test.sh: they mostly wait
 echo "load-check: make check under load $([[ $status == 0 ]] && echo passed || echo FAILED)"
 if [[ ${NAA_LOAD_VERBS:-1} != 0 ]]; then
   verbs=0

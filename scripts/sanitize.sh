@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The test suite under sanitizers, each in its own build directory beside _build:
-#   _build-asan  --enable-sanitizers=address,undefined, the whole make check
+#   _build-asan  --enable-sanitizers=address,undefined, make check-code (all of make check but
+#                the tests that read files only: source_tests in Makefile.am)
 #   _build-tsan  --enable-sanitizers=thread, the tests that run threads (test_offload's
 #                thread-per-handle case, the handle table, the progress thread of
 #                NAA_PROGRESS=thread in test_progress, naa_waitany & co. taking handles
@@ -37,7 +38,7 @@ run_asan() {
   NAA_TEST_TIME_SCALE=3 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
-    make -j"$((2 * jobs))" VERBOSE=yes check  # twice: the tests mostly wait (scripts/test.sh)
+    make -j"$((2 * jobs))" VERBOSE=yes check-code  # twice: the tests mostly wait (scripts/test.sh)
 }
 
 run_tsan() {
