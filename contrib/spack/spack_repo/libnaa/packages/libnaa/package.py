@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="f7ff10d1a891ea727c4ff991a717661ff06e859ac61d3543657d062a4770189f")
+    version("0.1.0", sha256="9f0f7179533d73a0353244d440e4f502be1306fdc2f69c5d3d6d213d56fe17bd")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
