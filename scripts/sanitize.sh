@@ -44,8 +44,15 @@ run_asan() {
 run_tsan() {
   build "$top/_build-tsan" thread
   echo "sanitize: thread tests under TSan (halt_on_error)"
+  local tests=(test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults
+    test/integration/test_progress test/integration/test_completion test/integration/test_hostile
+    test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap
+    test/integration/test_request_pace)
+  # Of the other test programs, only those these tests run are built (test_hostile's
+  # shm_hostile, test_progress's conformance NAA): each costs a TSan compile and link.
+  local helpers=(test/integration/shm_hostile test/conformance/conformance-naa)
   NAA_TEST_TIME_SCALE=5 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$top/test/sanitizers/tsan.supp \
-    make -j"$jobs" VERBOSE=yes check TESTS="test/unit/test_handle_table test/integration/test_offload test/integration/test_server_faults test/integration/test_progress test/integration/test_completion test/integration/test_hostile test/integration/test_shm_reuse test/integration/test_shm_bell_wait test/unit/test_pool_reap test/integration/test_request_pace"
+    make -j"$jobs" VERBOSE=yes check TESTS="${tests[*]}" check_PROGRAMS="${tests[*]} ${helpers[*]}"
 }
 
 status=0
