@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="9f0f7179533d73a0353244d440e4f502be1306fdc2f69c5d3d6d213d56fe17bd")
+    version("0.1.0", sha256="931128d11d300f3681cddb37d22a3f05e7ad0420bf9fcc349663186728eabbaa")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
