@@ -32,11 +32,11 @@ for ((i = 0; i < hogs; i++)); do
   (while :; do :; done) &
   pids+=($!)
 done
-echo "load-check: $hogs busy loops (pids ${pids[*]}) beside make check, NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}"
+echo "load-check: $hogs busy loops (pids ${pids[*]}) beside make check-code, NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}"
 status=0
 export NAA_TEST_TIME_SCALE=${NAA_TEST_TIME_SCALE:-2}
 make -C "$build" -j"$((2 * $(nproc)))" check-code "$@" || status=$?  # as scripts/test.sh: they mostly wait
-echo "load-check: make check under load $([[ $status == 0 ]] && echo passed || echo FAILED)"
+echo "load-check: make check-code under load $([[ $status == 0 ]] && echo passed || echo FAILED)"
 if [[ ${NAA_LOAD_VERBS:-1} != 0 ]]; then
   verbs=0
   NAA_BUILD_DIR=$build NAA_VERBS_TESTS=${NAA_LOAD_VERBS_TESTS:-${NAA_VERBS_TESTS:-}} \

@@ -14,7 +14,7 @@
 #                naa-server's pool of threads joining those that ended (test_pool_reap), and
 #                the listeners polling for requests between connections (test_request_pace)
 # The Python package is built too (PYTHON, default /usr/bin/python3, which has Debian's pytest
-# and numpy), so that make check under ASan runs its pytest suite against an instrumented
+# and numpy), so that make check-code under ASan runs its pytest suite against an instrumented
 # extension and libnaa (test/python/lib.sh preloads the runtime into the interpreter).
 # NAA_TEST_TIME_SCALE (3 under ASan, 5 under TSan) stretches the deadlines that tests give
 # naa-server and the latencies they accept, as the sanitizers slow everything down.
@@ -34,7 +34,7 @@ build() {  # build DIR SANITIZERS
 
 run_asan() {
   build "$top/_build-asan" address,undefined
-  echo "sanitize: make check under ASan+UBSan (halt_on_error, detect_leaks=1)"
+  echo "sanitize: make check-code under ASan+UBSan (halt_on_error, detect_leaks=1)"
   NAA_TEST_TIME_SCALE=3 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   LSAN_OPTIONS=suppressions=$top/test/sanitizers/lsan.supp:print_suppressions=0 \
