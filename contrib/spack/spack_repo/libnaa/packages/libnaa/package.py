@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="931128d11d300f3681cddb37d22a3f05e7ad0420bf9fcc349663186728eabbaa")
+    version("0.1.0", sha256="cd3c752f50cadae8f1a77f1e1299ef8d11a0ed9a75ec48d6d075a0781646ef98")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
