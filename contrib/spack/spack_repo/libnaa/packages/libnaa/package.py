@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="cd3c752f50cadae8f1a77f1e1299ef8d11a0ed9a75ec48d6d075a0781646ef98")
+    version("0.1.0", sha256="760872fae145ef913e6a6cf21f195507f247e19224eb8345f6edcea28a727671")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
