@@ -15,7 +15,8 @@ NAA_TEST_HOST=${NAA_TEST_HOST:-127.0.0.1}
 naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
 naa_test_pids=
 naa_test_files=  # outside naa_test_dir (a test's /dev/shm objects), removed after the processes
-trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
+# A process the test stopped (SIGSTOP) acts on SIGTERM only once continued: else the wait hangs.
+trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; kill -CONT $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
 
 # free_port: a port for a server, from the range only tests take, in turn (test_port in
 # server.h): a test that stops its server and expects nobody to answer at that port is not
