@@ -25,6 +25,7 @@
 #include "progress/wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
+#include "transport/ofi/ofi_shm_leftovers.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi {
@@ -169,8 +170,13 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
           }
           const ssize_t rc = fi_tsendmsg(ep_, &msg, FI_COMPLETION);
           // shm's first send to a peer only hands the peer our name and fails: the listener must
-          // take the name before our request can go, which it does when it looks.
-          if (rc == -FI_EAGAIN && type == control::Type::Request) ring_listener();
+          // take the name before our request can go, which it does when it looks. Our name may
+          // wait in its queue from here on: stamped, the region stays until it was read
+          // (stamp_region).
+          if (rc == -FI_EAGAIN && type == control::Type::Request) {
+            if (same_host_) stamp_region(own_name());
+            ring_listener();
+          }
           return rc;
         },
         deadline);

@@ -148,6 +148,10 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       claim.hold(starved);
       if (starved) fabric_->drop_idle_bells();
       if (!starved) {
+        if (const auto at = Deadline::Clock::now(); at - stamped_ >= kStampEvery) {
+          stamp_listener(name_fd_);  // before the read: every name queued until now is taken
+          stamped_ = at;
+        }
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
           std::string why;
           if (named_ && !shm_request_plausible(request->name, request->pid, &why)) {

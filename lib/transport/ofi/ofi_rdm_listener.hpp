@@ -49,6 +49,8 @@ class OfiRdmListener : public Listener {
   // naa-server's accept loop found such a request.
   static constexpr std::chrono::seconds kUnrungLook{2};
   static constexpr std::chrono::microseconds kRingSpacing{200};
+  // How often its listener object is stamped before a read of its queue (stamp_listener).
+  static constexpr std::chrono::seconds kStampEvery{1};
 
   size_t write_chunk_;
   size_t idle_endpoints_;
@@ -56,6 +58,7 @@ class OfiRdmListener : public Listener {
   std::string prov_name_;
   int reserved_fd_ = -1;
   int name_fd_ = -1;
+  Deadline::Clock::time_point stamped_{};
   std::shared_ptr<OfiContext> fabric_;
   std::unique_ptr<OfiEndpoint> ep_;
   std::unique_ptr<ShmDoorbell> doorbell_;

@@ -12,9 +12,12 @@
 #include <csignal>
 #include <cstdint>
 #include <ctime>
+#include <limits>
+#include <vector>
 
 #include "diag/log.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -28,7 +31,20 @@ bool digits(const std::string &s, size_t *at) {
   return *at > from && *at - from <= 10;
 }
 
+bool before(const timespec &a, const timespec &b) {
+  return a.tv_sec != b.tv_sec ? a.tv_sec < b.tv_sec : a.tv_nsec < b.tv_nsec;
+}
+
 }  // namespace
+
+void stamp_region(const std::string &endpoint_name) {
+  const std::string object = shm_object(endpoint_name);
+  if (!object.empty()) utimensat(AT_FDCWD, shm_object_path(object).c_str(), nullptr, 0);
+}
+
+void stamp_listener(int listener_fd) {
+  if (listener_fd >= 0) futimens(listener_fd, nullptr);
+}
 
 bool libnaa_region_name(const std::string &name, long *pid) {
   size_t at = 0;
@@ -59,8 +75,14 @@ bool listener_name(const std::string &name) {
 size_t remove_dead_processes_regions(const std::string &dir) {
   DIR *d = opendir(dir.c_str());
   if (d == nullptr) return 0;
-  size_t removed = 0;
-  uint64_t bytes = 0;
+  struct Object {
+    std::string name;
+    struct stat st;
+  };
+  std::vector<Object> dead;  // of dead processes, and dead servers' listener objects
+  // The oldest stamp of a live listener: a dead process's region stamped since may still wait
+  // in its queue (stamp_region).
+  timespec oldest_read{std::numeric_limits<time_t>::max(), 0};
   while (dirent *e = readdir(d)) {
     long pid = 0;
     const std::string name = e->d_name;
@@ -73,14 +95,23 @@ size_t remove_dead_processes_regions(const std::string &dir) {
     if (listener) {
       // A live server holds an flock on its listener's object from just after creating it:
       // an unlocked one is a dead server's, unless it is that young (a server starting now).
-      if (time(nullptr) - st.st_mtime < kListenerGrace || shm_name_state(name) != NameState::Stale)
+      if (shm_name_state(name) == NameState::Live) {
+        if (before(st.st_mtim, oldest_read)) oldest_read = st.st_mtim;
         continue;
+      }
+      if (time(nullptr) - st.st_mtime < kListenerGrace) continue;
     } else if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
       continue;  // alive, or not ours to know
     }
-    if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
+    dead.push_back({name, st});
+  }
+  size_t removed = 0;
+  uint64_t bytes = 0;
+  for (const Object &o : dead) {
+    if (!listener_name(o.name) && !before(o.st.st_mtim, oldest_read)) continue;
+    if (unlinkat(dirfd(d), o.name.c_str(), 0) == 0) {
       ++removed;
-      bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+      bytes += static_cast<uint64_t>(o.st.st_blocks) * 512;
     }
   }
   closedir(d);
