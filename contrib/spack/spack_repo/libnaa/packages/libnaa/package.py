@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="760872fae145ef913e6a6cf21f195507f247e19224eb8345f6edcea28a727671")
+    version("0.1.0", sha256="7dd63cbfe018261d8da84db3afcce51f42c7f63274d85f11bd84d0fd04ee1c7d")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
