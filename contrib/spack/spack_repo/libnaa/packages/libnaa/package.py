@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="7dd63cbfe018261d8da84db3afcce51f42c7f63274d85f11bd84d0fd04ee1c7d")
+    version("0.1.0", sha256="c4c3f7edc6184116bc451d446db2dab8abbb0baa143a8508ba72397504fd2fce")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
