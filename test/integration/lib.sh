@@ -81,6 +81,35 @@ each_ofi_transport() {
   fi
 }
 
+# shm_regions PID: sets naa_regions to the shm regions (not bells) process PID has in /dev/shm,
+# which are removed with their bells when the script ends.
+shm_regions() {
+  naa_regions=$(ls /dev/shm | grep "^$1-" | grep -v '[.]bell$' || :)
+  for r in $naa_regions; do naa_test_files="$naa_test_files /dev/shm/$r /dev/shm/$r.bell"; done
+}
+
+# resume_after_sweep PID PORT REGION...: a server started now, whose shm listener removes what
+# dead processes left in /dev/shm, keeps each REGION, which the stopped server PID (listening on
+# PORT) has yet to map when it reads a dead client's request; continued, PID serves vecadd over
+# ofi+shm and lives (libfabric 1.17's shm crashes it where a region is gone).
+resume_after_sweep() {
+  resumed_pid=$1
+  resumed_port=$2
+  shift 2
+  start_server
+  for r in "$@"; do
+    [ -e "/dev/shm/$r" ] ||
+      { echo "FAIL: a starting server removed $r, which the stopped server has yet to map" >&2; exit 1; }
+  done
+  echo "a server starting meanwhile kept the region the stopped server has yet to map: $*"
+  kill -CONT "$resumed_pid"
+  NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$resumed_port:10:2" "$NAA_EXAMPLES/vecadd" 1000 \
+    > "$naa_test_dir/resumed" 2>&1 ||
+    { cat "$naa_test_dir/resumed"; echo "FAIL: the resumed server did not serve" >&2; exit 1; }
+  kill -0 "$resumed_pid" || { echo "FAIL: the resumed server died" >&2; exit 1; }
+  echo "the server, resumed, serves the next client"
+}
+
 require_shm() {
   if ! have_provider shm; then
     echo "SKIP: libfabric here has no usable shm provider"

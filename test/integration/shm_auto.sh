@@ -69,17 +69,7 @@ awk -v u="$user" 'BEGIN { exit !(u < 1.0) }' || { echo "the client spun: ${user}
 # shm crashes it if the region is gone: so the client left its endpoint open (naa(7), SECURITY),
 # and a server that starts meanwhile, removing what dead processes left in /dev/shm, keeps it.
 client=$(cat "$naa_test_dir/client.pid")
-regions=$(ls /dev/shm | grep "^$client-" | grep -v '[.]bell$' || :)
+shm_regions "$client"
+regions=$naa_regions
 [ -n "$regions" ] || { ls -l /dev/shm; echo "FAIL: the client that gave up (pid $client) left no region" >&2; exit 1; }
-for r in $regions; do naa_test_files="$naa_test_files /dev/shm/$r /dev/shm/$r.bell"; done
-start_server
-for r in $regions; do
-  [ -e "/dev/shm/$r" ] ||
-    { echo "FAIL: a starting server removed $r, which the stopped server has yet to map" >&2; exit 1; }
-done
-echo "a server starting meanwhile kept the region the stopped one has yet to map: $regions"
-kill -CONT "$stopped"
-NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$stopped_port:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/resumed" 2>&1 ||
-  { cat "$naa_test_dir/resumed"; echo "FAIL: the resumed server did not serve" >&2; exit 1; }
-kill -0 "$stopped" || { echo "FAIL: the resumed server died" >&2; exit 1; }
-echo "the server, resumed, serves the next client"
+resume_after_sweep "$stopped" "$stopped_port" $regions

@@ -50,9 +50,9 @@ until [ -s "$naa_test_dir/ready" ]; do
   sleep 0.01
 done
 client=$(cat "$naa_test_dir/ready")
-kept=$(ls /dev/shm | grep "^$client-" | grep -v '[.]bell$' || :)
+shm_regions "$client"
+kept=$naa_regions
 [ -n "$kept" ] || { echo "FAIL: the client (pid $client) has no shm region" >&2; exit 1; }
-for r in $kept; do naa_test_files="$naa_test_files /dev/shm/$r /dev/shm/$r.bell"; done
 
 # The second server stamps its object before each read of its queue, once a second at most
 # (and looks at least every 2 s): wait until it has done so after the kept region's last stamp.
@@ -68,18 +68,9 @@ touch "$naa_test_dir/go"
 wait $client_job || { cat "$naa_test_dir/client"; echo "FAIL: the client failed" >&2; exit 1; }
 cat "$naa_test_dir/client"
 grep -q "gave up" "$naa_test_dir/client" || { echo "FAIL: the client did not give up" >&2; exit 1; }
-now=$(ls /dev/shm | grep "^$client-" | grep -v '[.]bell$' || :)
+shm_regions "$client"
+now=$naa_regions
 [ "$now" = "$kept" ] ||
   { echo "FAIL: the second handle did not take the kept endpoint ($kept), the client has $now" >&2; exit 1; }
 
-start_server
-for r in $kept; do
-  [ -e "/dev/shm/$r" ] ||
-    { echo "FAIL: a starting server removed $r, which the stopped server has yet to map" >&2; exit 1; }
-done
-echo "a server starting meanwhile kept the region of the kept endpoint: $kept"
-kill -CONT "$stopped"
-NAA_TRANSPORT=ofi+shm NAA_SPEC="127.0.0.1:$second:10:2" "$NAA_EXAMPLES/vecadd" 1000 > "$naa_test_dir/resumed" 2>&1 ||
-  { cat "$naa_test_dir/resumed"; echo "FAIL: the resumed server did not serve" >&2; exit 1; }
-kill -0 "$stopped" || { echo "FAIL: the resumed server died" >&2; exit 1; }
-echo "the server, resumed, serves the next client"
+resume_after_sweep "$stopped" "$second" $kept

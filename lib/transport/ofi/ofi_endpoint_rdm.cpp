@@ -174,7 +174,7 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
           // wait in its queue from here on: stamped, the region stays until it was read
           // (stamp_region).
           if (rc == -FI_EAGAIN && type == control::Type::Request) {
-            if (same_host_) stamp_region(own_name());
+            if (same_host_) stamp_region(m.name);
             ring_listener();
           }
           return rc;
