@@ -78,6 +78,7 @@ size_t remove_dead_processes_regions(const std::string &dir) {
   struct Object {
     std::string name;
     struct stat st;
+    bool listener;
   };
   std::vector<Object> dead;  // of dead processes, and dead servers' listener objects
   // The oldest stamp of a live listener: a dead process's region stamped since may still wait
@@ -103,12 +104,12 @@ size_t remove_dead_processes_regions(const std::string &dir) {
     } else if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
       continue;  // alive, or not ours to know
     }
-    dead.push_back({name, st});
+    dead.push_back({name, st, listener});
   }
   size_t removed = 0;
   uint64_t bytes = 0;
   for (const Object &o : dead) {
-    if (!listener_name(o.name) && !before(o.st.st_mtim, oldest_read)) continue;
+    if (!o.listener && !before(o.st.st_mtim, oldest_read)) continue;
     if (unlinkat(dirfd(d), o.name.c_str(), 0) == 0) {
       ++removed;
       bytes += static_cast<uint64_t>(o.st.st_blocks) * 512;
