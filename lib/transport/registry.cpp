@@ -105,7 +105,7 @@ std::deque<Registration> &table() {
        [](const Destination &d) { return d.local_ip.empty() && shm_server_at(d.port); },
        {{"NAA_SHM_IDLE_ENDPOINTS", "0..16", "2",
          "ofi+shm endpoints of ended connections kept open for the next ones, per side (each "
-         "holds 16 MiB of /dev/shm until the process exits; 0: none)",
+         "holds 16 MiB of /dev/shm, a client's beyond its exit until a naa-server starts; 0: none)",
          [](const std::string &t, const std::string &s) { config::parse_idle_endpoints(t, s); }}}},
       {"verbs",
        false,
