@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="c4c3f7edc6184116bc451d446db2dab8abbb0baa143a8508ba72397504fd2fce")
+    version("0.1.0", sha256="d7d260c6ad9b972ac0cc6df370d8fff54d488cdb19e5ec9541653a640d584a83")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
