@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="d7d260c6ad9b972ac0cc6df370d8fff54d488cdb19e5ec9541653a640d584a83")
+    version("0.1.0", sha256="61995ddf4375089cd3c6cc8bdce8abb8c1f9ca507d102c68da53d88852b19cd8")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
