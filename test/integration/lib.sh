@@ -16,7 +16,9 @@ naa_test_dir=$(mktemp -d /tmp/naa-test-XXXXXX)
 naa_test_pids=
 naa_test_files=  # outside naa_test_dir (a test's /dev/shm objects), removed after the processes
 # A process the test stopped (SIGSTOP) acts on SIGTERM only once continued: else the wait hangs.
-trap 'for p in $naa_test_pids; do kill $p 2>/dev/null || :; kill -CONT $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
+# SIGCONT goes first: sent after SIGTERM it can reach a process already exiting, and it discards
+# the SIGSTOP that ASan's leak check at exit sends its own threads (the check then waits forever).
+trap 'for p in $naa_test_pids; do kill -CONT $p 2>/dev/null || :; kill $p 2>/dev/null || :; wait $p 2>/dev/null || :; done; rm -rf "$naa_test_dir" $naa_test_files' EXIT
 
 # free_port: a port for a server, from the range only tests take, in turn (test_port in
 # server.h): a test that stops its server and expects nobody to answer at that port is not
