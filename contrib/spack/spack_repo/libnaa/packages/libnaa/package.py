@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="61995ddf4375089cd3c6cc8bdce8abb8c1f9ca507d102c68da53d88852b19cd8")
+    version("0.1.0", sha256="4a28707791c168904f601b3e0ceb0ec100bb6695d392803e91e1a28142058ae3")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
