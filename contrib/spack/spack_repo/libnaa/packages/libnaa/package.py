@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4a28707791c168904f601b3e0ceb0ec100bb6695d392803e91e1a28142058ae3")
+    version("0.1.0", sha256="4333db54f456b8123f35ae85fbb39d6144d71429701d0b81d69e8ca564bbce07")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
