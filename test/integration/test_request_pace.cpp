@@ -4,10 +4,11 @@
 // - the rule (progress::ArrivalPoll): a poll only after arrivals close together, none for a
 //   listener that saw no request or whose requests come seldom, back after a few quick ones
 //   (an idle server's listener: idle_server.sh);
-// - connections made one after another (as a program creating handles makes them): the
-//   listener finds some of their requests while polling instead of after a sleep.
-// The counts, not timings, tell: which requests a poll found depends on the machine's load,
-// so the test asks for some of them.
+// - a series of requests close together: the listener is held while a series of requests
+//   gathers in its queue, then takes them one after another, and finds some of them while the
+//   next was due. The series is made, not waited for: connections made one after another from
+//   one thread come too far apart on a loaded machine (milliseconds: each waits for the
+//   listener's accept).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,14 +18,19 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "progress/wait_plan.hpp"
 #include "linked_transports.hpp"
@@ -45,11 +51,11 @@ Deadline soon() {
   return Deadline::after(std::chrono::seconds(20));
 }
 
-// Both sides keep their shm endpoints, as naa-server and libnaa do by default: a fresh one
-// costs milliseconds.
+// Both sides keep their shm endpoints, as naa-server and libnaa do by default, one per
+// connection of a series: a fresh one costs milliseconds, more than the gap of a series.
 TransportOptions keeping() {
   TransportOptions options;
-  options.idle_endpoints = 2;
+  options.idle_endpoints = kConnections;
   return options;
 }
 
@@ -75,76 +81,147 @@ void test_arrivals_close_together_are_polled_for(void **) {
   check_arrival_rule<naa::progress::SharedArrivalPoll>();
 }
 
-// The listener's process (this program run with --listen TRANSPORT): it prints its port, then
-// serves kConnections, each accepted and polled until the client's goodbye (as naa-server's
-// connection thread does while its client is active), then prints its counts and how many
-// requests came within kPollableGap of the one before. A process of its own, as
-// naa-server is: a client in the listener's process does not keep its shm endpoint (each
-// connection then opened a fresh one: milliseconds apart).
-int listen_in_turn(const char *name) {
-  auto listener = open_transport(name, keeping())->listen("127.0.0.1", 0);
-  std::printf("%u\n", static_cast<unsigned>(listener->port()));
-  std::fflush(stdout);
-  unsigned long close = 0;
+// Takes kConnections requests one after another (counting in `close`, unless null, those that
+// came within kPollableGap of the one before), then accepts them, then polls each connection
+// until its client's goodbye.
+bool serve_at_once(Listener &listener, unsigned long *close) {
+  std::vector<std::unique_ptr<Endpoint>> eps;
   auto last = Deadline::Clock::time_point{};
   for (int i = 0; i < kConnections; ++i) {
-    auto ep = request_within(*listener, soon());
-    if (!ep) return 1;
+    eps.push_back(request_within(listener, soon()));
+    if (!eps.back()) return false;
     const auto now = Deadline::Clock::now();
-    close += now - last <= naa::progress::ArrivalPoll::kPollableGap;
+    if (close && i > 0) *close += now - last <= naa::progress::ArrivalPoll::kPollableGap;
     last = now;
-    ep->accept(soon());
+  }
+  for (auto &ep : eps) ep->accept(soon());
+  for (auto &ep : eps) {
     try {
       Completion c[4];
       for (Deadline d = soon(); !d.expired(); std::this_thread::yield()) ep->poll(c, 4);
     } catch (const std::exception &) {  // the client's goodbye
     }
   }
-  const ListenerCounts counts = listener->counts();
-  std::printf("%lu %lu %lu\n", counts.requests, counts.polled, close);
+  return true;
+}
+
+// The listener's process (this program run with --listen TRANSPORT): it prints its port and
+// serves kConnections clients at once, each accepted as its request comes (both sides keep the
+// endpoints afterwards, so that a kept client endpoint's next request goes straight into the
+// listener's queue). Then it says "ready" and is held until the line "go": meanwhile the
+// clients' next kConnections requests wait in its queue. It takes them one after another, as
+// a listener finds the requests of a program creating handles in a series, accepts them, and
+// prints the counts of that series and how many requests came within kPollableGap of the one
+// before. A process of its own, as naa-server is: a client in the listener's process does not
+// keep its shm endpoint.
+int listen_in_turn(const char *name) {
+  auto listener = open_transport(name, keeping())->listen("127.0.0.1", 0);
+  std::printf("%u\n", static_cast<unsigned>(listener->port()));
+  std::fflush(stdout);
+  if (!serve_at_once(*listener, nullptr)) return 1;
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char line[16] = {};
+  if (!std::fgets(line, sizeof line, stdin) || std::strcmp(line, "go\n") != 0) return 1;
+  const ListenerCounts before = listener->counts();
+  unsigned long close = 0;
+  if (!serve_at_once(*listener, &close)) return 1;
+  const ListenerCounts after = listener->counts();
+  std::printf("%lu %lu %lu\n", after.requests - before.requests, after.polled - before.polled,
+              close);
   return 0;
 }
 
-// kConnections connections to a listener process, made and ended one after another; `close`:
-// how many of the requests came close to the one before.
-ListenerCounts connections_in_turn(const char *name, unsigned long *close) {
-  char self[4096] = {};
-  assert_true(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-  FILE *child = popen((std::string(self) + " --listen " + name).c_str(), "r");
-  assert_non_null(child);
-  unsigned port = 0;
-  assert_int_equal(std::fscanf(child, "%u", &port), 1);
-  auto transport = open_transport(name, keeping());
-  int failed = 0;
-  for (int i = 0; i < kConnections; ++i) {
-    try {
-      transport->connect("127.0.0.1", static_cast<uint16_t>(port), "", soon()).reset();
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "  connection %d failed: %s\n", i, e.what());
-      ++failed;
-    }
-  }
-  ListenerCounts counts;
-  const int read = std::fscanf(child, "%lu %lu %lu", &counts.requests, &counts.polled, close);
-  assert_int_equal(pclose(child), 0);
-  assert_int_equal(read, 3);
-  assert_int_equal(failed, 0);
-  std::fprintf(
-      stderr,
-      "  %s: %lu requests, %lu of them within %ld us of the one before, %lu found while polling\n",
-      name, counts.requests, *close,
-      static_cast<long>(naa::progress::ArrivalPoll::kPollableGap.count()), counts.polled);
-  return counts;
+// kConnections connections to the listener at `port` at once, each from a thread and a transport
+// of its own (as handles created on threads of a program) and ended as soon as it is made;
+// `meanwhile` runs once every thread has begun its connection. Returns how many failed.
+using Transports = std::vector<std::unique_ptr<Transport>>;
+int connect_at_once(const Transports &transports, unsigned port,
+                    const std::function<void()> &meanwhile) {
+  std::atomic<int> failed{0}, begun{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kConnections; ++i)
+    clients.emplace_back([&, i] {
+      ++begun;
+      try {
+        transports[i]->connect("127.0.0.1", static_cast<uint16_t>(port), "", soon()).reset();
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "  connection %d failed: %s\n", i, e.what());
+        ++failed;
+      }
+    });
+  while (begun < kConnections) std::this_thread::yield();
+  meanwhile();
+  for (auto &t : clients) t.join();
+  return failed;
 }
 
-// Where most requests came close together the listener polled for some. Where they did not
-// (a sanitizer's build, a machine too loaded), it had no reason to, and the check is skipped.
+// How much slower than a plain build this one runs (NAA_TEST_TIME_SCALE: 3 under ASan).
+double time_scale() {
+  const char *s = std::getenv("NAA_TEST_TIME_SCALE");
+  const double f = s != nullptr ? std::atof(s) : 1;
+  return f >= 1 ? f : 1;
+}
+
+// The listener, held, gets kConnections requests at once from kept client endpoints whose
+// names it has taken (so each goes straight into its queue); released, it takes them one after
+// another, and the next is due for most of them: it finds some while polling. The listener
+// counts how many of the series came within kPollableGap of the one before, which checks the
+// premise: a request not yet in the queue when the listener was released (a client thread that
+// did not get a CPU for the whole grace below) comes later. Below half of them close, the check
+// is skipped and says why.
 void check_polled(const char *name) {
-  unsigned long close = 0;
-  const ListenerCounts counts = connections_in_turn(name, &close);
+  int to_child[2], from_child[2];
+  assert_int_equal(pipe(to_child), 0);
+  assert_int_equal(pipe(from_child), 0);
+  char self[4096] = {};
+  assert_true(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+  const pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    dup2(to_child[0], 0);
+    dup2(from_child[1], 1);
+    close(to_child[1]);
+    close(from_child[0]);
+    execl(self, self, "--listen", name, static_cast<char *>(nullptr));
+    _exit(127);
+  }
+  close(to_child[0]);
+  close(from_child[1]);
+  FILE *out = fdopen(from_child[0], "r");
+  assert_non_null(out);
+  unsigned port = 0;
+  assert_int_equal(std::fscanf(out, "%u", &port), 1);
+  Transports transports;  // kept through both rounds: the endpoints they keep are their context's
+  for (int i = 0; i < kConnections; ++i) transports.push_back(open_transport(name, keeping()));
+  assert_int_equal(connect_at_once(transports, port, [] {}), 0);
+  char ready[16] = {};
+  assert_int_equal(std::fscanf(out, "%15s", ready), 1);
+  assert_string_equal(ready, "ready");
+  ssize_t told = 0;  // "go" once the requests had a while to gather in the held queue
+  const int failed = connect_at_once(transports, port, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200) * time_scale());
+    told = write(to_child[1], "go\n", 3);
+  });
+  assert_int_equal(told, 3);
+  assert_int_equal(failed, 0);
+  ListenerCounts counts;
+  unsigned long close_gaps = 0;
+  const int read = std::fscanf(out, "%lu %lu %lu", &counts.requests, &counts.polled, &close_gaps);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  fclose(out);
+  close(to_child[1]);
+  assert_int_equal(read, 3);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::fprintf(stderr,
+               "  %s: %lu requests in the series, %lu of them within %ld us of the one before, "
+               "%lu found while polling\n",
+               name, counts.requests, close_gaps,
+               static_cast<long>(naa::progress::ArrivalPoll::kPollableGap.count()), counts.polled);
   assert_int_equal(counts.requests, kConnections);
-  if (close < kConnections / 2) {
-    std::fprintf(stderr, "  skipped: the connections came too far apart for a poll\n");
+  if (close_gaps < kConnections / 2) {
+    std::fprintf(stderr, "  skipped: the requests did not gather in the held listener's queue\n");
     skip();
   }
   assert_true(counts.polled >= 1);
