@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="4333db54f456b8123f35ae85fbb39d6144d71429701d0b81d69e8ca564bbce07")
+    version("0.1.0", sha256="093c78adfb794f0b7a54b72bea89b93a853f80e215cc3ae5236c949ed13ee173")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
