@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="093c78adfb794f0b7a54b72bea89b93a853f80e215cc3ae5236c949ed13ee173")
+    version("0.1.0", sha256="a6b88bfc8e6c5a8c11fe2b1d877856c04ad5608902227a8f494e9c89fc7c1ea0")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
