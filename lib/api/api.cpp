@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "progress/completion.hpp"
+#include "session/completion.hpp"
 #include "api/entry.hpp"
 #include "diag/error_text.hpp"
 #include "diag/last_error.hpp"
@@ -108,7 +108,7 @@ class Pinned {
   // The thread's array for the pinned sessions, kept across its calls: a call over a thousand
   // handles allocates none (a call from a log handler, inside another, gets its own).
   struct Kept {
-    naa::progress::Sessions sessions;
+    naa::session::Sessions sessions;
     bool busy = false;
   };
 
@@ -140,7 +140,7 @@ class Pinned {
   Pinned(const Pinned &) = delete;
   Pinned &operator=(const Pinned &) = delete;
 
-  const naa::progress::Sessions &sessions() const {
+  const naa::session::Sessions &sessions() const {
     return filtered_.empty() ? *pinned_ : filtered_;
   }
   // With `in_flight`: the number of each one's invocation in flight (Session::in_flight).
@@ -155,10 +155,10 @@ class Pinned {
   }
 
   const naa_handle *list_;
-  Kept *kept_ = nullptr;         // the thread's, while this call uses it
-  naa::progress::Sessions own_;  // else
-  naa::progress::Sessions *pinned_ = &own_;
-  naa::progress::Sessions filtered_;
+  Kept *kept_ = nullptr;        // the thread's, while this call uses it
+  naa::session::Sessions own_;  // else
+  naa::session::Sessions *pinned_ = &own_;
+  naa::session::Sessions filtered_;
   std::vector<uint64_t> invocations_;
 };
 
@@ -222,7 +222,7 @@ int pnaa_finalize(naa_handle *handle) {
 
 int pnaa_waitall(int count, naa_handle handles[], naa_status statuses[]) {
   return entry("naa_waitall", Call::Completion, nullptr, [&] {
-    return naa::progress::wait_all(Pinned(count, handles, false).sessions(), statuses);
+    return naa::session::wait_all(Pinned(count, handles, false).sessions(), statuses);
   });
 }
 
@@ -230,7 +230,7 @@ int pnaa_waitany(int count, naa_handle handles[], int *index, naa_status *status
   return entry("naa_waitany", Call::Completion, nullptr, [&] {
     if (index == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "index is NULL");
     *index = NAA_UNDEFINED;
-    return naa::progress::wait_any(Pinned(count, handles, false).sessions(), index, status);
+    return naa::session::wait_any(Pinned(count, handles, false).sessions(), index, status);
   });
 }
 
@@ -241,7 +241,7 @@ int pnaa_testany(int count, naa_handle handles[], int *index, bool *flag, naa_st
     *index = NAA_UNDEFINED;
     *flag = false;
     const Pinned pinned(count, handles, true);
-    return naa::progress::test_any(pinned.sessions(), pinned.invocations(), index, flag, status);
+    return naa::session::test_any(pinned.sessions(), pinned.invocations(), index, flag, status);
   });
 }
 
@@ -250,7 +250,7 @@ int pnaa_testall(int count, naa_handle handles[], bool *flag, naa_status statuse
     if (flag == nullptr) throw Error(NAA_ERR_INVALID_ARGUMENT, "flag is NULL");
     *flag = false;
     const Pinned pinned(count, handles, true);
-    return naa::progress::test_all(pinned.sessions(), pinned.invocations(), flag, statuses);
+    return naa::session::test_all(pinned.sessions(), pinned.invocations(), flag, statuses);
   });
 }
 

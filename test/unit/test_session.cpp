@@ -16,7 +16,7 @@
 #include "config/settings.hpp"
 #include "diag/log.hpp"
 #include "fake_transport.hpp"
-#include "progress/completion.hpp"
+#include "session/completion.hpp"
 #include "protocol/mrsp.hpp"
 #include "session/session.hpp"
 
@@ -53,12 +53,12 @@ std::chrono::nanoseconds thread_cpu() {
 // As naa_testany and naa_testall see `sessions` (api.cpp): those with nothing in flight
 // inactive, each other one with the number of its invocation in flight.
 struct InFlight {
-  explicit InFlight(const naa::progress::Sessions &all) : sessions(all), invocations(all.size()) {
+  explicit InFlight(const naa::session::Sessions &all) : sessions(all), invocations(all.size()) {
     for (size_t i = 0; i < all.size(); ++i)
       if (sessions[i] != nullptr && (invocations[i] = sessions[i]->in_flight()) == 0)
         sessions[i] = nullptr;
   }
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   std::vector<uint64_t> invocations;
 };
 
@@ -194,7 +194,7 @@ void block_sleeps_on_the_descriptor(void **) {
 void waitany_sleeps_on_every_descriptor(void **) {
   constexpr size_t kHandles = 8, kAnswered = 5;
   std::vector<Handle> h(kHandles);
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   for (Handle &x : h) {
     x.peer->auto_reply = false;
     x.open(Progress::Mode::Block);
@@ -211,7 +211,7 @@ void waitany_sleeps_on_every_descriptor(void **) {
   std::thread naa = reply_after(h[kAnswered].ep, 500ms);
   int index = -1;
   naa_status st{};
-  assert_int_equal(naa::progress::wait_any(sessions, &index, &st), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_any(sessions, &index, &st), NAA_SUCCESS);
   naa.join();
   assert_int_equal(index, kAnswered);
   const auto used = std::chrono::duration_cast<std::chrono::microseconds>(thread_cpu() - cpu);
@@ -223,13 +223,13 @@ void waitany_sleeps_on_every_descriptor(void **) {
   sessions[kAnswered] = nullptr;  // inactive now, as naa_waitany leaves it
   bool flag = true;
   const InFlight active(sessions);
-  assert_int_equal(naa::progress::test_any(active.sessions, active.invocations, &index, &flag, &st),
+  assert_int_equal(naa::session::test_any(active.sessions, active.invocations, &index, &flag, &st),
                    NAA_SUCCESS);
   assert_false(flag);
   for (size_t i = 0; i < kHandles; ++i)
     if (i != kAnswered) h[i].ep->reply();
   std::vector<naa_status> all(kHandles);
-  assert_int_equal(naa::progress::wait_all(sessions, all.data()), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_all(sessions, all.data()), NAA_SUCCESS);
 }
 
 // naa_waitany keeps its set of descriptors and the arming of the handles in it across calls:
@@ -244,7 +244,7 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
   constexpr size_t kHandles = 200;
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(scaled(2s));
   std::vector<Handle> h(kHandles);
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   for (size_t i = 0; i < kHandles; ++i) {
     h[i].peer->auto_reply = false;
     h[i].peer->descriptor = i % 10 != 3;
@@ -258,7 +258,7 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
   srand(24);
   for (size_t i = order.size() - 1; i > 0; --i)
     std::swap(order[i], order[static_cast<size_t>(rand()) % (i + 1)]);
-  auto answered_in_time = [&](const naa::progress::Sessions &among, size_t answer, long delay_us) {
+  auto answered_in_time = [&](const naa::session::Sessions &among, size_t answer, long delay_us) {
     std::thread naa([&, answer, delay_us] {
       std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
       h[answer].ep->reply();
@@ -266,7 +266,7 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
     const auto start = Clock::now();
     int index = -1;
     naa_status st{};
-    const int rc = naa::progress::wait_any(among, &index, &st);
+    const int rc = naa::session::wait_any(among, &index, &st);
     const auto took = Clock::now() - start;
     naa.join();
     if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= timeout / 2)
@@ -280,20 +280,20 @@ void waitany_over_many_handles_loses_no_wake_up(void **) {
     assert_true(answered_in_time(sessions, answer, rand() % 2000));
     assert_int_equal(h[answer].session->invoke(), NAA_SUCCESS);
   }
-  naa::progress::Sessions half(sessions.begin(), sessions.begin() + kHandles / 2);
+  naa::session::Sessions half(sessions.begin(), sessions.begin() + kHandles / 2);
   for (size_t other = kHandles / 2; other < kHandles; other += 7) {
     h[other].ep->reply();  // fires in the set while nobody waits for it
     assert_true(answered_in_time(half, other % (kHandles / 2), 1000));
     assert_int_equal(h[other % (kHandles / 2)].session->invoke(), NAA_SUCCESS);
     int index = -1;
     const auto start = Clock::now();
-    assert_int_equal(naa::progress::wait_any(sessions, &index, nullptr), NAA_SUCCESS);
+    assert_int_equal(naa::session::wait_any(sessions, &index, nullptr), NAA_SUCCESS);
     assert_int_equal(index, static_cast<int>(other));
     assert_true(Clock::now() - start < timeout / 2);
     assert_int_equal(h[other].session->invoke(), NAA_SUCCESS);
   }
   for (Handle &x : h) x.ep->reply();
-  assert_int_equal(naa::progress::wait_all(sessions, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
 // Two threads wait for one handle at once (MPI would not allow it; libnaa does): the second
@@ -312,14 +312,14 @@ void waitany_finds_a_handle_another_thread_took(void **) {
   Clock::time_point first_returned;
   std::thread first([&] {
     first_rc =
-        naa::progress::wait_any({h[0].session.get(), h[1].session.get()}, &first_index, nullptr);
+        naa::session::wait_any({h[0].session.get(), h[1].session.get()}, &first_index, nullptr);
     first_returned = Clock::now();
   });
   std::this_thread::sleep_for(50ms);  // the first thread is asleep, handle 1 armed in its set
   std::thread naa = reply_after(h[2].ep, 20ms);
   int index = -1;
   assert_int_equal(
-      naa::progress::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr),
+      naa::session::wait_any({h[1].session.get(), h[2].session.get()}, &index, nullptr),
       NAA_SUCCESS);
   naa.join();
   assert_int_equal(index, 1);  // handle 2, its position in this call
@@ -345,12 +345,12 @@ std::chrono::milliseconds short_timeout() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(scaled(500ms));
 }
 
-bool answered_in_time(const naa::progress::Sessions &sessions, std::vector<Handle> &h,
-                      size_t answer, std::chrono::milliseconds delay) {
+bool answered_in_time(const naa::session::Sessions &sessions, std::vector<Handle> &h, size_t answer,
+                      std::chrono::milliseconds delay) {
   std::thread naa = reply_after(h[answer].ep, delay);
   const auto start = Clock::now();
   int index = -1;
-  const int rc = naa::progress::wait_any(sessions, &index, nullptr);
+  const int rc = naa::session::wait_any(sessions, &index, nullptr);
   const auto took = Clock::now() - start;
   naa.join();
   if (rc != NAA_SUCCESS || index != static_cast<int>(answer) || took >= short_timeout() / 2)
@@ -360,7 +360,7 @@ bool answered_in_time(const naa::progress::Sessions &sessions, std::vector<Handl
   return rc == NAA_SUCCESS && index == static_cast<int>(answer) && took < short_timeout() / 2;
 }
 
-void open_invoked(std::vector<Handle> *h, naa::progress::Sessions *sessions) {
+void open_invoked(std::vector<Handle> *h, naa::session::Sessions *sessions) {
   for (Handle &x : *h) {
     x.peer->auto_reply = false;
     x.open(Progress::Mode::Block, 0us, short_timeout());
@@ -369,7 +369,7 @@ void open_invoked(std::vector<Handle> *h, naa::progress::Sessions *sessions) {
   }
 }
 
-std::vector<Handle> open_invoked(size_t n, naa::progress::Sessions *sessions) {
+std::vector<Handle> open_invoked(size_t n, naa::session::Sessions *sessions) {
   std::vector<Handle> h(n);
   open_invoked(&h, sessions);
   return h;
@@ -379,7 +379,7 @@ std::vector<Handle> open_invoked(size_t n, naa::progress::Sessions *sessions) {
 // the invocation (here on another thread) must make the next call over the same array wait
 // for it.
 void waitany_sees_a_handle_invoked_again_between_calls(void **) {
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   std::vector<Handle> h = open_invoked(6, &sessions);
   for (size_t answer : {0, 1, 2}) assert_true(answered_in_time(sessions, h, answer, 5ms));
   for (size_t again : {1, 0}) {
@@ -387,7 +387,7 @@ void waitany_sees_a_handle_invoked_again_between_calls(void **) {
     assert_true(answered_in_time(sessions, h, again, 20ms));
   }
   for (size_t i = 3; i < h.size(); ++i) h[i].ep->reply();
-  assert_int_equal(naa::progress::wait_all(sessions, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
 // A handle finalized between two calls and replaced at the same position by a new one at the
@@ -396,7 +396,7 @@ void waitany_sees_a_handle_invoked_again_between_calls(void **) {
 // the old, Watched, one.
 void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
   AddressSlot slot;
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   std::vector<Handle> h(6);
   for (Handle &one : h) one.slot = &slot;
   open_invoked(&h, &sessions);
@@ -415,7 +415,7 @@ void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
   }
   sessions[0] = nullptr;
   for (size_t i = 1; i < h.size(); ++i) h[i].ep->reply();
-  assert_int_equal(naa::progress::wait_all(sessions, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
 // Between two calls of one thread another thread ends one of its Watched handles (naa_wait),
@@ -423,7 +423,7 @@ void waitany_sees_a_handle_replaced_at_the_same_address(void **) {
 // first again (it has nothing in flight: naa_waitany ignores it) nor miss the answer of the
 // second.
 void waitany_sees_handles_another_thread_used_between_calls(void **) {
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   std::vector<Handle> h = open_invoked(6, &sessions);
   Handle extra;
   extra.peer->auto_reply = false;
@@ -439,13 +439,13 @@ void waitany_sees_handles_another_thread_used_between_calls(void **) {
     extra.ep->reply();
     int index = -1;
     assert_int_equal(
-        naa::progress::wait_any({h[1].session.get(), extra.session.get()}, &index, nullptr),
+        naa::session::wait_any({h[1].session.get(), extra.session.get()}, &index, nullptr),
         NAA_SUCCESS);
     assert_int_equal(index, 1);
   }).join();
   assert_true(answered_in_time(sessions, h, 1, 20ms));
   for (size_t i : {4, 5}) h[i].ep->reply();
-  assert_int_equal(naa::progress::wait_all(sessions, nullptr), NAA_SUCCESS);
+  assert_int_equal(naa::session::wait_all(sessions, nullptr), NAA_SUCCESS);
 }
 
 // Pacing is a timer of the driver: naa_invoke posts the data writes only and returns; the wait
@@ -480,7 +480,7 @@ void pacing_timer_posts_the_final_write_when_due(void **) {
 void thread_mode_two_threads_drive_the_same_sessions(void **) {
   constexpr int kRounds = 3000;
   std::vector<Handle> h(2);
-  naa::progress::Sessions sessions;
+  naa::session::Sessions sessions;
   for (Handle &x : h) {
     x.open(Progress::Mode::Thread);
     sessions.push_back(x.session.get());
@@ -493,11 +493,11 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
       bool flag = false;
       naa_status st{};
       const InFlight active(sessions);
-      if (naa::progress::test_any(active.sessions, active.invocations, &index, &flag, &st) ==
+      if (naa::session::test_any(active.sessions, active.invocations, &index, &flag, &st) ==
               NAA_SUCCESS &&
           flag && index >= 0)
         ended++;
-      if (naa::progress::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
+      if (naa::session::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
     }
   });
   for (int i = 0; i < kRounds; ++i) {
@@ -505,7 +505,7 @@ void thread_mode_two_threads_drive_the_same_sessions(void **) {
       if (s->invoke() == NAA_SUCCESS) invoked++;
     int index = -1;
     naa_status st{};
-    if (naa::progress::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
+    if (naa::session::wait_any(sessions, &index, &st) == NAA_SUCCESS && index >= 0) ended++;
   }
   stop = true;
   other.join();

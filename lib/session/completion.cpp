@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "progress/completion.hpp"
+#include "session/completion.hpp"
 
 #include <poll.h>
 
@@ -12,10 +12,8 @@
 #include "progress/driver.hpp"
 #include "progress/wait_set.hpp"
 
-namespace naa::progress {
+namespace naa::session {
 namespace {
-
-using session::Session;
 
 // naa_status.error took bytes that were padding: programs built before it keep their layout.
 static_assert(offsetof(naa_status, error) == 1 && offsetof(naa_status, immediate) == 4,
@@ -408,4 +406,4 @@ int test_all(const Sessions &sessions, const std::vector<uint64_t> &invocations,
   return failed ? NAA_ERR_IN_STATUS : NAA_SUCCESS;
 }
 
-}  // namespace naa::progress
+}  // namespace naa::session

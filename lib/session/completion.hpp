@@ -11,9 +11,9 @@
 #include "naa.h"
 #include "session/session.hpp"
 
-namespace naa::progress {
+namespace naa::session {
 
-using Sessions = std::vector<session::Session *>;
+using Sessions = std::vector<Session *>;
 
 // statuses may be null. Return as naa_waitall/naa_testall (NAA_ERR_IN_STATUS for any error).
 // The test calls are given the number of each handle's invocation in flight as the call began
@@ -27,4 +27,4 @@ int wait_any(const Sessions &sessions, int *index, naa_status *status);
 int test_any(const Sessions &sessions, const std::vector<uint64_t> &invocations, int *index,
              bool *flag, naa_status *status);
 
-}  // namespace naa::progress
+}  // namespace naa::session
