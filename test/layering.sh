@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # lib/ is layered: a folder includes headers of the folders below it only. The order, lowest
-# first (the headers at lib/'s top, deadline.hpp and error.hpp, are "base"):
+# first (the files at lib/'s top, deadline.hpp, error.hpp and wait_plan.*, are "base"):
 #   base, diag, protocol, config, energy, rm, transport, progress, session, api
 # The include graph of the folders is derived from the sources (#include "FOLDER/..." and
 # #include "TOP.hpp"); an edge upwards or sideways fails, unless it is one of the debts below,
@@ -16,7 +16,6 @@ diag->config        diag/log.cpp and stats.cpp read their parameters from config
 diag->energy        diag/stats.cpp attributes the energy meter's readings to invocation windows
 diag->protocol      diag/stats counts protocol regions and MRSP codes
 protocol->config    protocol/pacing.cpp takes its bounds from config/options
-transport->progress the transports' waits follow progress/wait_plan.hpp (belongs in base)
 "
 rank() {
   i=0

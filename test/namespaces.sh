@@ -22,7 +22,7 @@ lib = os.path.join(srcdir, 'lib')
 done = ['', 'api', 'config', 'diag', 'energy', 'progress', 'protocol', 'rm', 'session', 'transport', 'transport/ofi', 'transport/verbs']
 # Linked into each transport module in place of the core: the module's definitions of the
 # core's log and wait-plan functions, forwarding to the program that loaded it.
-defines = {'transport/module_host.cpp': {'naa::diag::log', 'naa::progress'}}
+defines = {'transport/module_host.cpp': {'naa::diag::log', 'naa'}}
 
 token = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|^\s*#[^\n]*'
                    r'(?:\\\n[^\n]*)*', re.S | re.M)

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"  // Clock
+#include "wait_plan.hpp"  // Clock
 
 namespace naa::progress {
 namespace {

@@ -7,7 +7,7 @@
 //
 // Oversubscribed: more runnable threads on the node than its online CPUs (the running count of
 // /proc/loadavg, which counts the reader too, less this process's threads that poll for an
-// arrival and yield at every look, progress::yielding_pollers) while the reading thread itself was
+// arrival and yield at every look, naa::yielding_pollers) while the reading thread itself was
 // kept from running (its run delay in /proc/thread-self/schedstat grew by kWaitedShare of the time
 // since its previous reading, or that is unknown; its peer awake on its own CPU, where the
 // transport tells it, counts as one with it), or more ranks on this node than its online CPUs
@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <string>
 
-#include "progress/wait_plan.hpp"  // Clock, yielding_pollers
+#include "wait_plan.hpp"  // Clock, yielding_pollers
 
 namespace naa::progress {
 
@@ -40,7 +40,7 @@ struct NodeLoad {
   unsigned online = 1;    // online CPUs of the node
   unsigned usable = 0;    // CPUs in this thread's affinity mask (0: not read)
   unsigned runnable = 0;  // runnable threads now (0: unknown)
-  unsigned yielding = 0;  // of them, this process's yielding pollers (progress::yielding_pollers)
+  unsigned yielding = 0;  // of them, this process's yielding pollers (naa::yielding_pollers)
   unsigned beside = 0;    // of them, the reader's peer awake on the reader's CPU (0 or 1)
   unsigned ranks = 0;     // ranks on this node by the environment (0: unknown)
   // Per mille of the reader's time since its previous reading spent runnable but not running
@@ -78,7 +78,7 @@ NodeLoad read_node_load();
 // The readings' verdict over time, fed by one thread at a time (the one that took the reading)
 // and asked by any: oversubscribed from the second reading in a row above the CPUs, or from the
 // first where the environment alone says so (ranks), until kHold after the last such reading.
-// Times are ticks of Clock (progress/wait_plan.hpp).
+// Times are ticks of Clock (wait_plan.hpp).
 class Oversubscription {
  public:
   // Returns whether this reading began an oversubscribed spell (for a log line).

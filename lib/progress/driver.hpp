@@ -4,7 +4,7 @@
 // trips all wait through drive(). What they drive (one endpoint, many sessions, the engine's
 // clients) is a Work: drive() turns it (one poll of everything it holds, completions handed to
 // their sessions, due timers fired), and while a turn finds nothing it spends the spell as the
-// wait plan says (progress/wait_plan.hpp): polls, dozes (in the background), then arms every
+// wait plan says (wait_plan.hpp): polls, dozes (in the background), then arms every
 // descriptor and sleeps on all of them at once in one ppoll(2), until the earliest timer (a paced
 // final write) or the deadline.
 #pragma once
@@ -18,7 +18,7 @@
 #include "deadline.hpp"
 #include "progress/busy_node.hpp"
 #include "progress/spin_budget.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 namespace naa::progress {
 

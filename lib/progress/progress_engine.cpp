@@ -23,7 +23,7 @@ namespace {
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-// How the thread spends a spell without news is the wait plan (progress/wait_plan.hpp), from
+// How the thread spends a spell without news is the wait plan (wait_plan.hpp), from
 // how long it was busy last (some client active, submit to settle: about one round trip). Its
 // doze matters most here: the thread dozes while sleeping_ stays false, so that
 // a submit makes no system call and waits a share of a round trip for the timer instead of a
@@ -42,11 +42,11 @@ using std::chrono::nanoseconds;
 // takes back later than kQuick, brings back the plan's doze at the thread's next look: a
 // caller that starts to compute between naa_invoke and naa_wait waits at most one long doze
 // for the thread.
-constexpr microseconds kQuick = progress::kShortestDoze;
+constexpr microseconds kQuick = naa::kShortestDoze;
 constexpr unsigned kTakenBackInARow = 8;
 constexpr microseconds kLongDoze{4000};
 constexpr int kLongDozes = 8;
-static_assert(kLongDoze > progress::kLongestDoze, "a long doze is longer than any of a plan");
+static_assert(kLongDoze > naa::kLongestDoze, "a long doze is longer than any of a plan");
 
 // The engine in use, replaced wholesale in a forked child: the parent's lock may have been
 // held at the fork and its thread does not exist there.
@@ -150,7 +150,7 @@ void ProgressEngine::wake() {
 // the other's, so no request sleeps unseen and no submit writes the eventfd of an awake
 // thread.
 void ProgressEngine::submit(Client *c) {
-  const progress::Clock::time_point at = progress::Clock::now();
+  const naa::Clock::time_point at = naa::Clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     submitted_.push_back({c, at});
@@ -172,7 +172,7 @@ void ProgressEngine::withdraw(Client *c) {
     const auto of_c = [c](const Submitted &s) { return s.client == c; };
     const auto untaken = std::find_if(submitted_.begin(), submitted_.end(), of_c);
     if (untaken != submitted_.end()) {
-      const bool quick = progress::Clock::now() - untaken->at < kQuick;
+      const bool quick = naa::Clock::now() - untaken->at < kQuick;
       submitted_.erase(std::remove_if(untaken, submitted_.end(), of_c), submitted_.end());
       taken_back_.fetch_add(1, std::memory_order_relaxed);
       const unsigned in_a_row = taken_back_in_a_row_.load(std::memory_order_relaxed);
@@ -226,9 +226,9 @@ void ProgressEngine::track_busy() {
   if (active_.empty() != busy_) return;
   busy_ = !busy_;
   if (busy_) {
-    busy_since_ = progress::Clock::now();
+    busy_since_ = naa::Clock::now();
   } else {
-    busy_for_.observe(progress::Clock::now() - busy_since_);
+    busy_for_.observe(naa::Clock::now() - busy_since_);
     policy_.expected = busy_for_.value();
   }
 }
@@ -242,7 +242,7 @@ progress::Turn ProgressEngine::turn() {
   track_busy();
   idle_fds_.clear();
   all_have_fds_ = true;
-  due_ = progress::Clock::time_point::max();
+  due_ = naa::Clock::time_point::max();
   for (size_t i = 0; i < active_.size();) {
     Client *c = active_[i];
     current_.store(c);
@@ -274,7 +274,7 @@ progress::Turn ProgressEngine::turn() {
   return active_.empty() ? progress::Turn::Idle : progress::Turn::Waiting;
 }
 
-progress::WaitPlan ProgressEngine::plan(progress::WaitPlan planned) const {
+naa::WaitPlan ProgressEngine::plan(naa::WaitPlan planned) const {
   if (taken_back_in_a_row_.load(std::memory_order_relaxed) < kTakenBackInARow) return planned;
   planned.period = std::max(planned.period, kLongDoze);
   planned.length = std::max(planned.length, kLongDozes * kLongDoze);
@@ -309,7 +309,7 @@ void ProgressEngine::run(int cpu, microseconds spin) {
   exact_timers();
   if (cpu >= 0) pin(cpu);
   policy_ = {config::Progress::Mode::Thread, spin, {}};
-  progress::drive(*this, policy_, Deadline::at(progress::Clock::time_point::max()));
+  progress::drive(*this, policy_, Deadline::at(naa::Clock::time_point::max()));
 }
 
 }  // namespace naa::progress

@@ -85,7 +85,7 @@ class ProgressEngine : private progress::Work {
   progress::Armed arm(std::vector<pollfd> &fds) override;
   void woke() override;
   bool background() const override { return true; }
-  progress::WaitPlan plan(progress::WaitPlan planned) const override;
+  naa::WaitPlan plan(naa::WaitPlan planned) const override;
 
   // Requests from the application's threads, taken by the thread between steps; mu_ is never
   // held across a step.
@@ -93,7 +93,7 @@ class ProgressEngine : private progress::Work {
   std::condition_variable released_;  // current_ left a client: withdraw() may be waiting
   struct Submitted {
     Client *client;
-    progress::Clock::time_point at;
+    naa::Clock::time_point at;
   };
   std::vector<Submitted> submitted_;
   std::vector<Client *> withdrawn_;
@@ -115,11 +115,11 @@ class ProgressEngine : private progress::Work {
   uint64_t withdrawals_taken_ = 0;
   std::vector<pollfd> idle_fds_;  // of the clients the last turn found idle, armed
   bool all_have_fds_ = true;
-  progress::Clock::time_point due_ = progress::Clock::time_point::max();
+  naa::Clock::time_point due_ = naa::Clock::time_point::max();
   progress::Policy policy_;  // its expected: how long the engine was busy last (about a round trip)
-  progress::Expected busy_for_;
+  naa::Expected busy_for_;
   bool busy_ = false;
-  progress::Clock::time_point busy_since_{};
+  naa::Clock::time_point busy_since_{};
 
   const int wake_fd_;
   const uint64_t fork_generation_;

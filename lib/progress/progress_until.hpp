@@ -15,8 +15,8 @@
 namespace naa::progress {
 
 // No timer: nothing waits to be posted.
-inline progress::Clock::time_point no_timer() {
-  return progress::Clock::time_point::max();
+inline naa::Clock::time_point no_timer() {
+  return naa::Clock::time_point::max();
 }
 // Nobody wakes the wait: it ends by done(), its endpoint, its timer or its deadline.
 inline progress::WaitSet *no_waker() {

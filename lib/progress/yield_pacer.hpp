@@ -15,7 +15,7 @@
 
 #include <algorithm>
 
-#include "progress/wait_plan.hpp"  // Clock, nanoseconds
+#include "wait_plan.hpp"  // Clock, nanoseconds
 
 namespace naa::progress {
 

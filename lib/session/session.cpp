@@ -346,7 +346,7 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   // Stamped before the post, not after: a thread descheduled between posting and stamping
   // would measure an exchange shorter than the NAA's handling of it, and the pacing guard,
   // never longer than the exchange, too short for the NAA's first re-arm (doc/protocol.md §4.4).
-  const auto asked = progress::Clock::now();
+  const auto asked = naa::Clock::now();
   ep_->post_recv(recv_buf, protocol::mrsp::kBufferSize, *mrsp_mr_, kMrspRecv);
   ep_->post_send(send_buf, len, *mrsp_mr_, kMrspSend);
 
@@ -355,7 +355,7 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
   bool got_reply = false;
   // The answer is due within microseconds on a fast link: waited for as naa_wait waits for a
   // reply (the wait plan), from how long the process's last exchanges took.
-  static progress::SharedExpected answer_took;
+  static naa::SharedExpected answer_took;
   const progress::Policy policy{progress_.mode, progress_.spin, answer_took.value(), true};
   auto absorb = [&](const transport::Completion &c, bool) {
     if (c.kind == transport::CompletionKind::Send && c.context == kMrspSend) {
@@ -373,7 +373,7 @@ void Session::exchange_memory_regions(size_t len, Deadline deadline) {
     throw Error(NAA_ERR_TIMEOUT, "NAA at " + ep_->peer() +
                                      " did not answer the memory-region "
                                      "exchange in time (NAA_CONNECT_TIMEOUT)");
-  exchange_took_ = progress::Clock::now() - asked;
+  exchange_took_ = naa::Clock::now() - asked;
   answer_took.observe(exchange_took_);
   take_reply(recv_buf, received);
 }
@@ -743,7 +743,7 @@ Deadline::Clock::time_point Session::final_write_not_before() const {
 
 // The pacing timer: Paced -> Posted once the guard has passed; returns when it is due
 // (no_timer() when nothing waits).
-progress::Clock::time_point Session::final_write_due() {
+naa::Clock::time_point Session::final_write_due() {
   if (phase_ != Phase::Paced) return no_timer();
   const auto due = final_write_not_before();
   if (Deadline::Clock::now() < due) return due;
@@ -1149,7 +1149,7 @@ ProgressEngine::Client::Step Session::step() {
   }
 }
 
-progress::Clock::time_point Session::due() const {
+naa::Clock::time_point Session::due() const {
   return phase_ == Phase::Paced ? final_write_not_before() : no_timer();
 }
 

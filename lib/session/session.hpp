@@ -28,7 +28,7 @@
 #include "protocol/pacing.hpp"
 #include "naa.h"
 #include "progress/driver.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "progress/wait_set.hpp"
 #include "progress/progress_engine.hpp"
 #include "protocol/regions.hpp"
@@ -154,7 +154,7 @@ class Session : private progress::ProgressEngine::Client {
   void take_reply(const uint8_t *msg, size_t len);
   void build_chains();
   void post_invocation();
-  progress::Clock::time_point final_write_due();
+  naa::Clock::time_point final_write_due();
   void absorb(const transport::Completion &c, bool first_of_poll);
   void writes_through();
   void replied(const transport::Completion &c);
@@ -170,7 +170,7 @@ class Session : private progress::ProgressEngine::Client {
   Step step() override;
   void announce() override;
   int wait_fd() const override { return ep_->wait_fd(); }
-  progress::Clock::time_point due() const override;
+  naa::Clock::time_point due() const override;
   int settled(naa_status *status);
   progress::Policy policy_locked() const;
   int wait_on_endpoint(naa_status *status);
@@ -201,8 +201,8 @@ class Session : private progress::ProgressEngine::Client {
   // drops when it was last known to be there.
   std::shared_ptr<progress::WaitSet> watch_set_;
   uint64_t watch_drops_ = 0;
-  // How long round trips take, for the wait plan (progress/wait_plan.hpp).
-  progress::Expected round_trip_;
+  // How long round trips take, for the wait plan (wait_plan.hpp).
+  naa::Expected round_trip_;
   // Whether polling paid in its recent waits (NAA_PROGRESS=adaptive); the waits update it.
   mutable progress::SpinBudget spin_budget_;
 

@@ -21,7 +21,7 @@
 #include "naa.h"
 #include "deadline.hpp"
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 namespace naa::transport {
 
@@ -37,8 +37,8 @@ struct ModuleHost {
   uint32_t abi;
   diag::log::Level (*log_threshold)();
   void (*log_write)(diag::log::Level level, const char *fmt, ...);
-  progress::WaitPlan (*wait_plan)(std::chrono::nanoseconds expected, std::chrono::microseconds spin,
-                                  bool woken);
+  naa::WaitPlan (*wait_plan)(std::chrono::nanoseconds expected, std::chrono::microseconds spin,
+                             bool woken);
   std::chrono::microseconds (*idle_nap)(std::chrono::nanoseconds idle);
   std::chrono::microseconds (*idle_slice)(std::chrono::nanoseconds idle);
   void (*yielding_pollers_add)(int delta);

@@ -75,8 +75,7 @@ void write(Level level, const char *fmt, ...) {
 
 }  // namespace diag::log
 
-namespace progress {
-
+// The wait plan (wait_plan.hpp), base functions the module takes from its host.
 WaitPlan wait_plan(nanoseconds expected, microseconds spin, bool woken) {
   return transport::host->wait_plan(expected, spin, woken);
 }
@@ -90,5 +89,4 @@ void yielding_pollers_add(int delta) {
   transport::host->yielding_pollers_add(delta);
 }
 
-}  // namespace progress
 }  // namespace naa

@@ -15,7 +15,7 @@
 #include "error.hpp"
 #include "diag/log.hpp"
 #include "diag/signal_defaults.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/host.hpp"
 #include "transport/module.hpp"
@@ -30,10 +30,10 @@ const ModuleHost &host_table() {
       kModuleAbi,
       &diag::log::threshold,
       &diag::log::write,
-      &progress::wait_plan,
-      &progress::idle_nap,
-      &progress::idle_slice,
-      &progress::yielding_pollers_add,
+      &naa::wait_plan,
+      &naa::idle_nap,
+      &naa::idle_slice,
+      &naa::yielding_pollers_add,
       &descriptor_gate,
       &descriptors_spare,
       &accepts_spare,

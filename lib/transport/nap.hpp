@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A sleep as long as a share of the time nothing came (progress::idle_nap), for the waits that
+// A sleep as long as a share of the time nothing came (naa::idle_nap), for the waits that
 // have no descriptor to sleep on (an shm CQ, a send queue that stays full, the shm listener's
 // queue): they must neither cost a core while nothing comes nor keep a message waiting long
 // after a pause. A waiter that naps from a fixed length upwards instead puts a cliff in the
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "deadline.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 namespace naa::transport {
 
@@ -27,7 +27,7 @@ class Nap {
   }
   // How long take() would sleep now, for a wait that may also end early on a descriptor.
   Deadline::Clock::duration length() const {
-    return std::min(progress::idle_nap(Deadline::Clock::now() - since_), limit_);
+    return std::min(naa::idle_nap(Deadline::Clock::now() - since_), limit_);
   }
   // Something came: the next nap is short again.
   void reset() { since_ = Deadline::Clock::now(); }

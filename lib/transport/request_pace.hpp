@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // When a listener polls for its next connection request instead of sleeping: while requests
-// come within progress::ArrivalPoll::kPollableGap of each other (a program creating handles one
+// come within naa::ArrivalPoll::kPollableGap of each other (a program creating handles one
 // after another), for twice the gap after each one. A sleeping listener would cost every warm
 // naa_create its wake-up (the shm doorbell, the tcp EQ's descriptor: doc/performance.md); a
 // listener nobody talks to, or whose clients come seldom, never polls. Private to lib/transport.
@@ -8,7 +8,7 @@
 
 #include <chrono>
 
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport {
@@ -30,7 +30,7 @@ class RequestPace {
   ListenerCounts counts() const { return counts_; }
 
  private:
-  progress::ArrivalPoll gap_;
+  naa::ArrivalPoll gap_;
   Clock::time_point last_{};
   Clock::time_point poll_until_{};
   ListenerCounts counts_;

@@ -264,7 +264,7 @@ struct TransportOptions {
   // NAA_OFI_WRITE_CHUNK: libfabric writes longer than this are split (SIZE_MAX: never).
   size_t write_chunk = SIZE_MAX;
   // How the waits of a connection's setup (for the peer's acceptance or the client's request)
-  // are spent: polling while the answer is due by the wait plan (progress/wait_plan.hpp: twice
+  // are spent: polling while the answer is due by the wait plan (wait_plan.hpp: twice
   // as long as the last one took, `setup_spin` at least; waking a sleeping thread costs more
   // on a virtual machine than the answer takes on loopback, doc/performance.md), then asleep.
   // NAA_SPIN_US; `setup_sleeps` (NAA_PROGRESS=block): asleep at once.

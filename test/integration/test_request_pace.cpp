@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A listener polls for its next connection request while one is due (request_pace.hpp), over
 // real libfabric tcp and shm on loopback, the listener in a process of its own:
-// - the rule (progress::ArrivalPoll): a poll only after arrivals close together, none for a
+// - the rule (naa::ArrivalPoll): a poll only after arrivals close together, none for a
 //   listener that saw no request or whose requests come seldom, back after a few quick ones
 //   (an idle server's listener: idle_server.sh);
 // - a series of requests close together: the listener is held while a series of requests
@@ -32,7 +32,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
@@ -77,8 +77,8 @@ void check_arrival_rule() {
 }
 
 void test_arrivals_close_together_are_polled_for(void **) {
-  check_arrival_rule<naa::progress::ArrivalPoll>();
-  check_arrival_rule<naa::progress::SharedArrivalPoll>();
+  check_arrival_rule<naa::ArrivalPoll>();
+  check_arrival_rule<naa::SharedArrivalPoll>();
 }
 
 // Takes kConnections requests one after another (counting in `close`, unless null, those that
@@ -91,7 +91,7 @@ bool serve_at_once(Listener &listener, unsigned long *close) {
     eps.push_back(request_within(listener, soon()));
     if (!eps.back()) return false;
     const auto now = Deadline::Clock::now();
-    if (close && i > 0) *close += now - last <= naa::progress::ArrivalPoll::kPollableGap;
+    if (close && i > 0) *close += now - last <= naa::ArrivalPoll::kPollableGap;
     last = now;
   }
   for (auto &ep : eps) ep->accept(soon());
@@ -218,7 +218,7 @@ void check_polled(const char *name) {
                "  %s: %lu requests in the series, %lu of them within %ld us of the one before, "
                "%lu found while polling\n",
                name, counts.requests, close_gaps,
-               static_cast<long>(naa::progress::ArrivalPoll::kPollableGap.count()), counts.polled);
+               static_cast<long>(naa::ArrivalPoll::kPollableGap.count()), counts.polled);
   assert_int_equal(counts.requests, kConnections);
   if (close_gaps < kConnections / 2) {
     std::fprintf(stderr, "  skipped: the requests did not gather in the held listener's queue\n");

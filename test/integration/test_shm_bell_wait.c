@@ -3,7 +3,7 @@
  * naa-server's answer rings it, in every way a program waits: naa_wait, naa_waitany and the
  * progress thread. libfabric 1.17's shm wakes nobody when a peer writes, and a client that
  * naps instead wakes ever more rarely but still often: about 16 times per doubling of the
- * wait (progress/wait_plan.hpp), some 70 times in a 300 ms kernel. A sleep on the bell ends
+ * wait (wait_plan.hpp), some 70 times in a 300 ms kernel. A sleep on the bell ends
  * only for the answer and at the slices that look for a peer gone (at least 100 ms each).
  * The count of voluntary context switches over the wait tells the two apart; no timing is
  * asserted. Needs the test kernel plugin (NAA_TEST_KERNEL_PLUGIN): skipped without it. */
@@ -180,7 +180,7 @@ static void test_waitany_sleeps_on_the_bells(void **state) {
 
 /* naa_wait would take the handle back from the progress thread: the caller sleeps instead, and
  * collects the answer after. The thread dozes first and after the answer (short sleeps that
- * nobody has to wake, progress/wait_plan.hpp), whichever way it sleeps: its wake-ups are
+ * nobody has to wake, wait_plan.hpp), whichever way it sleeps: its wake-ups are
  * counted from 100 ms after the kernel (gate_fill) started for at least 180 ms, all before we
  * let the kernel answer, the peer-gone slices (100 ms and longer) against naps of 1/16 of the
  * idle time (some 16 in 180 ms). A window that a loaded machine stretches allows as many more

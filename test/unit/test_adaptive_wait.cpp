@@ -34,6 +34,7 @@ extern "C" {
 using naa::Deadline;
 using naa::config::Progress;
 using namespace naa::progress;
+using namespace naa;  // the wait plan: Clock, Expected, YieldingPoller
 
 namespace {
 

@@ -182,11 +182,11 @@ RawClient::~RawClient() = default;
 
 void RawClient::round_trip() {
   if (ep_->immediate_consumes_recv()) ep_->post_recv(ctrl_, kCtrlSize, *ctrl_mr_, kImmRecv);
-  const auto start = progress::Clock::now();
+  const auto start = naa::Clock::now();
   ep_->post_writes(*chain_, request_imm_);
   writes_pending_ = reply_pending_ = true;
   wait_done();
-  round_trip_.observe(progress::Clock::now() - start);
+  round_trip_.observe(naa::Clock::now() - start);
 }
 
 void RawClient::absorb(const transport::Completion &c) {

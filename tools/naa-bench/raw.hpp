@@ -18,7 +18,7 @@
 #include "protocol/mrsp.hpp"
 #include "config/options.hpp"  // libnaa's config::Progress (NAA_PROGRESS)
 #include "progress/spin_budget.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::bench {
@@ -46,7 +46,7 @@ class RawClient {
 
   const config::Progress progress_;
   const std::chrono::milliseconds timeout_;
-  progress::Expected round_trip_;     // as a Session learns its round trips, for the wait plan
+  naa::Expected round_trip_;          // as a Session learns its round trips, for the wait plan
   progress::SpinBudget spin_budget_;  // as a Session learns whether polling pays
   Buffer input_, output_;
   std::unique_ptr<transport::Endpoint> ep_;  // before everything registered with it

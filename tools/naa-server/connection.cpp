@@ -49,8 +49,8 @@ bool test_late_accept() {
 // advertisement, over the server's connections: a program that creates handles one after
 // another, or invokes at once, sends it within microseconds, and a connection thread asleep by
 // then costs it a wake-up (a large share of a warm ofi+shm naa_create, doc/performance.md).
-progress::SharedArrivalPoll &first_message() {
-  static progress::SharedArrivalPoll poll;
+naa::SharedArrivalPoll &first_message() {
+  static naa::SharedArrivalPoll poll;
   return poll;
 }
 
@@ -225,9 +225,8 @@ void Connection::run() {
       }
     }
   } catch (const Error &e) {
-    if (e.code() == NAA_ERR_CONNECTION && invocations_ == 0 &&
-        replied_ != progress::Clock::time_point{})
-      first_message().observe(progress::Clock::now() - replied_);  // it said goodbye first
+    if (e.code() == NAA_ERR_CONNECTION && invocations_ == 0 && replied_ != naa::Clock::time_point{})
+      first_message().observe(naa::Clock::now() - replied_);  // it said goodbye first
     if (e.code() == NAA_ERR_CONNECTION)
       NAA_LOG_INFO("client %s: %s (after %" PRIu64 " invocations)", peer.c_str(), e.what(),
                    invocations_);
@@ -238,21 +237,21 @@ void Connection::run() {
   }
 }
 
-// Polls while the client's next invocation is due by the wait plan (progress/wait_plan.hpp:
+// Polls while the client's next invocation is due by the wait plan (wait_plan.hpp:
 // twice as long as it took to come after our recent replies, --spin-us at least; a new
 // connection's first message while the server's recent clients sent theirs within 1 ms of the
-// advertisement, progress::ArrivalPoll), then sleeps
+// advertisement, naa::ArrivalPoll), then sleeps
 // in the transport: a blocked thread's wake-up is most of a small round trip, and a client
 // that stopped invoking costs nothing after a few of its round trips.
 size_t Connection::next_completions(transport::Completion *c, size_t max, Deadline idle_until) {
   size_t n = ep_->poll(c, max);
   if (n == 0) {
-    const auto now = progress::Clock::now();
+    const auto now = naa::Clock::now();
     const auto idle = now - last_news_;
-    const progress::nanoseconds poll_for =
+    const naa::nanoseconds poll_for =
         invocations_ == 0
             ? first_message().due(spin_)
-            : progress::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
+            : naa::wait_plan(next_invocation_.value(), spin_, ep_->wait_fd() >= 0).poll;
     if (may_poll(now, idle, poll_for)) {
       polling_.poll();
       // The client may share this core (loopback, shm): it moves meanwhile. Every few
@@ -272,7 +271,7 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
   }
   if (n > 0) {
     polling_.stop();
-    last_news_ = progress::Clock::now();
+    last_news_ = naa::Clock::now();
   }
   return n;
 }
@@ -283,8 +282,8 @@ size_t Connection::next_completions(transport::Completion *c, size_t max, Deadli
 // (progress/busy_node.hpp), nor while this connection's polls did not pay lately
 // (progress/spin_budget.hpp), which it learns from the polls that end in the next invocation
 // or in a sleep.
-bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
-                          progress::nanoseconds poll_for) {
+bool Connection::may_poll(naa::Clock::time_point now, naa::nanoseconds idle,
+                          naa::nanoseconds poll_for) {
   if (!adaptive_) return idle < poll_for;
   if (idle >= poll_for || progress::node_oversubscribed(now, this)) {
     if (spell_ == Spell::Polled && idle >= poll_for) {
@@ -303,7 +302,7 @@ bool Connection::may_poll(progress::Clock::time_point now, progress::nanoseconds
 
 // Adaptive: while the node is oversubscribed this thread sleeps on the client's CPU, where the
 // transport tells it (client_cpu.hpp); otherwise on naa-server's CPUs.
-void Connection::place_before_sleep(progress::Clock::time_point now) {
+void Connection::place_before_sleep(naa::Clock::time_point now) {
   if (!adaptive_) return;
   if (progress::node_oversubscribed(now, this))
     client_cpu_.follow(ep_->peer_cpu(), ep_->peer());
@@ -329,10 +328,10 @@ void Connection::invocation_came() {
 // sleeps on descriptors alone, the stop's among them (an idle connection wakes only for its
 // client, its idle timeout or the stop); elsewhere the stop flag is looked at as rarely as the
 // transport wakes for a client idle that long (`idle`), kStopCheckMs at least.
-Deadline Connection::sleep_until(Deadline until, progress::Clock::duration idle) const {
+Deadline Connection::sleep_until(Deadline until, naa::Clock::duration idle) const {
   if (stop_.fd() >= 0 && ep_->wait_sleeps_through()) return until;
-  const Deadline slice = Deadline::after(std::max<progress::Clock::duration>(
-      std::chrono::milliseconds(kStopCheckMs), progress::idle_slice(idle)));
+  const Deadline slice = Deadline::after(std::max<naa::Clock::duration>(
+      std::chrono::milliseconds(kStopCheckMs), naa::idle_slice(idle)));
   return slice.remaining() < until.remaining() ? slice : until;
 }
 
@@ -341,10 +340,9 @@ Deadline Connection::sleep_until(Deadline until, progress::Clock::duration idle)
 bool Connection::exchange_memory_regions() {
   const std::string &peer = ep_->peer();
   Deadline deadline = Deadline::after(mrsp_timeout_);
-  static progress::SharedExpected request_took;
-  const auto accepted = progress::Clock::now();
-  const Deadline poll_until =
-      Deadline::after(progress::wait_plan(request_took.value(), spin_).poll);
+  static naa::SharedExpected request_took;
+  const auto accepted = naa::Clock::now();
+  const Deadline poll_until = Deadline::after(naa::wait_plan(request_took.value(), spin_).poll);
   size_t received = 0;
   bool got = false;
   while (!got) {
@@ -357,7 +355,7 @@ bool Connection::exchange_memory_regions() {
       if (c[i].kind == transport::CompletionKind::Recv && c[i].context == kMrspRecv) {
         got = true;
         received = c[i].bytes;
-        request_took.observe(progress::Clock::now() - accepted);
+        request_took.observe(naa::Clock::now() - accepted);
       }
     if (!got && deadline.expired()) {
       NAA_LOG_WARN("client %s sent no memory-region request within %ld ms; dropping it",
@@ -405,7 +403,7 @@ bool Connection::exchange_memory_regions() {
 
 // The client's first message is due from here.
 void Connection::advertised(const char *how) {
-  replied_ = last_news_ = progress::Clock::now();
+  replied_ = last_news_ = naa::Clock::now();
   NAA_LOG_INFO("client %s: %zu regions, %" PRIu64 " bytes allocated, advertised %s",
                ep_->peer().c_str(), handler_.parameters().size(), handler_.reserved(), how);
 }
@@ -539,7 +537,7 @@ void Connection::post_invocation_recv() {
 // (last_news_): --reference-guard-us, or, if longer, twice the slowest of our replies' writes
 // (before the first, the advertisement) to complete, the client's acknowledgement, which its
 // own final write waits for likewise. The slowest, forgotten only over hundreds of replies
-// (progress::Peak), and twice it, because that acknowledgement varies from one write to the
+// (naa::Peak), and twice it, because that acknowledgement varies from one write to the
 // next with the load of both hosts (Soft-RoCE acknowledges from a kernel thread, which a busy
 // host runs late) and a reply that comes early kills the client, whereas a late one costs it
 // only the wait.
@@ -547,9 +545,8 @@ void Connection::post_invocation_recv() {
 // when it comes before its write's completion (doc/protocol.md §4.4); libnaa takes both in
 // either order.
 // Returns the guard, for the log.
-progress::Clock::duration Connection::hold_reply() const {
-  const auto guard =
-      std::max<progress::Clock::duration>(reference_guard_, 2 * reply_acked_.value());
+naa::Clock::duration Connection::hold_reply() const {
+  const auto guard = std::max<naa::Clock::duration>(reference_guard_, 2 * reply_acked_.value());
   std::this_thread::sleep_until(last_news_ + guard);
   return guard;
 }
@@ -573,7 +570,7 @@ void Connection::order_acknowledgements_first(transport::Completion *c, size_t n
 // ones whose replies are guarded.
 void Connection::acknowledged(const char *what) {
   if (unacknowledged_.empty()) return;
-  const progress::Clock::duration took = last_news_ - unacknowledged_.front();
+  const naa::Clock::duration took = last_news_ - unacknowledged_.front();
   unacknowledged_.pop_front();
   reply_acked_.observe(took);
   NAA_LOG_DEBUG(
@@ -590,10 +587,9 @@ void Connection::invoke(uint32_t v) {
   uint32_t reply = protocol::imm::naa_reply(*rc);
   if (!energy_answer_.empty())
     reply |= protocol::energy_report::in_immediate(handler_.last_kernel_uj());
-  const progress::Clock::duration guard =
-      reference_client_ ? hold_reply() : progress::Clock::duration(0);
+  const naa::Clock::duration guard = reference_client_ ? hold_reply() : naa::Clock::duration(0);
   ep_->post_writes(*reply_chain_, reply);
-  replied_ = progress::Clock::now();
+  replied_ = naa::Clock::now();
   if (reference_client_) unacknowledged_.push_back(replied_);
   using std::chrono::microseconds;
   NAA_LOG_DEBUG("client %s: invocation %" PRIu64

@@ -20,7 +20,7 @@
 #include "protocol/mrsp.hpp"
 #include "progress/busy_node.hpp"
 #include "progress/spin_budget.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "stop_signal.hpp"
 #include "transport/transport.hpp"
 
@@ -59,14 +59,13 @@ class Connection final : private progress::PeerBeside {
   void acknowledged(const char *what);
   void invoke(uint32_t imm);
   size_t next_completions(transport::Completion *c, size_t max, Deadline idle_until);
-  Deadline sleep_until(Deadline until, progress::Clock::duration idle) const;
-  bool may_poll(progress::Clock::time_point now, progress::nanoseconds idle,
-                progress::nanoseconds poll_for);
+  Deadline sleep_until(Deadline until, naa::Clock::duration idle) const;
+  bool may_poll(naa::Clock::time_point now, naa::nanoseconds idle, naa::nanoseconds poll_for);
   void invocation_came();
-  void place_before_sleep(progress::Clock::time_point now);
+  void place_before_sleep(naa::Clock::time_point now);
   bool peer_beside() const override { return ep_->peer_beside(); }
   void post_invocation_recv();
-  progress::Clock::duration hold_reply() const;
+  naa::Clock::duration hold_reply() const;
   static constexpr size_t kBatch = 8;  // completions taken at a time
   static void order_acknowledgements_first(transport::Completion *c, size_t n);
 
@@ -81,21 +80,21 @@ class Connection final : private progress::PeerBeside {
   const std::chrono::microseconds reference_guard_;  // --reference-guard-us
   // How long our replies' writes took to complete, the slowest of them remembered
   // (hold_reply()).
-  progress::Peak reply_acked_;
+  naa::Peak reply_acked_;
   // Whether polling for the next invocation paid lately (adaptive), and what this wait for it
   // did so far.
   progress::SpinBudget spin_budget_;
   enum class Spell { None, Polled, GaveUp, Skipped, Settled } spell_ = Spell::None;
-  progress::nanoseconds polled_for_{0};  // GaveUp: the spell it polled, from spell_from_
-  progress::Clock::time_point spell_from_{};
-  progress::Expected next_invocation_;     // how long after a reply the next invocation comes
-  progress::Clock::time_point replied_{};  // when the last reply was posted
+  naa::nanoseconds polled_for_{0};  // GaveUp: the spell it polled, from spell_from_
+  naa::Clock::time_point spell_from_{};
+  naa::Expected next_invocation_;     // how long after a reply the next invocation comes
+  naa::Clock::time_point replied_{};  // when the last reply was posted
   // When each of our posts whose completion has not come yet went out, oldest first: the
   // advertisement's send and the replies' writes, whose completions come in that order on an
   // RC queue pair (acknowledged()). A reference client's only; each post's completion comes,
   // so it stays as short as the send queue.
-  std::deque<progress::Clock::time_point> unacknowledged_;
-  progress::Clock::time_point last_news_ = progress::Clock::now();  // the last completion
+  std::deque<naa::Clock::time_point> unacknowledged_;
+  naa::Clock::time_point last_news_ = naa::Clock::now();  // the last completion
   const StopSignal &stop_;
   Handler handler_;  // owns the regions: declared before the registrations of them
   bool started_ = false;
@@ -112,9 +111,9 @@ class Connection final : private progress::PeerBeside {
   uint64_t invocations_ = 0;
   uint64_t stray_messages_ = 0;
   unsigned empty_polls_ = 0;  // while polling for the next invocation
-  // Among progress::yielding_pollers() while polling for the next invocation: that poll yields
+  // Among naa::yielding_pollers() while polling for the next invocation: that poll yields
   // every few microseconds (next_completions()).
-  progress::YieldingPoller polling_;
+  naa::YieldingPoller polling_;
   ClientCpu client_cpu_;  // adaptive: this thread's CPU while the node is oversubscribed
 
   // Declared before everything registered with it (destroyed after them).

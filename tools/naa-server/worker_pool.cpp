@@ -59,7 +59,7 @@ void WorkerPool::poll_for_job(std::unique_lock<std::mutex> &lock, std::chrono::n
   const Clock::time_point until = Clock::now() + due;
   lock.unlock();
   {
-    progress::YieldingPoller yielding;
+    naa::YieldingPoller yielding;
     yielding.poll();
     // The client's process may need this core (loopback): it moves meanwhile.
     while (waiting_jobs_.load(std::memory_order_acquire) == 0 && Clock::now() < until)

@@ -4,7 +4,7 @@
 // sizeable share of a connection's setup on loopback (doc/performance.md).
 // At most `max_parked` wait, each at most `park_time`, and an idle server is back to its
 // listening threads after `park_time`. A parked thread sleeps on a condition variable until a
-// client comes or its time is up, except while the next client is due (progress::ArrivalPoll,
+// client comes or its time is up, except while the next client is due (naa::ArrivalPoll,
 // the gap from a thread parking to the next client, at least `spin`): waking it would cost
 // the next client's setup a wake-up (doc/performance.md).
 #pragma once
@@ -19,7 +19,7 @@
 #include <thread>
 #include <utility>
 
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 namespace naa::server {
 
@@ -75,7 +75,7 @@ class WorkerPool {
   size_t parked_ = 0;                      // under mu_
   bool stopping_ = false;                  // under mu_
   Clock::time_point last_parked_{};        // under mu_
-  progress::ArrivalPoll gap_;              // from a thread parking to the next job; under mu_
+  naa::ArrivalPoll gap_;                   // from a thread parking to the next job; under mu_
 };
 
 }  // namespace naa::server

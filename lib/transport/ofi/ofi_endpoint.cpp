@@ -292,7 +292,7 @@ void OfiEndpoint::check_events() {
 // it sleeps on descriptors: interrupted_ then tells so. shm's peers
 // write into our region without waking the CQ's wait object (fi_cq_sread sleeps its whole
 // timeout through a message), so there the slices are naps of a share of the time since the
-// last completion (progress/wait_plan.hpp): a message after a pause waits a share of the pause.
+// last completion (wait_plan.hpp): a message after a pause waits a share of the pause.
 size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, int interrupt) {
   interrupted_ = false;
   if (!cq_wakes_) {
@@ -307,7 +307,7 @@ size_t OfiEndpoint::sleep_on_cq(Completion *out, size_t max, Deadline deadline, 
   // grows with the time nothing came: a fixed slice would make many idle connections of
   // naa-server cost a share of a core (doc/performance.md).
   const auto slice =
-      std::chrono::duration_cast<std::chrono::milliseconds>(progress::idle_slice(nap_.idle()));
+      std::chrono::duration_cast<std::chrono::milliseconds>(naa::idle_slice(nap_.idle()));
   fi_cq_data_entry entries[8];
   ssize_t rc = fi_cq_sread(cq_, entries, std::min<size_t>(max, 8), nullptr,
                            deadline.remaining_ms(static_cast<int>(slice.count())));

@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 namespace naa::transport::ofi {
 
@@ -19,7 +19,7 @@ namespace {
 
 // How long the process's connections took to be made, the server's acceptances and the
 // clients' connects apart.
-progress::SharedExpected connect_took, accept_took;
+naa::SharedExpected connect_took, accept_took;
 
 }  // namespace
 
@@ -92,10 +92,9 @@ void OfiEndpoint::reject(const char *reason) {
 
 // Polls while the connection is due (TransportOptions::setup_spin), then sleeps in slices.
 void OfiEndpoint::wait_connected(Deadline deadline, const std::string &what) {
-  progress::SharedExpected &took = pep_ == nullptr ? connect_took : accept_took;
-  const Deadline poll_until =
-      Deadline::after(setup_sleeps_ ? progress::microseconds(0)
-                                    : progress::wait_plan(took.value(), setup_spin_).poll);
+  naa::SharedExpected &took = pep_ == nullptr ? connect_took : accept_took;
+  const Deadline poll_until = Deadline::after(
+      setup_sleeps_ ? naa::microseconds(0) : naa::wait_plan(took.value(), setup_spin_).poll);
   for (;;) {
     const bool polling = !poll_until.expired();
     if (read_connection_event(polling, deadline, what)) {

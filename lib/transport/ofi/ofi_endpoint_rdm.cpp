@@ -22,7 +22,7 @@
 
 #include "process_id.hpp"
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_leftovers.hpp"
@@ -73,11 +73,10 @@ std::optional<control::Message> OfiEndpoint::next_control(control::Type type, De
 // least), then napped for. Napping at once, a warm naa_create over shm would wake from a
 // nap begun just before the answer came, which sleeps several times what it asked for.
 std::optional<control::Message> OfiEndpoint::await_accept(Deadline deadline) {
-  static progress::SharedExpected accept_took;
+  static naa::SharedExpected accept_took;
   const auto start = Deadline::Clock::now();
-  const Deadline poll_until =
-      Deadline::after(setup_sleeps_ ? progress::microseconds(0)
-                                    : progress::wait_plan(accept_took.value(), setup_spin_).poll);
+  const Deadline poll_until = Deadline::after(
+      setup_sleeps_ ? naa::microseconds(0) : naa::wait_plan(accept_took.value(), setup_spin_).poll);
   std::optional<control::Message> answer;
   while (!(answer = poll_control(control::Type::Accept)) && !poll_until.expired() &&
          !deadline.expired())

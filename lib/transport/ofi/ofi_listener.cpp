@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
@@ -71,7 +71,7 @@ OfiListener::OfiListener(const std::string &provider, const std::string &host, u
 std::unique_ptr<Endpoint> OfiListener::next_request(Deadline deadline) {
   bool held_off = false;
   bool stirred = false;
-  progress::YieldingPoller yielding;
+  naa::YieldingPoller yielding;
   for (;;) {
     uint32_t event = 0;
     // The connection request's private data follows the entry.
@@ -160,7 +160,7 @@ void OfiListener::poll_for_request(bool woken) {
   }
   if (!woken || !polls_pay_ || options_.setup_sleeps) return;
   socket_came_ = now;
-  request_due_ = now + progress::wait_plan(request_took_.value(), options_.setup_spin).poll;
+  request_due_ = now + naa::wait_plan(request_took_.value(), options_.setup_spin).poll;
 }
 
 }  // namespace naa::transport::ofi

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/ofi/ofi_context.hpp"
 #include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
@@ -64,7 +64,7 @@ class OfiListener : public Listener {
   Deadline::Clock::time_point request_due_{};  // polling until then; the epoch: not polling
   Deadline::Clock::time_point socket_came_{};
   bool polls_pay_ = true;
-  progress::Expected request_took_;  // from a wake-up without a request to the request
+  naa::Expected request_took_;  // from a wake-up without a request to the request
   RequestPace pace_;         // polls between requests that come close together (request_pace.hpp)
   unsigned long stirs_ = 0;  // ListenerCounts::stirs
 };

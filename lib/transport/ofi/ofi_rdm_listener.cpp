@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "diag/log.hpp"
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
@@ -139,7 +139,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   Deadline::Clock::time_point bell_from{};  // rings before this do not end a nap
   unsigned rings = 0;                       // sleeps of this call that a ring ended
   DescriptorClaim claim;  // while starved: the tcp listener leaves the freed descriptors to it
-  progress::YieldingPoller yielding;
+  naa::YieldingPoller yielding;
   for (;;) {
     bool starved = false;
     {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "progress/wait_plan.hpp"
+#include "wait_plan.hpp"
 
 #include <algorithm>
 
-namespace naa::progress {
+namespace naa {
 namespace {
 
 constexpr microseconds kMaxPoll{5000};
@@ -47,4 +47,4 @@ unsigned yielding_pollers() {
   return all - std::min(all, yielding_here);
 }
 
-}  // namespace naa::progress
+}  // namespace naa

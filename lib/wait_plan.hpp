@@ -25,7 +25,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace naa::progress {
+namespace naa {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::microseconds;
@@ -145,4 +145,4 @@ class YieldingPoller {
   bool on_ = false;
 };
 
-}  // namespace naa::progress
+}  // namespace naa
