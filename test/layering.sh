@@ -15,7 +15,6 @@ config->transport   config/params.hpp builds transport::TransportOptions
 diag->config        diag/log.cpp and stats.cpp read their parameters from config/params
 diag->energy        diag/stats.cpp attributes the energy meter's readings to invocation windows
 diag->protocol      diag/stats counts protocol regions and MRSP codes
-protocol->config    protocol/pacing.cpp takes its bounds from config/options
 "
 rank() {
   i=0

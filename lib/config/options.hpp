@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "protocol/pacing.hpp"
+
 namespace naa::config {
 
 // NAA_TIMEOUT (each naa_wait, default 60) and NAA_CONNECT_TIMEOUT (connecting plus MRSP in
@@ -47,7 +49,8 @@ int parse_cpu(const std::string &text, const std::string &source);
 // with a gap of at least 50 µs; the default doubles that for hosts with noisier timing.
 // Application time between calls counts toward the guard; 0 turns pacing off.
 inline constexpr std::chrono::microseconds kDefaultPacing{100};
-inline constexpr uint64_t kMaxMicroseconds = 10000000;  // NAA_PACING_US, NAA_SPIN_US: 10 s
+// NAA_PACING_US, NAA_SPIN_US: 10 s, the longest pacing guard.
+inline constexpr uint64_t kMaxMicroseconds = protocol::kMaxGuard.count();
 // NAA_PACING_ADAPTIVE: 1 (default) lets the guard grow with the NAA (lib/protocol/pacing.hpp), 0
 // keeps it at NAA_PACING_US.
 bool parse_switch(const std::string &text, const std::string &source);

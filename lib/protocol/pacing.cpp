@@ -5,8 +5,6 @@
 #include <map>
 #include <mutex>
 
-#include "config/options.hpp"
-
 namespace naa::protocol {
 namespace {
 
@@ -43,8 +41,7 @@ std::chrono::microseconds Pacing::guard() const {
   const std::chrono::microseconds g =
       std::max(floor_, std::chrono::duration_cast<std::chrono::microseconds>(event));
   const unsigned n = std::min(doublings_of(naa_), 20u);
-  const auto cap = std::chrono::microseconds(config::kMaxMicroseconds);
-  return std::min(cap, g * (1L << n));
+  return std::min(kMaxGuard, g * (1L << n));
 }
 
 std::chrono::microseconds Pacing::unanswered() {

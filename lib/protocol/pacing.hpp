@@ -23,6 +23,10 @@
 
 namespace naa::protocol {
 
+// The longest guard, however often it doubled, and the largest NAA_PACING_US
+// (config/options.hpp): 10 s.
+inline constexpr std::chrono::microseconds kMaxGuard{10000000};
+
 class Pacing {
  public:
   // For a new connection to `naa` ("host:port") whose memory-region exchange took
