@@ -12,9 +12,7 @@ order="base diag protocol config energy rm transport progress session api"
 debts="
 config->rm          config/settings.hpp and params.cpp use rm's resolver and spread checks
 config->transport   config/params.hpp builds transport::TransportOptions
-diag->config        diag/log.cpp and stats.cpp read their parameters from config/params
-diag->energy        diag/stats.cpp attributes the energy meter's readings to invocation windows
-diag->protocol      diag/stats counts protocol regions and MRSP codes
+diag->config        diag/log.cpp reads its parameters from config/params
 "
 rank() {
   i=0

@@ -15,13 +15,13 @@
 #include "api/profiling.hpp"
 #include "protocol/regions.hpp"
 #include "session/session.hpp"
-#include "diag/stats.hpp"
+#include "session/stats.hpp"
 
 namespace naa::api {
 namespace {
 
-using diag::stats::Call;
 using session::Session;
+using session::stats::Call;
 
 // Never destroyed: sessions the program did not finalize must not be torn down by static
 // destructors racing the fabric libraries' own exit handlers.
@@ -36,7 +36,7 @@ constexpr const char kVersion[] =
     NAA_STR(NAA_VERSION_MAJOR) "." NAA_STR(NAA_VERSION_MINOR) "." NAA_STR(NAA_VERSION_PATCH);
 
 // When the invocation handle id's call completed was seen at each stage (NAA_STATS, NAA_TRACE).
-std::optional<naa::diag::stats::Stages> stages_of(uint64_t id) {
+std::optional<naa::session::stats::Stages> stages_of(uint64_t id) {
   const auto session = handles().find(id);
   if (!session) return std::nullopt;
   Session::Stages s = session->last_stages();
@@ -44,7 +44,7 @@ std::optional<naa::diag::stats::Stages> stages_of(uint64_t id) {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
   };
-  return naa::diag::stats::Stages{
+  return naa::session::stats::Stages{
       ns(s.invoked), ns(s.written),  ns(s.final_posted), ns(s.final_post_returned),
       ns(s.replied), s.naa_measured, s.naa_uj,           std::move(s.naa_source)};
 }
@@ -54,10 +54,10 @@ std::optional<naa::diag::stats::Stages> stages_of(uint64_t id) {
 // thread. Each call is observed (NAA_STATS, NAA_TRACE) as `call`; *completed (may be null)
 // tells whether a naa_test completed the invocation.
 template <class Body>
-int entry(const char *function, naa::diag::stats::Call call, const naa_handle *handle, Body body,
+int entry(const char *function, naa::session::stats::Call call, const naa_handle *handle, Body body,
           const bool *completed = nullptr) {
   const naa::diag::log::Deferred deferred;  // the handler sees the call's lines once it unlocked
-  const uint64_t t0 = naa::diag::stats::start(call);
+  const uint64_t t0 = naa::session::stats::start(call);
   const uint64_t id_before = handle != nullptr ? handle->id : 0;
   std::string cause;
   const int code = guarded(function, body, &cause);
@@ -65,8 +65,8 @@ int entry(const char *function, naa::diag::stats::Call call, const naa_handle *h
   if (t0 != 0) {
     const bool done = completed != nullptr && *completed;
     const auto stages =
-        naa::diag::stats::completes(call, code, done) ? stages_of(id) : std::nullopt;
-    naa::diag::stats::finish(call, function, t0, id, code, done, stages ? &*stages : nullptr);
+        naa::session::stats::completes(call, code, done) ? stages_of(id) : std::nullopt;
+    naa::session::stats::finish(call, function, t0, id, code, done, stages ? &*stages : nullptr);
   }
   if (code != NAA_SUCCESS) naa::diag::last_error::record(function, id, code, std::move(cause));
   return code;
@@ -85,11 +85,12 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
     const uint8_t code = checked_function_code(function_code);
     auto regions = naa::protocol::layout_regions(inputs, n_inputs, outputs, n_outputs);
     auto settings = naa::config::Settings::resolve_shared(attr);
-    naa::diag::stats::enable(settings->params);
+    naa::session::stats::enable(settings->params);
     auto session = naa::session::open_session(code, regions, n_inputs, std::move(settings));
     const std::string naa_address = session->peer();
     handle->id = handles().insert(std::move(session));
-    if (naa::diag::stats::on()) naa::diag::stats::created(handle->id, code, naa_address, regions);
+    if (naa::session::stats::on())
+      naa::session::stats::created(handle->id, code, naa_address, regions);
     return static_cast<int>(NAA_SUCCESS);
   });
 }
@@ -214,7 +215,7 @@ int pnaa_finalize(naa_handle *handle) {
     // then destroyed when that call returns.
     handles().remove(handle->id);
     naa::diag::last_error::forget(handle->id);
-    naa::diag::stats::finalized(handle->id);
+    naa::session::stats::finalized(handle->id);
     handle->id = 0;
     return static_cast<int>(NAA_SUCCESS);
   });
@@ -269,13 +270,13 @@ int pnaa_last_error(const naa_handle *handle, char *buf, size_t len) {
 
 int pnaa_stats_get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
   return entry("naa_stats_get", Call::Other, nullptr,
-               [&] { return naa::diag::stats::get(totals, functions, max_functions); });
+               [&] { return naa::session::stats::get(totals, functions, max_functions); });
 }
 
 int pnaa_stats_energy_get(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
                           size_t max_functions) {
   return entry("naa_stats_energy_get", Call::Other, nullptr,
-               [&] { return naa::diag::stats::energy(totals, functions, max_functions); });
+               [&] { return naa::session::stats::energy(totals, functions, max_functions); });
 }
 
 int pnaa_handle_info(const naa_handle *handle, naa_handle_info_t *info) {

@@ -4,7 +4,7 @@
 // (SLURM_JOB_ID, SLURM_STEP_ID, the rank), created when tracing starts: events wait in memory
 // until NAA_TRACE_BUFFER of them are written as one block, the rest and the end of the
 // document at exit, so that memory stays bounded however long the process runs. Fed by
-// lib/diag/stats.cpp, which owns the per-handle figures both use.
+// lib/session/stats.cpp, which owns the per-handle figures both use.
 #pragma once
 
 #include <cstddef>

@@ -8,7 +8,7 @@
 #include "protocol/immediate.hpp"
 #include "diag/last_error.hpp"
 #include "diag/log.hpp"
-#include "diag/stats.hpp"
+#include "session/stats.hpp"
 #include "energy/energy.hpp"
 #include "progress/progress_until.hpp"
 
@@ -725,9 +725,9 @@ void Session::post_invocation() {
     // Stamped before the post, not after: a thread descheduled between posting and stamping
     // would make the round trip look shorter than it is, and the guard learnt from it too short.
     // Only pacing and the stages (NAA_STATS, NAA_TRACE) read it.
-    if (pacing_.enabled() || diag::stats::on()) final_write_posted_ = Deadline::Clock::now();
+    if (pacing_.enabled() || stats::on()) final_write_posted_ = Deadline::Clock::now();
     ep_->post_writes(*chain_, request_imm_);
-    if (diag::stats::on()) final_write_returned_ = Deadline::Clock::now();
+    if (stats::on()) final_write_returned_ = Deadline::Clock::now();
     phase_ = Phase::Posted;
     return;
   }
@@ -750,7 +750,7 @@ naa::Clock::time_point Session::final_write_due() {
   phase_ = Phase::Posted;
   final_write_posted_ = Deadline::Clock::now();  // before the post, as in post_invocation()
   ep_->post_final_write(*chain_, request_imm_);
-  if (diag::stats::on()) final_write_returned_ = Deadline::Clock::now();
+  if (stats::on()) final_write_returned_ = Deadline::Clock::now();
   return no_timer();
 }
 
@@ -758,7 +758,7 @@ naa::Clock::time_point Session::final_write_due() {
 // NAA_TRACE (Stages): completions seen at once share their time, so that the NAA's service is
 // not made of the nanoseconds between two of them.
 void Session::absorb(const transport::Completion &c, bool first_of_poll) {
-  if (first_of_poll && (pacing_.enabled() || diag::stats::on())) seen_at_ = Deadline::Clock::now();
+  if (first_of_poll && (pacing_.enabled() || stats::on())) seen_at_ = Deadline::Clock::now();
   switch (c.kind) {
     case transport::CompletionKind::Writes:
       writes_through();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// How an invocation's stages (diag::stats::Stages) divide it into the transfer and the NAA's
+// How an invocation's stages (session::stats::Stages) divide it into the transfer and the NAA's
 // service (naa_stats_get(3)): with our writes seen complete first, the transfer ends there;
 // with the NAA's reply seen first (over ofi+shm our writes' completion may come after it), the
 // transfer ends when the final write's post returned, which holds what the post copied, never
@@ -15,11 +15,11 @@ extern "C" {
 
 #include <cstdlib>
 
-#include "diag/stats.hpp"
+#include "session/stats.hpp"
 
 namespace {
 
-namespace stats = naa::diag::stats;
+namespace stats = naa::session::stats;
 
 // The transfer and service (ns) that one completed invocation with these stages adds to a new
 // handle's line.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "diag/stats.hpp"
+#include "session/stats.hpp"
 
 #include <pthread.h>
 #include <time.h>
@@ -22,7 +22,7 @@
 #include "diag/trace.hpp"
 #include "energy/energy.hpp"
 
-namespace naa::diag::stats {
+namespace naa::session::stats {
 namespace detail {
 std::atomic<int> state{-1};
 }  // namespace detail
@@ -126,7 +126,7 @@ void print() {
   if (forked_child && totals_.creates == 0 && totals_.completion_calls == 0 && lines().empty())
     return;
   char who[64];
-  const int r = rank();
+  const int r = diag::rank();
   if (r >= 0)
     snprintf(who, sizeof who, "naa-stats[%d, rank %d]", static_cast<int>(getpid()), r);
   else
@@ -157,7 +157,7 @@ void print() {
   for (size_t c = 1; c < kCodes; ++c)
     if (totals_.errors[c] > 0)
       errors += " " + std::to_string(totals_.errors[c]) + " x " + std::to_string(c) + " (" +
-                error_text(static_cast<int>(c)) + ");";
+                diag::error_text(static_cast<int>(c)) + ");";
   out += std::string(who) + ": errors:" + (errors.empty() ? " none" : errors) + "\n";
   print_energy(who, &out);
   ssize_t ignored = ::write(STDERR_FILENO, out.data(), out.size());
@@ -190,7 +190,7 @@ std::string switch_on_locked(int bits, const config::params::Values &values) {
     const std::string &dir = values.text("NAA_TRACE");
     try {
       if (!dir.empty())
-        why = trace::open(
+        why = diag::trace::open(
             dir, config::parse_trace_buffer(values.text("NAA_TRACE_BUFFER"), "NAA_TRACE_BUFFER"));
     } catch (const Error &e) {
       why = e.what();
@@ -220,8 +220,8 @@ void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Sta
                                : std::clamp(st.final_post_returned, final_posted, st.replied);
   const uint64_t serving = std::max(written, final_posted);
   if (observed & detail::kTrace) {
-    trace::stage(handle_id, "transfer", st.invoked, written);
-    trace::stage(handle_id, "NAA service", serving, st.replied);
+    diag::trace::stage(handle_id, "transfer", st.invoked, written);
+    diag::trace::stage(handle_id, "NAA service", serving, st.replied);
   }
   if (!(observed & detail::kStats)) return;
   ++f->served;
@@ -267,7 +267,7 @@ double close_window(Handle *h, int observed, uint64_t t1, uint64_t uj, uint64_t 
   e.bytes += h->window_bytes;
   e.s += static_cast<double>(t1 - h->window_t0) / 1e9;
   e.j += j;
-  if (observed & detail::kTrace) trace::energy(read_ns, static_cast<double>(uj) / 1e6);
+  if (observed & detail::kTrace) diag::trace::energy(read_ns, static_cast<double>(uj) / 1e6);
   return j;
 }
 // The NAA's joules over the kernel run of h's completed invocation, as its reply reported
@@ -280,7 +280,7 @@ double naa_energy(Handle *h, int observed, const Stages &st) {
   e.naa_j += j;
   e.naa_source = st.naa_source;
   naa_joules += j;
-  if (observed & detail::kTrace) trace::energy(now_ns(), naa_joules, "NAA energy");
+  if (observed & detail::kTrace) diag::trace::energy(now_ns(), naa_joules, "NAA energy");
   return j;
 }
 }  // namespace
@@ -305,7 +305,7 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
     h->window_uj0 = invoke_uj;
     h->window_bytes = (h->started ? h->steady_out : h->first_out) + h->back;
     if (invoke_read && (observed & detail::kTrace))
-      trace::energy(invoke_read_ns, static_cast<double>(invoke_uj) / 1e6);
+      diag::trace::energy(invoke_read_ns, static_cast<double>(invoke_uj) / 1e6);
   }
   double window_j = -1;  // none measured
   if (h != nullptr && h->window_open && completes(call, code, completed)) {
@@ -322,14 +322,14 @@ void finish(Call call, const char *function, uint64_t t0, uint64_t handle_id, in
   if (observed & detail::kTrace) {
     const bool ends = h != nullptr && h->in_flight && completes(call, code, completed);
     if (call == Call::Invoke && code == NAA_SUCCESS && h != nullptr) {
-      trace::invocation_begin(handle_id, t0, f->function_code, f->naa,
-                              h->started ? h->steady_out : h->first_out, h->back);
+      diag::trace::invocation_begin(handle_id, t0, f->function_code, f->naa,
+                                    h->started ? h->steady_out : h->first_out, h->back);
       h->in_flight = true;
     }
-    trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
-                f != nullptr ? f->naa : nullptr, code, completed);
+    diag::trace::call(function, t0, t1, handle_id, f != nullptr ? f->function_code : 0,
+                      f != nullptr ? f->naa : nullptr, code, completed);
     if (ends) {
-      trace::invocation_end(handle_id, t1, code, window_j, naa_j);
+      diag::trace::invocation_end(handle_id, t1, code, window_j, naa_j);
       h->in_flight = false;
     }
   }
@@ -401,15 +401,15 @@ void finalized(uint64_t handle_id) {
   std::lock_guard<std::mutex> lock(mu);
   auto it = handles().find(handle_id);
   if (it == handles().end()) return;
-  if (it->second.in_flight) trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS, -1);
+  if (it->second.in_flight) diag::trace::invocation_end(handle_id, now_ns(), NAA_SUCCESS, -1);
   handles().erase(it);
 }
 
 int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functions) {
   if (!on() || !(detail::state.load() & detail::kStats))
-    return last_error::returned(NAA_ERR_STATE,
-                                "statistics are off: set NAA_STATS=1, or "
-                                "NAA_STATS=1 in a handle's naa_attr_t.params");
+    return diag::last_error::returned(NAA_ERR_STATE,
+                                      "statistics are off: set NAA_STATS=1, or "
+                                      "NAA_STATS=1 in a handle's naa_attr_t.params");
   std::lock_guard<std::mutex> lock(mu);
   if (totals != nullptr) {
     *totals = totals_;
@@ -430,12 +430,12 @@ int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
     throw Error(NAA_ERR_INVALID_ARGUMENT,
                 "totals->size or totals->function_size is not set (NAA_STATS_ENERGY_INIT)");
   if (!on())
-    return last_error::returned(NAA_ERR_STATE,
-                                "statistics are off: set NAA_STATS=1 or "
-                                "NAA_TRACE=DIR, and NAA_ENERGY");
+    return diag::last_error::returned(NAA_ERR_STATE,
+                                      "statistics are off: set NAA_STATS=1 or "
+                                      "NAA_TRACE=DIR, and NAA_ENERGY");
   energy::Meter *meter = energy::Meter::get();
   if (meter == nullptr)
-    return last_error::returned(NAA_ERR_STATE, "energy is off: set NAA_ENERGY=1 (naa(7))");
+    return diag::last_error::returned(NAA_ERR_STATE, "energy is off: set NAA_ENERGY=1 (naa(7))");
   naa_stats_energy_t t{};
   t.size = totals->size;
   t.function_size = totals->function_size;
@@ -463,4 +463,4 @@ int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
   return NAA_SUCCESS;
 }
 
-}  // namespace naa::diag::stats
+}  // namespace naa::session::stats

@@ -17,7 +17,7 @@ namespace naa::config::params {
 class Values;
 }
 
-namespace naa::diag::stats {
+namespace naa::session::stats {
 
 // Other: counted only if it fails; Completion: naa_waitall & co.
 enum class Call { Create, Invoke, Test, Wait, Completion, Other };
@@ -75,4 +75,4 @@ int get(naa_stats_t *totals, naa_stats_function_t *functions, size_t max_functio
 int energy(naa_stats_energy_t *totals, naa_stats_energy_function_t *functions,
            size_t max_functions);
 
-}  // namespace naa::diag::stats
+}  // namespace naa::session::stats
