@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The descriptors a waiting thread sleeps on, kept across its calls: naa_waitany over a
 // thousand handles costs one epoll_wait(2) a turn, not a ppoll(2) over a thousand descriptors,
-// and a wake-up turns only the handles whose descriptor fired (lib/progress/completion.cpp).
+// and a wake-up turns only the handles whose descriptor fired (lib/session/completion.cpp).
 // One set per thread that waits (of_this_thread()); an owner (a Session) is registered in at
 // most one set at a time, with its endpoint's descriptor, level-triggered, by add(); it leaves
 // the set (remove()) before that descriptor is closed, so no event ever names an owner gone.

@@ -57,7 +57,7 @@ class Session : private progress::ProgressEngine::Client {
   int wait(naa_status *status);
   int cancel();
 
-  // For completion over many handles (lib/progress/completion.cpp), which sleeps on the
+  // For completion over many handles (lib/session/completion.cpp), which sleeps on the
   // waiting thread's set of descriptors (progress/wait_set.hpp), kept across its calls:
   // the number of the invocation in flight (0: none), which the caller then names to the
   // calls below, so that an invocation that ended elsewhere (naa_cancel, another thread's
