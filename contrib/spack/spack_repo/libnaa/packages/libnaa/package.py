@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="a6b88bfc8e6c5a8c11fe2b1d877856c04ad5608902227a8f494e9c89fc7c1ea0")
+    version("0.1.0", sha256="b8c50923adbc387478adce562d73d6855074d6ac13f240041e08d40f91b08e4d")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
