@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The runtime parameters and naa_attr_t have one truth each, stated three times: the registry
-# (lib/config/params.cpp, shown by `naa-info --params`), naa(7) RUNTIME PARAMETERS, and for the
-# struct include/naa.h against naa_create_attr(3). Any one drifting from the others fails here.
+# (each layer's table, composed in lib/transport/params.cpp; shown by `naa-info --params`),
+# naa(7) RUNTIME PARAMETERS, and for the struct include/naa.h against naa_create_attr(3). Any one drifting from the others fails here.
 set -u
 srcdir=${NAA_SRCDIR:-$(dirname "$0")/..}
 info=${NAA_TOOLS:-$srcdir/_build/tools}/naa-info/naa-info

@@ -173,7 +173,7 @@ int pnaaice_create(const naa_function_code_t function_code, naa_param_t *input_p
     promote_single_send_outputs(regions, outputs);
     // NAA_SPEC's param_count is the number of inputs the program passed, as in the reference.
     auto session = naa::session::open_session(code, std::move(regions), input_amount,
-                                              naa::config::Settings::resolve_shared(nullptr));
+                                              naa::session::Settings::resolve_shared(nullptr));
     handle->naaice_session = handles().insert(std::make_shared<Ap2Session>(std::move(session)));
     return static_cast<int>(NAA_SUCCESS);
   });

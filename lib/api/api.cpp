@@ -84,7 +84,7 @@ int create(const char *function, uint32_t function_code, naa_param_t *inputs, si
     handle->id = 0;
     const uint8_t code = checked_function_code(function_code);
     auto regions = naa::protocol::layout_regions(inputs, n_inputs, outputs, n_outputs);
-    auto settings = naa::config::Settings::resolve_shared(attr);
+    auto settings = naa::session::Settings::resolve_shared(attr);
     naa::session::stats::enable(settings->params);
     auto session = naa::session::open_session(code, regions, n_inputs, std::move(settings));
     const std::string naa_address = session->peer();

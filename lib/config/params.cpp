@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "config/params.hpp"
-#include "rm/spread.hpp"
 
 #include <cstdlib>
 #include <cstring>
 
 #include "config/auth.hpp"
 #include "error.hpp"
-#include "transport/registry.hpp"
 
 namespace naa::config::params {
 namespace {
@@ -40,94 +38,62 @@ void check_energy(const std::string &t, const std::string &s) {
   if (t != "0" && t != "1" && t != "powercap" && t != "nvml")
     throw Error(NAA_ERR_CONFIG, s + " '" + t + "' is not 0, 1, powercap or nvml");
 }
-void check_transport(const std::string &t, const std::string &s) {
-  transport::parse_name(t, s);
-}
-
 }  // namespace
 
-const std::vector<Param> &registry() {
-  // libnaa's own, then each transport row's own (registered from its entry in the transport
-  // table, in table order).
-  static const std::vector<Param> params = [] {
-    std::vector<Param> all = {
-        {"NAA_SPEC", "host:port:fncode:n_inputs[,...]", "",
-         "which NAA serves which function code (else the Slurm job's naa.conf)", nullptr},
-        {"NAA_CONF", "path", "",
-         "the site's naa.conf in a Slurm job (default: plugstack.conf's conf=, else "
-         "SYSCONFDIR/naa.conf)",
-         nullptr},
-        {"NAA_SPREAD", "rank|local", "rank",
-         "which rank spreads processes over several NAAs for one code: the job-wide rank, or the "
-         "node-local one for NAAs attached to each node",
-         rm::check_spread},
-        {"NAA_TRANSPORT", "auto|verbs|ofi|ofi+PROVIDER", "auto",
-         "how to reach the NAA; auto: ofi+shm for a same-host naa-server (ofi+tcp after 3 s), "
-         "verbs where an RDMA device routes to it, else ofi+tcp",
-         check_transport},
-        {"NAA_MODULE_DIR", "directory", "",
-         "where the transport modules (libnaa-ofi.so, libnaa-verbs.so) are loaded from (default: "
-         "PKGLIBDIR; a libnaa run from its build tree, that tree's lib/.libs)",
-         nullptr},
-        {"NAA_TIMEOUT", "seconds", "60",
-         "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
-        {"NAA_CONNECT_TIMEOUT", "seconds", "30",
-         "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
-        {"NAA_RECONNECT", "0..100", "3",
-         "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
-         "NAA_CONNECT_TIMEOUT",
-         check_reconnect},
-        {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
-         "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
-         "once while the node has more runnable threads than CPUs and the waiter waits for one, "
-         "or more ranks than CPUs, or the handle's recent polls did not pay",
-         check_progress},
-        {"NAA_SPIN_US", "microseconds", "100",
-         "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
-         "due); the least the progress thread of thread polls with work in flight",
-         check_microseconds},
-        {"NAA_PROGRESS_CPU", "CPU number", "",
-         "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
-        {"NAA_PACING_US", "microseconds", "100",
-         "guard before each invocation's final write to an NAA that is not a libnaa server "
-         "(0: off)",
-         check_microseconds},
-        {"NAA_PACING_ADAPTIVE", "0|1", "1",
-         "1: the guard also follows the NAA's MRSP round trip (or its recent invocations') and "
-         "grows after requests it never answered",
-         check_switch},
-        {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
-        {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
-         "key sent with each connection request (naa-server -A checks it)", check_key, true},
-        {"NAA_AUTH_KEY_FILE", "path", "",
-         "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
-        {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
-         "which diagnostics go to stderr (read once per process)", nullptr},
-        {"NAA_STATS", "0|1", "0",
-         "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
-        {"NAA_TRACE", "directory", "",
-         "write a timeline of the calls and invocations to "
-         "DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
-         "as they happen (created with DIR, mode 0600, at the first naa_create)",
-         nullptr},
-        {"NAA_TRACE_BUFFER", "1..1048576", "4096",
-         "NAA_TRACE events kept in memory before they are written to the file as one block "
-         "(read when tracing starts)",
-         check_trace_buffer},
-        {"NAA_ENERGY", "0|1|powercap|nvml", "0",
-         "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
-         "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",
-         check_energy},
-        {"NAA_POWERCAP_ROOT", "directory", "/sys/class/powercap",
-         "the powercap tree NAA_ENERGY reads RAPL counters from (read once per process)", nullptr},
-    };
-    for (const transport::Registration &row : transport::registrations())
-      for (Param p : row.params) {
-        p.transport = row.name;
-        all.push_back(p);
-      }
-    return all;
-  }();
+const Table &own() {
+  static const Table params = {
+      {"NAA_TIMEOUT", "seconds", "60",
+       "deadline of each naa_wait (a timeout leaves the invocation in flight)", check_timeout},
+      {"NAA_CONNECT_TIMEOUT", "seconds", "30",
+       "deadline of connect + MRSP in naa_create and in each reconnect", check_timeout},
+      {"NAA_RECONNECT", "0..100", "3",
+       "0: a handle whose connection is gone fails; 1..100: it connects again, retrying until "
+       "NAA_CONNECT_TIMEOUT",
+       check_reconnect},
+      {"NAA_PROGRESS", "adaptive|spin|block|spin-then-block|thread|provider", "adaptive",
+       "who moves the data and how naa_wait waits; adaptive: spin-then-block, but sleeping at "
+       "once while the node has more runnable threads than CPUs and the waiter waits for one, "
+       "or more ranks than CPUs, or the handle's recent polls did not pay",
+       check_progress},
+      {"NAA_SPIN_US", "microseconds", "100",
+       "the least spin-then-block and adaptive poll before they sleep (longer while a reply is "
+       "due); the least the progress thread of thread polls with work in flight",
+       check_microseconds},
+      {"NAA_PROGRESS_CPU", "CPU number", "",
+       "the CPU the progress thread (NAA_PROGRESS=thread) is pinned to", check_cpu},
+      {"NAA_PACING_US", "microseconds", "100",
+       "guard before each invocation's final write to an NAA that is not a libnaa server "
+       "(0: off)",
+       check_microseconds},
+      {"NAA_PACING_ADAPTIVE", "0|1", "1",
+       "1: the guard also follows the NAA's MRSP round trip (or its recent invocations') and "
+       "grows after requests it never answered",
+       check_switch},
+      {"NAA_LOCAL_IP", "address", "", "the source address to connect from", nullptr},
+      {"NAA_AUTH_KEY", "text of at most 48 bytes", "",
+       "key sent with each connection request (naa-server -A checks it)", check_key, true},
+      {"NAA_AUTH_KEY_FILE", "path", "",
+       "file whose first line is the key, when NAA_AUTH_KEY is not set", nullptr},
+      {"NAA_LOG_LEVEL", "error|warn|info|debug|0..3", "warn",
+       "which diagnostics go to stderr (read once per process)", nullptr},
+      {"NAA_STATS", "0|1", "0",
+       "1: count calls, bytes and times, and print them at exit (naa_stats_get(3))", nullptr},
+      {"NAA_TRACE", "directory", "",
+       "write a timeline of the calls and invocations to "
+       "DIR/naa-trace.[jJOB.][sSTEP.][rRANK.]pPID.json "
+       "as they happen (created with DIR, mode 0600, at the first naa_create)",
+       nullptr},
+      {"NAA_TRACE_BUFFER", "1..1048576", "4096",
+       "NAA_TRACE events kept in memory before they are written to the file as one block "
+       "(read when tracing starts)",
+       check_trace_buffer},
+      {"NAA_ENERGY", "0|1|powercap|nvml", "0",
+       "with NAA_STATS or NAA_TRACE: read the node's energy counters over each invocation "
+       "(naa_stats_energy_get(3)); 1: every source found, else only RAPL or NVIDIA GPUs",
+       check_energy},
+      {"NAA_POWERCAP_ROOT", "directory", "/sys/class/powercap",
+       "the powercap tree NAA_ENERGY reads RAPL counters from (read once per process)", nullptr},
+  };
   return params;
 }
 
@@ -145,9 +111,14 @@ const char *source_name(Source source) {
   return "?";
 }
 
-Values Values::read(const char *const *overrides) {
-  Values v;
-  for (const Param &p : registry()) {
+Values::Values() {
+  static const Table none;
+  table_ = &none;
+}
+
+Values Values::read(const Table &table, const char *const *overrides) {
+  Values v(table);
+  for (const Param &p : table) {
     const char *env = std::getenv(p.name);
     if (env != nullptr && *env != '\0')
       v.entries_.push_back({env, Source::Environment});
@@ -158,13 +129,13 @@ Values Values::read(const char *const *overrides) {
     const char *eq = std::strchr(*overrides, '=');
     size_t i = 0;
     const std::string name = eq != nullptr ? std::string(*overrides, eq) : "";
-    while (i < registry().size() && name != registry()[i].name) ++i;
-    if (i == registry().size())
+    while (i < table.size() && name != table[i].name) ++i;
+    if (i == table.size())
       throw Error(NAA_ERR_INVALID_ARGUMENT, std::string("naa_attr_t.params: '") + *overrides +
                                                 "' is not NAME=value of a runtime parameter "
                                                 "(naa-info --params lists them)");
     if (eq[1] == '\0')
-      v.entries_[i] = {registry()[i].fallback, Source::Default};
+      v.entries_[i] = {table[i].fallback, Source::Default};
     else
       v.entries_[i] = {eq + 1, Source::Attr};
   }
@@ -172,7 +143,7 @@ Values Values::read(const char *const *overrides) {
 }
 
 std::string Values::source_text(size_t i) const {
-  const char *name = registry()[i].name;
+  const char *name = table()[i].name;
   switch (entries_[i].source) {
     case Source::Attr:
       return std::string("naa_attr_t.params ") + name;
@@ -188,7 +159,7 @@ void Values::set_from_field(const char *name, const std::string &text, const cha
 }
 
 std::string Values::problem(size_t i) const {
-  const Param &p = registry()[i];
+  const Param &p = table()[i];
   if (p.check == nullptr || entries_[i].text.empty()) return "";
   try {
     p.check(entries_[i].text, source_text(i));
@@ -209,8 +180,8 @@ void Values::check() const {
 }
 
 size_t Values::index(const char *name) const {
-  for (size_t i = 0; i < registry().size(); ++i)
-    if (std::strcmp(registry()[i].name, name) == 0) return i;
+  for (size_t i = 0; i < table().size(); ++i)
+    if (std::strcmp(table()[i].name, name) == 0) return i;
   throw Error(NAA_ERR_INTERNAL, std::string("no runtime parameter ") + name);
 }
 
@@ -247,22 +218,6 @@ std::chrono::microseconds Values::pacing() const {
 
 bool Values::pacing_adaptive() const {
   return parsed("NAA_PACING_ADAPTIVE", parse_switch);
-}
-
-size_t Values::write_chunk() const {
-  return parsed("NAA_OFI_WRITE_CHUNK", parse_write_chunk);
-}
-
-transport::TransportOptions Values::transport_options() const {
-  transport::TransportOptions options;
-  options.provider_progress = progress().mode == Progress::Mode::Provider;
-  options.device = text("NAA_RDMA_DEVICE");
-  options.write_chunk = write_chunk();
-  const Progress p = progress();
-  options.setup_spin = p.spin;
-  options.setup_sleeps = p.mode == Progress::Mode::Block;
-  options.idle_endpoints = parsed("NAA_SHM_IDLE_ENDPOINTS", parse_idle_endpoints);
-  return options;
 }
 
 std::string Values::auth_key() const {

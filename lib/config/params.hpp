@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The runtime parameters, declared once (name, type, default, documentation, parser): naa(7)
 // RUNTIME PARAMETERS documents them, `naa-info --params` lists them with their values, and
-// test/params-agree.sh keeps the two in agreement. Each naa_create reads them once into Values
-// (from the environment, with naa_attr_t.params on top), which its Session, transport and
-// resolver then use (the transport through TransportOptions): no other code reads an NAA_*
-// variable.
+// test/params-agree.sh keeps the two in agreement. Each layer declares its own in a Table: this
+// one the parameters of libnaa as a whole (deadlines, progress, pacing, keys, diagnostics),
+// rm/params.hpp the resolver's, transport/params.hpp the transport layer's and each transport
+// row's, and composes them all into the one table of every parameter. Each naa_create reads
+// that table once into Values (from the environment, with naa_attr_t.params on top), which its
+// Session, transport and resolver then use: no other code reads an NAA_* variable.
 #pragma once
 
 #include <chrono>
@@ -14,7 +16,6 @@
 
 #include "naa.h"
 #include "config/options.hpp"
-#include "transport/transport.hpp"
 
 namespace naa::config::params {
 
@@ -36,15 +37,24 @@ struct Param {
   // parameters are listed and checked whether or not its module is there.
   const char *transport = nullptr;
 };
-const std::vector<Param> &registry();
+// A layer's parameters, or every one (transport::parameters()), in the order naa-info lists
+// them. Values keep the address of the table they were read from: a Table lives for the
+// process (a function's static).
+using Table = std::vector<Param>;
+
+// The parameters of libnaa as a whole, which the layers below the resolver read too (the log
+// level, NAA_ENERGY).
+const Table &own();
 
 class Values {
  public:
-  // Every parameter from the environment (an empty variable counts as unset), then the
-  // "NAME=value" strings of `overrides` (a NULL-terminated list, naa_attr_t.params; may be
+  Values();  // of no table: what a Settings holds before it is resolved
+  // Every parameter of `table` from the environment (an empty variable counts as unset), then
+  // the "NAME=value" strings of `overrides` (a NULL-terminated list, naa_attr_t.params; may be
   // null) on top. Throws Error: NAA_ERR_INVALID_ARGUMENT for an override that names no
-  // parameter or is not NAME=value.
-  static Values read(const char *const *overrides = nullptr);
+  // parameter of `table` or is not NAME=value.
+  static Values read(const Table &table, const char *const *overrides = nullptr);
+  const Table &table() const { return *table_; }
   // Runs every parameter's parser: Error(NAA_ERR_CONFIG) for a malformed variable,
   // NAA_ERR_INVALID_ARGUMENT for a malformed override, naming it.
   void check() const;
@@ -56,7 +66,8 @@ class Values {
   // naa_attr_t, for errors.
   void set_from_field(const char *name, const std::string &text, const char *field);
 
-  const std::string &text(const char *name) const;  // the value, or its default
+  // The value, or its default; NAA_ERR_INTERNAL for a name not in table().
+  const std::string &text(const char *name) const;
   Source source(const char *name) const;
   const std::string &text(size_t index) const { return entries_[index].text; }
   Source source(size_t index) const { return entries_[index].source; }
@@ -67,12 +78,13 @@ class Values {
   Progress progress() const;
   std::chrono::microseconds pacing() const;
   bool pacing_adaptive() const;
-  size_t write_chunk() const;
   std::string auth_key() const;  // NAA_AUTH_KEY, else NAA_AUTH_KEY_FILE's first line, else ""
-  // What a transport takes from these values (NAA_PROGRESS=provider, NAA_RDMA_DEVICE,
-  // NAA_OFI_WRITE_CHUNK): Settings::transport_options, and programs that open a transport
-  // without a handle (naa-server, naa-bench --raw).
-  transport::TransportOptions transport_options() const;
+  // The value of `name` as `parse` reads it (parse(text, origin) throws naming the origin).
+  template <class Parse>
+  auto parsed(const char *name, Parse parse) const {
+    const size_t i = index(name);
+    return parse(entries_[i].text, source_text(i));
+  }
 
  private:
   struct Entry {
@@ -82,13 +94,9 @@ class Values {
   };
   size_t index(const char *name) const;
   std::string source_text(size_t index) const;  // names the value's origin in errors
-  // The value of `name` as `parse` reads it (parse(text, origin) throws naming the origin).
-  template <class Parse>
-  auto parsed(const char *name, Parse parse) const {
-    const size_t i = index(name);
-    return parse(entries_[i].text, source_text(i));
-  }
-  std::vector<Entry> entries_;  // in registry() order
+  explicit Values(const Table &table) : table_(&table) {}
+  const Table *table_;
+  std::vector<Entry> entries_;  // in table() order
 };
 
 }  // namespace naa::config::params

@@ -62,7 +62,7 @@ std::atomic<int> fallback{static_cast<int>(Level::Warn)};
 Level threshold() {
   int l = level.load(std::memory_order_relaxed);
   if (l < 0) {
-    const config::params::Values values = config::params::Values::read();
+    const config::params::Values values = config::params::Values::read(config::params::own());
     l = values.source("NAA_LOG_LEVEL") == config::params::Source::Default
             ? fallback.load()
             : static_cast<int>(parse_level(values.text("NAA_LOG_LEVEL").c_str()));

@@ -313,7 +313,7 @@ bool Meter::on() {
   if (s >= 0) return s != 0;
   static std::once_flag once;
   std::call_once(once, [] {
-    choice_read = config::params::Values::read().text("NAA_ENERGY");
+    choice_read = config::params::Values::read(config::params::own()).text("NAA_ENERGY");
     state.store(choice_read == "0" ? 0 : 1);
   });
   return state.load() != 0;
@@ -322,7 +322,7 @@ bool Meter::on() {
 Meter *Meter::get() {
   if (!on()) return nullptr;
   static Meter *meter = [] {
-    const config::params::Values values = config::params::Values::read();
+    const config::params::Values values = config::params::Values::read(config::params::own());
     auto *m = new Meter(choice_read, values.text("NAA_POWERCAP_ROOT"), "libnvidia-ml.so.1");
     if (!m->unavailable().empty()) {
       if (m->sources().empty())

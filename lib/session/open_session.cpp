@@ -7,8 +7,7 @@
 namespace naa::session {
 
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
-                                      size_t n_inputs,
-                                      std::shared_ptr<const config::Settings> settings) {
+                                      size_t n_inputs, std::shared_ptr<const Settings> settings) {
   // One deadline for everything naa_create waits for: opening the transport counts too, the
   // process's one-time initialisation of libfabric (up to seconds) does not: a short
   // NAA_CONNECT_TIMEOUT would be spent before the first attempt.

@@ -10,7 +10,7 @@
 
 #include "protocol/regions.hpp"
 #include "session/session.hpp"
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 
 namespace naa::session {
 
@@ -18,7 +18,6 @@ namespace naa::session {
 // NAA_SPEC's param_count must equal), connects and runs MRSP, all within one
 // NAA_CONNECT_TIMEOUT. Throws Error.
 std::unique_ptr<Session> open_session(uint8_t function_code, std::vector<protocol::Region> regions,
-                                      size_t n_inputs,
-                                      std::shared_ptr<const config::Settings> settings);
+                                      size_t n_inputs, std::shared_ptr<const Settings> settings);
 
 }  // namespace naa::session

@@ -57,7 +57,7 @@ std::string hex(uint32_t v) {
 
 Session::Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
                  std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-                 std::shared_ptr<const config::Settings> settings, Deadline deadline)
+                 std::shared_ptr<const Settings> settings, Deadline deadline)
     : timeout_(settings->timeout),
       progress_(settings->progress),
       settings_(std::move(settings)),

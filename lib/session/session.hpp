@@ -33,7 +33,7 @@
 #include "progress/progress_engine.hpp"
 #include "protocol/regions.hpp"
 #include "rm/resolver.hpp"
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::session {
@@ -46,7 +46,7 @@ class Session : private progress::ProgressEngine::Client {
   // transport for reconnecting. Throws Error.
   Session(std::unique_ptr<transport::Transport> transport, uint8_t function_code,
           std::vector<protocol::Region> regions, std::unique_ptr<rm::Target> target,
-          std::shared_ptr<const config::Settings> settings, Deadline deadline);
+          std::shared_ptr<const Settings> settings, Deadline deadline);
   ~Session();
 
   // The naa_* semantics, returning naa_error_t codes. A cancel() from another thread ends a
@@ -206,8 +206,8 @@ class Session : private progress::ProgressEngine::Client {
   // Whether polling paid in its recent waits (NAA_PROGRESS=adaptive); the waits update it.
   mutable progress::SpinBudget spin_budget_;
 
-  // Shared with the settings kept for the next naa_create (config::Settings::resolve_shared).
-  const std::shared_ptr<const config::Settings> settings_;
+  // Shared with the settings kept for the next naa_create (Settings::resolve_shared).
+  const std::shared_ptr<const Settings> settings_;
   // Destroyed after everything below: endpoints may hold on to what it opened.
   const std::unique_ptr<transport::Transport> transport_;
   const uint8_t function_code_;

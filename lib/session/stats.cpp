@@ -234,7 +234,7 @@ void served(naa_stats_function_t *f, int observed, uint64_t handle_id, const Sta
 bool detail::read_environment() {
   std::lock_guard<std::mutex> lock(mu);
   if (state.load() < 0) {
-    const config::params::Values values = config::params::Values::read();
+    const config::params::Values values = config::params::Values::read(config::params::own());
     switch_on_locked((values.text("NAA_STATS") == "1" ? kStats : 0) | kTrace, values);
   }
   return state.load() != 0;

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "error.hpp"
 #include "diag/log.hpp"
 #include "diag/signal_defaults.hpp"
@@ -118,7 +119,7 @@ std::string module_path(const std::string &module) {
     auto found = loaded.find(module);
     if (found != loaded.end()) return found->second;
   }
-  std::string dir = config::params::Values::read().text("NAA_MODULE_DIR");
+  std::string dir = read_parameters().text("NAA_MODULE_DIR");
   if (dir.empty()) dir = default_dir();
   return dir + "/libnaa-" + module + ".so";
 }

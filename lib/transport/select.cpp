@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "transport/host.hpp"
 #include "transport/registry.hpp"
 #include "transport/transport.hpp"
@@ -177,7 +178,7 @@ bool is_libnaa_server(const std::string &peer_data) {
 }
 
 std::string transport_from_environment() {
-  return config::params::Values::read().text("NAA_TRANSPORT");
+  return read_parameters().text("NAA_TRANSPORT");
 }
 
 std::vector<std::string> listen_transports(const std::string &name, const std::string &host) {

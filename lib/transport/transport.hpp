@@ -250,7 +250,7 @@ inline constexpr char kServerIdentity[] = "libnaa-server/1";
 bool is_libnaa_server(const std::string &peer_data);
 
 // What a transport takes from the settings of the handle it serves (Settings::transport_options,
-// or transport_options(config::params::Values) for a program without one), passed by value: nothing
+// or options_from(config::params::Values) for a program without one), passed by value: nothing
 // in lib/transport reads the environment or a thread's state, so an endpoint built on any thread
 // honours naa_attr_t.params.
 struct TransportOptions {

@@ -40,7 +40,7 @@ extern "C" {
 #include <thread>
 #include <vector>
 
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 #include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
@@ -131,11 +131,11 @@ void test_options_reach_another_thread(void **) {
   const char *const params[] = {"NAA_OFI_WRITE_CHUNK=4096", nullptr};
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.params = params;
-  const naa::config::Settings settings = naa::config::Settings::resolve(&attr);
+  const naa::session::Settings settings = naa::session::Settings::resolve(&attr);
   assert_true(split_at_chunk(log_of_exchange_with(settings.transport_options())));
   // Without the parameter the writes go unsplit: the check above can tell the two apart.
   assert_false(split_at_chunk(
-      log_of_exchange_with(naa::config::Settings::resolve(nullptr).transport_options())));
+      log_of_exchange_with(naa::session::Settings::resolve(nullptr).transport_options())));
 }
 
 void test_live_endpoints_share_registrations(void **) {

@@ -13,6 +13,7 @@ extern "C" {
 
 #include "config/auth.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "error.hpp"
 
 using naa::config::auth::encode;
@@ -78,13 +79,13 @@ static void infiniband_padding_is_accepted(void **) {
 static void environment_sources(void **) {
   unsetenv("NAA_AUTH_KEY");
   unsetenv("NAA_AUTH_KEY_FILE");
-  assert_string_equal(naa::config::params::Values::read().auth_key().c_str(), "");
+  assert_string_equal(naa::transport::read_parameters().auth_key().c_str(), "");
   setenv("NAA_AUTH_KEY", std::string(48, 'x').c_str(), 1);
-  assert_int_equal(naa::config::params::Values::read().auth_key().size(), 48);
+  assert_int_equal(naa::transport::read_parameters().auth_key().size(), 48);
   setenv("NAA_AUTH_KEY", std::string(49, 'x').c_str(), 1);
   bool refused = false;
   try {
-    naa::config::params::Values::read().auth_key();
+    naa::transport::read_parameters().auth_key();
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }
@@ -98,11 +99,11 @@ static void environment_sources(void **) {
   std::fputs("from-file\nsecond line ignored\n", f);
   std::fclose(f);
   setenv("NAA_AUTH_KEY_FILE", path, 1);
-  assert_string_equal(naa::config::params::Values::read().auth_key().c_str(), "from-file");
+  assert_string_equal(naa::transport::read_parameters().auth_key().c_str(), "from-file");
   std::remove(path);
   refused = false;
   try {
-    naa::config::params::Values::read().auth_key();  // the file is gone
+    naa::transport::read_parameters().auth_key();  // the file is gone
   } catch (const naa::Error &e) {
     refused = e.code() == NAA_ERR_CONFIG;
   }

@@ -10,7 +10,8 @@
 
 // Before cmocka.h, whose fail() macro would rename Session::fail.
 #include "config/params.hpp"
-#include "config/settings.hpp"
+#include "transport/params.hpp"
+#include "session/settings.hpp"
 #include "fake_entry.hpp"
 #include "session/open_session.hpp"
 #include "transport/registry.hpp"
@@ -65,9 +66,9 @@ void names_are_parsed_against_the_table(void **) {
     throws([bad] { transport::parse_name(bad); }, NAA_ERR_CONFIG, "fake, fake+VARIANT");
   // The parameter registry checks NAA_TRANSPORT by the same table.
   setenv("NAA_TRANSPORT", "fake+x", 1);
-  naa::config::params::Values::read().check();
+  naa::transport::read_parameters().check();
   setenv("NAA_TRANSPORT", "fakex", 1);
-  throws([] { naa::config::params::Values::read().check(); }, NAA_ERR_CONFIG, "fake, fake+VARIANT");
+  throws([] { naa::transport::read_parameters().check(); }, NAA_ERR_CONFIG, "fake, fake+VARIANT");
   unsetenv("NAA_TRANSPORT");
 }
 
@@ -102,7 +103,7 @@ void naa_create_path_opens_it(void **) {
   for (const char *name : {"fake", "auto"}) {
     setenv("NAA_TRANSPORT", name, 1);
     setenv("NAA_SPEC", "127.0.0.1:1:10:1", 1);
-    auto settings = naa::config::Settings::resolve_shared(nullptr);
+    auto settings = naa::session::Settings::resolve_shared(nullptr);
     std::vector<uint8_t> in(64), out(64);
     std::vector<naa::protocol::Region> regions{{in.data(), 64, naa::protocol::mrsp::kInput},
                                                {out.data(), 64, naa::protocol::mrsp::kOutput}};

@@ -13,7 +13,7 @@
 #include <vector>
 
 // Before cmocka.h, whose fail() macro would rename Session::fail.
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 #include "diag/log.hpp"
 #include "fake_transport.hpp"
 #include "session/completion.hpp"
@@ -113,7 +113,7 @@ struct Handle {
 
   void open(Progress::Mode mode, std::chrono::microseconds pacing = 0us,
             std::chrono::milliseconds timeout = 10s) {
-    naa::config::Settings s = naa::config::Settings::resolve(nullptr);
+    naa::session::Settings s = naa::session::Settings::resolve(nullptr);
     s.timeout = timeout;
     s.connect_timeout = 5s;
     s.reconnect = reconnect;
@@ -128,12 +128,12 @@ struct Handle {
     if (slot != nullptr)
       session = std::allocate_shared<naa::session::Session>(
           RecyclingAllocator<naa::session::Session>(slot), std::move(t), 1, regions,
-          std::move(target), std::make_shared<const naa::config::Settings>(s),
+          std::move(target), std::make_shared<const naa::session::Settings>(s),
           naa::Deadline::after(5s));
     else
       session = std::make_shared<naa::session::Session>(
           std::move(t), 1, regions, std::move(target),
-          std::make_shared<const naa::config::Settings>(s), naa::Deadline::after(5s));
+          std::make_shared<const naa::session::Settings>(s), naa::Deadline::after(5s));
     ep = transport->last;
   }
 };

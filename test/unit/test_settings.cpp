@@ -16,7 +16,7 @@ extern "C" {
 
 #include <unistd.h>
 
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 #include "error.hpp"
 
 using namespace std::chrono_literals;
@@ -27,27 +27,27 @@ namespace {
 void test_a_changed_variable_is_read_again(void **) {
   setenv("NAA_TIMEOUT", "5", 1);
   setenv("NAA_SPIN_US", "100", 1);
-  naa::config::Settings first = naa::config::Settings::resolve(nullptr);
+  naa::session::Settings first = naa::session::Settings::resolve(nullptr);
   assert_true(first.timeout == 5s);
   assert_true(first.transport_options().setup_spin == 100us);
   setenv("NAA_TIMEOUT", "7", 1);
   setenv("NAA_SPIN_US", "250", 1);
-  naa::config::Settings second = naa::config::Settings::resolve(nullptr);
+  naa::session::Settings second = naa::session::Settings::resolve(nullptr);
   assert_true(second.timeout == 7s);
   assert_true(second.transport_options().setup_spin == 250us);
   unsetenv("NAA_TIMEOUT");
   unsetenv("NAA_SPIN_US");
-  assert_false(naa::config::Settings::resolve(nullptr).timeout == 7s);
+  assert_false(naa::session::Settings::resolve(nullptr).timeout == 7s);
 }
 
 // A malformed variable set after good settings were resolved is refused, not hidden by them.
 void test_a_bad_variable_is_refused_after_good_ones(void **) {
   setenv("NAA_TIMEOUT", "5", 1);
-  assert_true(naa::config::Settings::resolve(nullptr).timeout == 5s);
+  assert_true(naa::session::Settings::resolve(nullptr).timeout == 5s);
   setenv("NAA_TIMEOUT", "soon", 1);
   int code = NAA_SUCCESS;
   try {
-    naa::config::Settings::resolve(nullptr);
+    naa::session::Settings::resolve(nullptr);
   } catch (const naa::Error &e) {
     code = e.code();
   }
@@ -63,7 +63,7 @@ void test_an_attr_without_header_is_refused_unread(void **) {
   attr.version = 0;
   int code = NAA_SUCCESS;
   try {
-    naa::config::Settings::resolve(&attr);
+    naa::session::Settings::resolve(&attr);
   } catch (const naa::Error &e) {
     code = e.code();
   }
@@ -85,9 +85,9 @@ void test_a_rewritten_key_file_is_read_again(void **) {
   close(fd);
   write_key(path, "first-key");
   setenv("NAA_AUTH_KEY_FILE", path, 1);
-  assert_string_equal(naa::config::Settings::resolve(nullptr).auth_key.c_str(), "first-key");
+  assert_string_equal(naa::session::Settings::resolve(nullptr).auth_key.c_str(), "first-key");
   write_key(path, "second-key");
-  const std::string second = naa::config::Settings::resolve(nullptr).auth_key;
+  const std::string second = naa::session::Settings::resolve(nullptr).auth_key;
   unsetenv("NAA_AUTH_KEY_FILE");
   unlink(path);
   assert_string_equal(second.c_str(), "second-key");
@@ -96,11 +96,11 @@ void test_a_rewritten_key_file_is_read_again(void **) {
 // What an attr set is its create's alone: the next create without one has the environment's.
 void test_attr_settings_stay_with_their_create(void **) {
   unsetenv("NAA_TIMEOUT");
-  const auto from_environment = naa::config::Settings::resolve(nullptr).timeout;
+  const auto from_environment = naa::session::Settings::resolve(nullptr).timeout;
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.timeout_ms = 3000;
-  assert_true(naa::config::Settings::resolve(&attr).timeout == 3s);
-  assert_true(naa::config::Settings::resolve(nullptr).timeout == from_environment);
+  assert_true(naa::session::Settings::resolve(&attr).timeout == 3s);
+  assert_true(naa::session::Settings::resolve(nullptr).timeout == from_environment);
   assert_false(from_environment == 3s);
 }
 
@@ -114,20 +114,20 @@ void test_same_attr_values_are_kept_changed_ones_read(void **) {
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = "127.0.0.1:7000";
   attr.params = params;
-  assert_true(naa::config::Settings::resolve(&attr).transport_options().setup_spin == 20us);
-  const unsigned long anew = naa::config::Settings::resolved_anew();
-  assert_true(naa::config::Settings::resolve(&attr).transport_options().setup_spin == 20us);
-  assert_int_equal(naa::config::Settings::resolved_anew(), anew);  // kept
-  spin[12] = '3';                                                  // "NAA_SPIN_US=30", same pointer
-  assert_true(naa::config::Settings::resolve(&attr).transport_options().setup_spin == 30us);
+  assert_true(naa::session::Settings::resolve(&attr).transport_options().setup_spin == 20us);
+  const unsigned long anew = naa::session::Settings::resolved_anew();
+  assert_true(naa::session::Settings::resolve(&attr).transport_options().setup_spin == 20us);
+  assert_int_equal(naa::session::Settings::resolved_anew(), anew);  // kept
+  spin[12] = '3';  // "NAA_SPIN_US=30", same pointer
+  assert_true(naa::session::Settings::resolve(&attr).transport_options().setup_spin == 30us);
   attr.timeout_ms = 4000;
-  assert_true(naa::config::Settings::resolve(&attr).timeout == 4s);
+  assert_true(naa::session::Settings::resolve(&attr).timeout == 4s);
   char naa[] = "127.0.0.1:7001";
   attr.naa = naa;
-  assert_int_equal(naa::config::Settings::resolve(&attr).naa_port, 7001);
+  assert_int_equal(naa::session::Settings::resolve(&attr).naa_port, 7001);
   naa[13] = '2';  // the same string, changed in place
-  assert_int_equal(naa::config::Settings::resolve(&attr).naa_port, 7002);
-  assert_int_equal(naa::config::Settings::resolved_anew(), anew + 4);
+  assert_int_equal(naa::session::Settings::resolve(&attr).naa_port, 7002);
+  assert_int_equal(naa::session::Settings::resolved_anew(), anew + 4);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ extern "C" {
 
 #include "error.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "rm/resolver.hpp"
 #include "rm/spread.hpp"
 
@@ -50,7 +51,7 @@ int clean_environment(void **) {
 }
 
 std::unique_ptr<Target> resolve_here(uint8_t code, size_t n_inputs) {
-  return resolve(code, n_inputs, naa::config::params::Values::read());
+  return resolve(code, n_inputs, naa::transport::read_parameters());
 }
 
 void pick_starts_at_rank_mod_n(void **) {

@@ -26,6 +26,7 @@
 #include "raw.hpp"
 #include "report.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "rm/resolver.hpp"
 #include "settings.hpp"
 #include "suite.hpp"
@@ -443,7 +444,7 @@ int main(int argc, char **argv) {
                    "naa-bench: --fi-pingpong: fi_pingpong not found (Debian: libfabric-bin)\n");
       return 2;
     }
-    const naa::config::params::Values values = naa::config::params::Values::read();
+    const naa::config::params::Values values = naa::transport::read_parameters();
     std::string server;  // for the header and as the place to spawn the raw peer
     if (host_given) {
       s.naa = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + spec_port;
@@ -502,7 +503,8 @@ int main(int argc, char **argv) {
         std::printf("# --raw: libnaa over %s, raw client%s over %s\n", lib_transport.c_str(),
                     s.raw_via_server ? " (naa-server answering)" : " and raw peer",
                     raw_transport.c_str());
-      transport = naa::transport::open_transport(raw_transport, values.transport_options());
+      transport =
+          naa::transport::open_transport(raw_transport, naa::transport::options_from(values));
       raw.transport = transport.get();
       if (s.raw_via_server) {
         raw.via_server = true;

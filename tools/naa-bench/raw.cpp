@@ -14,6 +14,7 @@
 #include "protocol/immediate.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "progress/progress_until.hpp"
 
 namespace naa::bench {
@@ -213,9 +214,9 @@ int run_raw_peer(const std::string &host, uint16_t port, std::chrono::seconds id
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
   try {
-    const config::params::Values values = config::params::Values::read();
+    const config::params::Values values = transport::read_parameters();
     auto transport =
-        transport::open_transport(values.text("NAA_TRANSPORT"), values.transport_options());
+        transport::open_transport(values.text("NAA_TRANSPORT"), transport::options_from(values));
     auto listener = transport->listen(host, port);
     std::printf("port %u\n", static_cast<unsigned>(listener->port()));
     std::fflush(stdout);

@@ -17,7 +17,8 @@
 #include "handle.hpp"
 #include "load.hpp"
 #include "config/params.hpp"
-#include "config/settings.hpp"
+#include "transport/params.hpp"
+#include "session/settings.hpp"
 #include "energy/energy.hpp"
 #include "transport/transport.hpp"
 #include "progress_cpu.hpp"
@@ -192,7 +193,7 @@ std::vector<PlotPoint> run_latency(const Settings &s, const RawTarget &raw, FILE
                  "after it"
                : ""),
       cols);
-  const config::params::Values values = config::params::Values::read();
+  const config::params::Values values = transport::read_parameters();
   const config::Progress progress = values.progress();
   const auto timeout = values.timeout();
   std::vector<PlotPoint> points;
@@ -467,7 +468,7 @@ void run_setup(const Settings &s, FILE *out) {
   if (creates_made() == 0) {
     naa_attr_t attr = NAA_ATTR_INIT;
     attr.naa = s.naa.empty() ? nullptr : s.naa.c_str();
-    const naa::config::Settings resolved = naa::config::Settings::resolve(&attr);
+    const naa::session::Settings resolved = naa::session::Settings::resolve(&attr);
     const auto target = resolved.target(s.function_code, 1);
     const int64_t prepared = now_ns();
     transport::prepare_transport(resolved.transport, target->host(), target->port(),

@@ -12,6 +12,7 @@
 #include "config/count.hpp"
 #include "error.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "rm/naa_conf.h"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
@@ -95,7 +96,7 @@ std::string ranks_of(size_t k, size_t n, unsigned long ranks) {
 }  // namespace
 
 int show_job(unsigned long ranks, long only) {
-  const naa::config::params::Values values = naa::config::params::Values::read();
+  const naa::config::params::Values values = naa::transport::read_parameters();
   std::string from, why;
   const std::vector<unsigned> codes = job_codes(values, &from, &why);
   if (codes.empty()) {

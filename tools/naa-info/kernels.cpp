@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "config/params.hpp"
-#include "config/settings.hpp"
+#include "transport/params.hpp"
+#include "session/settings.hpp"
 #include "error.hpp"
 #include "rm/naa_spec.hpp"
 #include "session/session.hpp"
@@ -31,7 +32,7 @@ bool list_kernels(const Naa &naa, std::vector<naa::protocol::kernel_list::Kernel
                   bool *libnaa_server, std::string *transport) {
   uint8_t from = 1;
   do {
-    naa::config::Settings settings = naa::config::Settings::resolve(nullptr);
+    naa::session::Settings settings = naa::session::Settings::resolve(nullptr);
     settings.list_kernels_from = from;
     uint8_t byte = 0;
     std::vector<naa::protocol::Region> regions{
@@ -41,7 +42,7 @@ bool list_kernels(const Naa &naa, std::vector<naa::protocol::kernel_list::Kernel
     const auto deadline = naa::Deadline::after(settings.connect_timeout);
     naa::session::Session session(std::move(t), naa.function_code, std::move(regions),
                                   std::make_unique<naa::rm::Target>(naa.host, naa.port, "naa-info"),
-                                  std::make_shared<const naa::config::Settings>(settings),
+                                  std::make_shared<const naa::session::Settings>(settings),
                                   deadline);
     naa_handle_info_t info;
     session.describe(&info);
@@ -63,7 +64,7 @@ bool parse_naa(std::string text, Naa *naa, std::string *why) {
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = text.c_str();
   try {
-    const naa::config::Settings settings = naa::config::Settings::resolve(&attr);
+    const naa::session::Settings settings = naa::session::Settings::resolve(&attr);
     *naa = {settings.naa_host, settings.naa_port, 1, "command line"};
     return true;
   } catch (const naa::Error &e) {
@@ -75,7 +76,7 @@ bool parse_naa(std::string text, Naa *naa, std::string *why) {
 // The NAAs of NAA_SPEC, each host:port once (the first entry naming it), only those serving
 // `only` where it is not -1. Empty, with the reason printed, where there is none.
 std::vector<Naa> spec_naas(long only) {
-  const naa::config::params::Values values = naa::config::params::Values::read();
+  const naa::config::params::Values values = naa::transport::read_parameters();
   const std::string &spec = values.text("NAA_SPEC");
   std::vector<naa::rm::NaaEntry> entries;
   std::string why;

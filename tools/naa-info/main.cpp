@@ -23,6 +23,7 @@
 #include "diag/log.hpp"
 #include "config/count.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "rm/naa_spec.hpp"
 #include "rm/resolver.hpp"
 #include "session/open_session.hpp"
@@ -109,8 +110,8 @@ std::string transport_for(const naa::rm::NaaEntry &e, const naa::config::params:
 // One block per parameter: NAME=value, then its source, type, default and meaning. Exit 1 if
 // any value is malformed (naa_create would refuse it).
 int show_params() {
-  const naa::config::params::Values values = naa::config::params::Values::read();
-  const auto &registry = naa::config::params::registry();
+  const naa::config::params::Values values = naa::transport::read_parameters();
+  const auto &registry = naa::transport::parameters();
   int malformed = 0;
   for (size_t i = 0; i < registry.size(); ++i) {
     const naa::config::params::Param &p = registry[i];
@@ -204,7 +205,7 @@ double ping(const naa::rm::NaaEntry &e, naa_handle_info_t *info) {
   const std::string naa = (v6 ? "[" + e.host + "]" : e.host) + ":" + std::to_string(e.port);
   naa_attr_t attr = NAA_ATTR_INIT;
   attr.naa = naa.c_str();
-  auto settings = naa::config::Settings::resolve_shared(&attr);
+  auto settings = naa::session::Settings::resolve_shared(&attr);
   auto start = std::chrono::steady_clock::now();
   auto session = naa::session::open_session(e.function_code, std::move(regions), e.n_inputs,
                                             std::move(settings));
@@ -291,7 +292,7 @@ int main(int argc, char **argv) {
   show_roce_v2_gids();
 
   std::printf("NAAs:\n");
-  const naa::config::params::Values values = naa::config::params::Values::read();
+  const naa::config::params::Values values = naa::transport::read_parameters();
   const std::string &spec = values.text("NAA_SPEC");
   if (spec.empty()) {
     std::printf("  none: NAA_SPEC is not set\n");

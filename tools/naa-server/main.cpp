@@ -13,6 +13,7 @@
 #include "client_cpu.hpp"
 #include "config/auth.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "config.h"
 #include "config/count.hpp"
 #include "error.hpp"
@@ -104,7 +105,7 @@ int main(int argc, char **argv) {
   naa::diag::restore_signal_defaults();  // a crash ends naa-server by its signal, with a core
   naa::diag::log::set_program("naa-server");
   naa::server::ServerOptions options;
-  options.transport = naa::config::params::Values::read().text("NAA_TRANSPORT");  // -t overrides it
+  options.transport = naa::transport::read_parameters().text("NAA_TRANSPORT");  // -t overrides it
   std::vector<std::string> plugins;
   bool list_only = false;
 
@@ -276,7 +277,7 @@ int main(int argc, char **argv) {
   naa::server::server_cpus();  // taken before any thread follows a client (client_cpu.hpp)
 
   try {
-    options.auth_key = key_file.empty() ? naa::config::params::Values::read().auth_key()
+    options.auth_key = key_file.empty() ? naa::transport::read_parameters().auth_key()
                                         : naa::config::auth::key_from_file(key_file);
     if (!options.auth_key.empty())
       std::fprintf(stderr, "naa-server: clients must present the authentication key\n");

@@ -14,6 +14,7 @@
 #include "error.hpp"
 #include "diag/log.hpp"
 #include "config/params.hpp"
+#include "transport/params.hpp"
 #include "transport/descriptor_gate.hpp"
 #include "transport/registry.hpp"
 
@@ -113,8 +114,8 @@ Server::~Server() {
 void Server::listen(const std::string &transport_name, uint16_t port) {
   Listening l;
   // NAA_OFI_WRITE_CHUNK and NAA_RDMA_DEVICE from naa-server's environment.
-  l.transport =
-      transport::open_transport(transport_name, config::params::Values::read().transport_options());
+  l.transport = transport::open_transport(transport_name,
+                                          transport::options_from(transport::read_parameters()));
   l.listener = l.transport->listen(options_.address, port);
   port_ = l.listener->port();
   if (transport::capabilities_of(transport_name).tcp_connections)

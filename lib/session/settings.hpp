@@ -14,8 +14,9 @@
 #include "config/options.hpp"
 #include "config/params.hpp"
 #include "rm/resolver.hpp"
+#include "transport/transport.hpp"
 
-namespace naa::config {
+namespace naa::session {
 
 struct Settings {
   std::string naa_host;  // from attr->naa: the NAA itself, no resolution; empty otherwise
@@ -24,7 +25,7 @@ struct Settings {
   std::chrono::milliseconds timeout{0};          // NAA_TIMEOUT: each wait
   std::chrono::milliseconds connect_timeout{0};  // NAA_CONNECT_TIMEOUT: connect + MRSP
   unsigned reconnect = 0;                        // NAA_RECONNECT: 0 never, else on
-  Progress progress;
+  config::Progress progress;
   std::chrono::microseconds pacing{0};
   bool pacing_adaptive = true;  // NAA_PACING_ADAPTIVE
   std::string auth_key;         // "" sends none
@@ -33,8 +34,8 @@ struct Settings {
   // Not a runtime parameter: naa-info --kernels asks the NAA for its kernels from this function
   // code on (doc/protocol.md §3.6); 0 asks for none.
   uint8_t list_kernels_from = 0;
-  params::Values params;  // every runtime parameter, attr->params applied: the resolver's and
-                          // the transport's source
+  config::params::Values params;  // every runtime parameter, attr->params applied: the resolver's
+                                  // and the transport's source
 
   // `attr` may be null (everything from the environment). A field wins over attr->params, which
   // wins over the environment. Throws Error: NAA_ERR_INVALID_ARGUMENT for a malformed attr
@@ -58,4 +59,4 @@ struct Settings {
   transport::TransportOptions transport_options_;  // parsed once: 1-1.5 us at each create
 };
 
-}  // namespace naa::config
+}  // namespace naa::session

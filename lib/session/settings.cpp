@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "config/settings.hpp"
+#include "session/settings.hpp"
 
 #include <unistd.h>
 
@@ -14,8 +14,9 @@
 #include "config/count.hpp"
 #include "error.hpp"
 #include "diag/log.hpp"
+#include "transport/params.hpp"
 
-namespace naa::config {
+namespace naa::session {
 namespace {
 
 // The attr a program was compiled with may be older (shorter) than ours: a field it does not
@@ -40,8 +41,8 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
     uint64_t ignored = 0;
     const bool spec =
         port > 0 && std::count(text.begin(), text.end(), ':') == 3 &&
-        parse_count(text.substr(port + 1, text.find(':', port + 1) - port - 1).c_str(), 65535,
-                    &ignored);
+        config::parse_count(text.substr(port + 1, text.find(':', port + 1) - port - 1).c_str(),
+                            65535, &ignored);
     throw bad_field("naa",
                     "'" + text + "' is not host:port" +
                         (spec ? " (it reads as an NAA_SPEC entry, host:port:fncode:n_inputs: "
@@ -51,7 +52,7 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
   size_t colon = text.rfind(':');
   uint64_t p = 0;
   if (colon == std::string::npos || colon == 0 ||
-      !parse_count(text.c_str() + colon + 1, 65535, &p) || p == 0)
+      !config::parse_count(text.c_str() + colon + 1, 65535, &p) || p == 0)
     throw bad_field("naa", "'" + text + "' is not host:port (port 1..65535)");
   *host = text.substr(0, colon);
   if (host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
@@ -60,11 +61,12 @@ void parse_naa(const std::string &text, std::string *host, uint16_t *port) {
 }
 
 // A deadline field in milliseconds: whether it is set; if so, its parameter's value (seconds).
-bool milliseconds_field(int64_t ms, const char *field, const char *param, params::Values *values) {
+bool milliseconds_field(int64_t ms, const char *field, const char *param,
+                        config::params::Values *values) {
   if (ms == NAA_ATTR_UNSET) return false;
-  if (ms <= 0 || ms > kMaxTimeoutSeconds * 1000)
-    throw bad_field(
-        field, std::to_string(ms) + " is not in 1.." + std::to_string(kMaxTimeoutSeconds * 1000));
+  if (ms <= 0 || ms > config::kMaxTimeoutSeconds * 1000)
+    throw bad_field(field, std::to_string(ms) + " is not in 1.." +
+                               std::to_string(config::kMaxTimeoutSeconds * 1000));
   std::string frac = std::to_string(ms % 1000);
   values->set_from_field(
       param, std::to_string(ms / 1000) + "." + std::string(3 - frac.size(), '0') + frac, field);
@@ -168,7 +170,7 @@ std::shared_ptr<const Settings> Settings::resolve_shared(const naa_attr_t *attr)
   if (auto kept = last_settings().find(sources)) return kept;
   ++resolutions;
   auto s = std::make_shared<Settings>(resolve_anew(attr));
-  s->transport_options_ = s->params.transport_options();
+  s->transport_options_ = transport::options_from(s->params);
   last_settings().keep(sources, s);
   return s;
 }
@@ -193,7 +195,7 @@ Settings resolve_anew(const naa_attr_t *attr) {
           attr->size, attr->version, sizeof(naa_attr_t));
   }
   Settings s;
-  s.params = params::Values::read(HOLDS(attr, params) ? attr->params : nullptr);
+  s.params = transport::read_parameters(HOLDS(attr, params) ? attr->params : nullptr);
   // Each field set stands in for its parameter: the environment's and attr->params' value
   // behind it is neither used nor checked.
   if (HOLDS(attr, naa) && attr->naa != nullptr) parse_naa(attr->naa, &s.naa_host, &s.naa_port);
@@ -207,29 +209,29 @@ Settings resolve_anew(const naa_attr_t *attr) {
       milliseconds_field(attr->connect_timeout_ms, "connect_timeout_ms", "NAA_CONNECT_TIMEOUT",
                          &s.params);
   if (HOLDS(attr, reconnect) && attr->reconnect != NAA_ATTR_UNSET) {
-    if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > kMaxReconnect)
+    if (attr->reconnect < 0 || static_cast<uint64_t>(attr->reconnect) > config::kMaxReconnect)
       throw bad_field("reconnect", std::to_string(attr->reconnect) + " is not in 0.." +
-                                       std::to_string(kMaxReconnect));
+                                       std::to_string(config::kMaxReconnect));
     s.params.set_from_field("NAA_RECONNECT", std::to_string(attr->reconnect), "reconnect");
   }
   if (HOLDS(attr, progress) && attr->progress != nullptr) {
     try {
-      parse_progress_mode(attr->progress, "naa_attr_t.progress");
+      config::parse_progress_mode(attr->progress, "naa_attr_t.progress");
     } catch (const Error &e) {
       throw Error(NAA_ERR_INVALID_ARGUMENT, e.what());
     }
     s.params.set_from_field("NAA_PROGRESS", attr->progress, "progress");
   }
   if (HOLDS(attr, pacing_us) && attr->pacing_us != NAA_ATTR_UNSET) {
-    if (attr->pacing_us < 0 || static_cast<uint64_t>(attr->pacing_us) > kMaxMicroseconds)
+    if (attr->pacing_us < 0 || static_cast<uint64_t>(attr->pacing_us) > config::kMaxMicroseconds)
       throw bad_field("pacing_us", std::to_string(attr->pacing_us) + " is not in 0.." +
-                                       std::to_string(kMaxMicroseconds));
+                                       std::to_string(config::kMaxMicroseconds));
     s.params.set_from_field("NAA_PACING_US", std::to_string(attr->pacing_us), "pacing_us");
   }
   if (HOLDS(attr, auth_key) && attr->auth_key != nullptr) {
     s.params.set_from_field(
         "NAA_AUTH_KEY",
-        auth::checked_key(attr->auth_key, "naa_attr_t.auth_key", NAA_ERR_INVALID_ARGUMENT),
+        config::auth::checked_key(attr->auth_key, "naa_attr_t.auth_key", NAA_ERR_INVALID_ARGUMENT),
         "auth_key");
     s.params.set_from_field("NAA_AUTH_KEY_FILE", "", "auth_key");  // "" sends none: no file either
   }
@@ -263,4 +265,4 @@ std::unique_ptr<rm::Target> Settings::target(uint8_t function_code, size_t n_inp
   return std::make_unique<rm::Target>(naa_host, naa_port, "naa_attr_t.naa");
 }
 
-}  // namespace naa::config
+}  // namespace naa::session
