@@ -84,4 +84,5 @@ run verbs-reference_client NAA_TRANSPORT=verbs -- sh "$src/test/conformance/refe
 run verbs-reference_client_softroce NAA_TRANSPORT=verbs -- \
   sh "$src/test/conformance/reference_client.sh" softroce
 run verbs-host_loss -- bash "$src/test/rdma/host_loss.sh"
+run verbs-answer_then_disconnect -- bash "$src/test/rdma/answer_then_disconnect.sh"
 ((failures == 0)) || { echo "verbs suite: $failures test program(s) failed" >&2; exit 1; }

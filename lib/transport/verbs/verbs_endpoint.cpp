@@ -114,35 +114,59 @@ void VerbsEndpoint::log_path() {
       128 << attr.path_mtu, max_msg_, max_inline_);
 }
 
-// A disconnect is noticed here; reading the event also moves our queue pair to the error
-// state (librdmacm does it), which flushes whatever was posted.
-void VerbsEndpoint::check_cm_events() {
-  for (;;) {
+// Reading a disconnect's event also moves our queue pair to the error state (librdmacm does
+// it), which flushes whatever was posted. The disconnect is noted, not thrown: what the peer
+// sent before it disconnected may still be in the CQ (an NAA's MRSP error answer, sent just
+// before it tears the connection down), and poll() hands that out first.
+bool VerbsEndpoint::notice_disconnect() {
+  while (!disconnected_) {
     CmEvent e(ch_->next(Deadline::after(std::chrono::milliseconds(0))));
-    if (!e) return;
+    if (!e) break;
     switch (e->event) {
       case RDMA_CM_EVENT_DISCONNECTED:
       case RDMA_CM_EVENT_DEVICE_REMOVAL:
       case RDMA_CM_EVENT_TIMEWAIT_EXIT:
         disconnected_ = true;
-        throw Error(NAA_ERR_CONNECTION,
-                    "peer " + peer_ + " disconnected (" + rdma_event_str(e->event) + ")");
+        disconnect_ = "peer " + peer_ + " disconnected (" + rdma_event_str(e->event) + ")";
+        break;
       default:
         NAA_LOG_DEBUG("connection to %s: rdma_cm event %s", peer_.c_str(),
                       rdma_event_str(e->event));
     }
   }
+  return disconnected_;
 }
 
+void VerbsEndpoint::check_connection() {
+  if (notice_disconnect()) throw Error(NAA_ERR_CONNECTION, disconnect_);
+}
+
+// The completions come in the CQ's order up to the first failed one, which is thrown at the
+// next call, so that those before it are not lost with it. After a disconnect, the CQ is
+// polled once more before it is reported: a completion that came before the disconnect's event
+// was read is in the CQ by then.
 size_t VerbsEndpoint::poll(Completion *out, size_t max) {
-  ibv_wc wc[16];
-  const size_t n = cq_->poll(wc, std::min<size_t>(max, 16));
-  if (n == 0) {
-    // Reading a disconnect's event is also what flushes our queue pair (librdmacm does it).
-    if (event_checks_.due()) check_cm_events();
-    return 0;
+  if (failed_) {
+    const ibv_wc wc = *failed_;
+    failed_.reset();
+    completion_failed(wc);
   }
-  for (size_t i = 0; i < n; ++i) translate(wc[i], out[i]);
+  ibv_wc wc[16];
+  size_t n = cq_->poll(wc, std::min<size_t>(max, 16));
+  if (n == 0) {
+    if (!disconnected_ && !event_checks_.due()) return 0;
+    if (!notice_disconnect()) return 0;
+    n = cq_->poll(wc, std::min<size_t>(max, 16));
+    if (n == 0) throw Error(NAA_ERR_CONNECTION, disconnect_);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      if (i == 0) completion_failed(wc[i]);
+      failed_ = wc[i];
+      return i;
+    }
+    translate(wc[i], out[i]);
+  }
   return n;
 }
 
@@ -165,13 +189,12 @@ size_t VerbsEndpoint::wait(Completion *out, size_t max, Deadline deadline) {
 // The bell rings when a completion for this queue pair is found by the Context's thread, which
 // watches the shared CQs' completion channel while an endpoint is armed.
 bool VerbsEndpoint::arm_wait() {
-  check_cm_events();
+  if (notice_disconnect()) return false;  // poll() hands out what the CQ holds, then reports it
   context_->cqs.watch();
   return cq_->arm();
 }
 
 void VerbsEndpoint::translate(const ibv_wc &wc, Completion &c) {
-  if (wc.status != IBV_WC_SUCCESS) completion_failed(wc);
   c.context = wc.wr_id;
   c.bytes = wc.byte_len;
   c.imm = 0;
@@ -197,7 +220,8 @@ void VerbsEndpoint::completion_failed(const ibv_wc &wc) {
   const std::string status = ibv_wc_status_str(wc.status);
   switch (wc.status) {
     case IBV_WC_WR_FLUSH_ERR:
-      check_cm_events();  // a disconnect is the usual reason: report that
+      // A disconnect is the usual reason: report that.
+      if (notice_disconnect()) throw Error(NAA_ERR_CONNECTION, disconnect_);
       throw Error(NAA_ERR_CONNECTION, "connection to " + peer_ + " broke (" + status + ")");
     case IBV_WC_RETRY_EXC_ERR:
       throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " stopped answering (" + status + ")");

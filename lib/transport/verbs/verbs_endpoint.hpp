@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ class VerbsEndpoint : public Endpoint {
   bool wait_sleeps_through() const override { return true; }
   int wait_fd() const override { return cq_->wait_fd(); }
   bool arm_wait() override;
-  void check_connection() override { check_cm_events(); }
+  void check_connection() override;
 
   const std::string &peer() const override { return peer_; }
   const std::string &peer_data() const override { return peer_data_; }
@@ -68,7 +69,9 @@ class VerbsEndpoint : public Endpoint {
   // verbs_endpoint.cpp
   void open();
   void log_path();
-  void check_cm_events();
+  // Reads the rdma_cm events that came: whether the peer is gone (disconnect_ says how).
+  bool notice_disconnect();
+  // A successful work completion as a Completion.
   void translate(const ibv_wc &wc, Completion &c);
   [[noreturn]] void completion_failed(const ibv_wc &wc);
 
@@ -89,6 +92,8 @@ class VerbsEndpoint : public Endpoint {
   EventCheckPacer event_checks_;
   bool connected_ = false;
   bool disconnected_ = false;
+  std::string disconnect_;        // why, once disconnected_
+  std::optional<ibv_wc> failed_;  // a failed completion polled after good ones, for next poll()
 };
 
 }  // namespace naa::transport::verbs
