@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="b8c50923adbc387478adce562d73d6855074d6ac13f240041e08d40f91b08e4d")
+    version("0.1.0", sha256="b2cbaf8ae01eda7f6a79029a03a5858dc2dab39c8a06201291fbd5dbac4125ca")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
