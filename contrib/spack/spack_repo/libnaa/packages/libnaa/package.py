@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="b2cbaf8ae01eda7f6a79029a03a5858dc2dab39c8a06201291fbd5dbac4125ca")
+    version("0.1.0", sha256="fecf00bc0149dc484df1c55ce9c7a21b4c9a437ed1ac3eba27d6b8614f15eb7c")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
