@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="fecf00bc0149dc484df1c55ce9c7a21b4c9a437ed1ac3eba27d6b8614f15eb7c")
+    version("0.1.0", sha256="09b5f45b1a2cdfe62f8a22cd2d36a3ff365bf352ddd12227fe85d99df9a1af56")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
