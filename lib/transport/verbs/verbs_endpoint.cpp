@@ -220,8 +220,7 @@ void VerbsEndpoint::completion_failed(const ibv_wc &wc) {
   const std::string status = ibv_wc_status_str(wc.status);
   switch (wc.status) {
     case IBV_WC_WR_FLUSH_ERR:
-      // A disconnect is the usual reason: report that.
-      if (notice_disconnect()) throw Error(NAA_ERR_CONNECTION, disconnect_);
+      check_connection();  // a disconnect is the usual reason: report that
       throw Error(NAA_ERR_CONNECTION, "connection to " + peer_ + " broke (" + status + ")");
     case IBV_WC_RETRY_EXC_ERR:
       throw Error(NAA_ERR_CONNECTION, "peer " + peer_ + " stopped answering (" + status + ")");

@@ -145,7 +145,7 @@ void VerbsEndpoint::post_final_write(WriteChain &chain, uint32_t imm) {
 }
 
 void VerbsEndpoint::post_failed(const char *what, int rc) {
-  if (notice_disconnect()) throw Error(NAA_ERR_CONNECTION, disconnect_);
+  check_connection();
   throw Error(NAA_ERR_TRANSPORT, std::string(what) + " to " + peer_ + " failed: " + errno_text(rc));
 }
 
