@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="09b5f45b1a2cdfe62f8a22cd2d36a3ff365bf352ddd12227fe85d99df9a1af56")
+    version("0.1.0", sha256="8c62014f12c3769b6408b5b24916ecdf22f4c7e40af1bf5300b1ac8daaea5a71")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
