@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A nap that the interrupt descriptor of a listener (Listener::interrupt_on) ends early: for
 // the listeners' sleeps that have no descriptor of their own to wait on (held off by the
-// descriptor gate, starved of descriptors, between doorbell rings), so that naa-server's stop
-// ends them at once too. Private to lib/transport.
+// descriptor gate, starved of descriptors, between rings of its bell), so that naa-server's
+// stop ends them at once too. Private to lib/transport.
 #pragma once
 
 #include <poll.h>

@@ -2,8 +2,9 @@
 // When a listener polls for its next connection request instead of sleeping: while requests
 // come within naa::ArrivalPoll::kPollableGap of each other (a program creating handles one
 // after another), for twice the gap after each one. A sleeping listener would cost every warm
-// naa_create its wake-up (the shm doorbell, the tcp EQ's descriptor: doc/performance.md); a
-// listener nobody talks to, or whose clients come seldom, never polls. Private to lib/transport.
+// naa_create its wake-up (the shm listener's bell, the tcp EQ's descriptor:
+// doc/performance.md); a listener nobody talks to, or whose clients come seldom, never polls.
+// Private to lib/transport.
 #pragma once
 
 #include <chrono>

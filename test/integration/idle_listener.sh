@@ -10,7 +10,7 @@
 # main thread and those named "naa-listen". With no client, then with 4 idle clients over
 # ofi+tcp and over ofi+shm, those threads may wake over NAA_TEST_IDLE_SECONDS (default 4) s
 # twice each, and once every 2 s more (the ofi+shm listener's look for a request whose client
-# could not ring its doorbell, ofi_rdm_listener.hpp), at most: with the slices back, they woke
+# could not ring its bell, ofi_rdm_listener.hpp), at most: with the slices back, they woke
 # 5 times a second each. Then SIGTERM must end the server within NAA_TEST_STOP_MS (default
 # 2000, times NAA_TEST_TIME_SCALE) ms.
 set -eu

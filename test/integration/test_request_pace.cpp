@@ -8,7 +8,9 @@
 //   gathers in its queue, then takes them one after another, and finds some of them while the
 //   next was due. The series is made, not waited for: connections made one after another from
 //   one thread come too far apart on a loaded machine (milliseconds: each waits for the
-//   listener's accept).
+//   listener's accept);
+// - between requests the ofi+shm listener sleeps on its bell, which the client of the next
+//   request rings (ofi_shm_bell.hpp).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +38,9 @@ extern "C" {
 #include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
+#include "transport/ofi/ofi_shm_bell.hpp"
+#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/shm_name.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -147,6 +152,69 @@ int listen_in_turn(const char *name) {
   return 0;
 }
 
+// The listener's process of the bell check (this program run with --listen-once TRANSPORT): it
+// prints its port, takes one request, prints how many it returned and how many of its sleeps a
+// ring ended, then serves the connection until its client's goodbye.
+int listen_once(const char *name) {
+  auto listener = open_transport(name, keeping())->listen("127.0.0.1", 0);
+  std::printf("%u\n", static_cast<unsigned>(listener->port()));
+  std::fflush(stdout);
+  std::unique_ptr<Endpoint> ep = request_within(*listener, soon());
+  if (!ep) return 1;
+  const ListenerCounts counts = listener->counts();
+  std::printf("%lu %lu\n", counts.requests, counts.rung);
+  std::fflush(stdout);
+  ep->accept(soon());
+  try {
+    Completion c[4];
+    for (Deadline d = soon(); !d.expired(); std::this_thread::yield()) ep->poll(c, 4);
+  } catch (const std::exception &) {  // the client's goodbye
+  }
+  return 0;
+}
+
+// This program run with `mode` and `name` in a process of its own, its standard input and
+// output piped to the test, as naa-server is a process of its own: a client in the
+// listener's process does not keep its shm endpoint.
+struct ListenerProcess {
+  pid_t pid = -1;
+  int in = -1;          // its standard input
+  FILE *out = nullptr;  // its standard output
+  unsigned port = 0;    // the first line it printed
+
+  ListenerProcess(const char *mode, const char *name) {
+    int to_child[2], from_child[2];
+    assert_int_equal(pipe(to_child), 0);
+    assert_int_equal(pipe(from_child), 0);
+    char self[4096] = {};
+    assert_true(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      close(to_child[1]);
+      close(from_child[0]);
+      execl(self, self, mode, name, static_cast<char *>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    in = to_child[1];
+    out = fdopen(from_child[0], "r");
+    assert_non_null(out);
+    assert_int_equal(std::fscanf(out, "%u", &port), 1);
+  }
+  // Whether it exited with 0.
+  bool ended_well() {
+    int status = 0;
+    const bool waited = waitpid(pid, &status, 0) == pid;
+    fclose(out);
+    close(in);
+    return waited && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+};
+
 // kConnections connections to the listener at `port` at once, each from a thread and a transport
 // of its own (as handles created on threads of a program) and ended as soon as it is made;
 // `meanwhile` runs once every thread has begun its connection. Returns how many failed.
@@ -187,27 +255,9 @@ double time_scale() {
 // rule polls again only from the fourth close one on. Where the rule called for a poll at fewer
 // than four of the requests, the check is skipped and says why.
 void check_polled(const char *name) {
-  int to_child[2], from_child[2];
-  assert_int_equal(pipe(to_child), 0);
-  assert_int_equal(pipe(from_child), 0);
-  char self[4096] = {};
-  assert_true(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-  const pid_t child = fork();
-  assert_true(child >= 0);
-  if (child == 0) {
-    dup2(to_child[0], 0);
-    dup2(from_child[1], 1);
-    close(to_child[1]);
-    close(from_child[0]);
-    execl(self, self, "--listen", name, static_cast<char *>(nullptr));
-    _exit(127);
-  }
-  close(to_child[0]);
-  close(from_child[1]);
-  FILE *out = fdopen(from_child[0], "r");
-  assert_non_null(out);
-  unsigned port = 0;
-  assert_int_equal(std::fscanf(out, "%u", &port), 1);
+  ListenerProcess listener("--listen", name);
+  FILE *out = listener.out;
+  const unsigned port = listener.port;
   Transports transports;  // kept through both rounds: the endpoints they keep are their context's
   for (int i = 0; i < kConnections; ++i) transports.push_back(open_transport(name, keeping()));
   assert_int_equal(connect_at_once(transports, port, [] {}), 0);
@@ -217,7 +267,7 @@ void check_polled(const char *name) {
   ssize_t told = 0;  // "go" once the requests had a while to gather in the held queue
   const int failed = connect_at_once(transports, port, [&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200) * time_scale());
-    told = write(to_child[1], "go\n", 3);
+    told = write(listener.in, "go\n", 3);
   });
   assert_int_equal(told, 3);
   assert_int_equal(failed, 0);
@@ -225,12 +275,8 @@ void check_polled(const char *name) {
   Series series;
   const int read = std::fscanf(out, "%lu %lu %lu %lu", &counts.requests, &counts.polled,
                                &series.close, &series.due);
-  int status = 0;
-  assert_int_equal(waitpid(child, &status, 0), child);
-  fclose(out);
-  close(to_child[1]);
+  assert_true(listener.ended_well());
   assert_int_equal(read, 4);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   std::fprintf(stderr,
                "  %s: %lu requests in the series, %lu of them within %ld us of the one before, "
                "the rule's poll due at %lu by their arrival times, %lu found while polling\n",
@@ -255,15 +301,43 @@ void test_shm_requests_in_turn_are_polled_for(void **) {
   check_polled("ofi+shm");
 }
 
+// The ofi+shm listener, asleep on its bell (raised: seen through a rope to its page), is woken by
+// the ring of a client's request: without the ring it would find the request only at its look
+// every kUnrungLook (2 s), and no sleep would have ended by a ring.
+void test_shm_listener_asleep_is_rung(void **) {
+  if (!ofi_provider_available("shm")) skip();
+  ListenerProcess listener("--listen-once", "ofi+shm");
+  const std::string object =
+      shm_listener_bell_object(kListenerAddressPrefix + shm_service(listener.port));
+  for (Deadline d = soon();; std::this_thread::sleep_for(std::chrono::milliseconds(1))) {
+    ShmBellRope rope(object);
+    if (rope.rings() && !rope.peer_awake()) break;
+    assert_false(d.expired());
+  }
+  open_transport("ofi+shm", keeping())
+      ->connect("127.0.0.1", static_cast<uint16_t>(listener.port), "", soon())
+      .reset();
+  ListenerCounts counts;
+  const int read = std::fscanf(listener.out, "%lu %lu", &counts.requests, &counts.rung);
+  assert_true(listener.ended_well());
+  assert_int_equal(read, 2);
+  std::fprintf(stderr, "  %lu request, %lu sleep(s) ended by a ring\n", counts.requests,
+               counts.rung);
+  assert_int_equal(counts.requests, 1);
+  assert_true(counts.rung >= 1);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   naa::test::use_linked_ofi();
   if (argc == 3 && std::strcmp(argv[1], "--listen") == 0) return listen_in_turn(argv[2]);
+  if (argc == 3 && std::strcmp(argv[1], "--listen-once") == 0) return listen_once(argv[2]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arrivals_close_together_are_polled_for),
       cmocka_unit_test(test_tcp_requests_in_turn_are_polled_for),
       cmocka_unit_test(test_shm_requests_in_turn_are_polled_for),
+      cmocka_unit_test(test_shm_listener_asleep_is_rung),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -421,18 +421,46 @@ void test_warm_connections_keep_their_ropes(void **) {
 void test_rope_follows_a_bell_made_anew(void **) {
   const std::string name =
       "fi_shm://" + std::to_string(getpid()) + "-feed" + std::to_string(time(nullptr));
-  auto bell = std::make_unique<ofi::ShmBell>(name);
+  const std::string object = ofi::shm_bell_object(name);
+  auto bell = std::make_unique<ofi::ShmBell>(object);
   assert_true(bell->ok());
-  ofi::ShmBellRope rope(name);
+  ofi::ShmBellRope rope(object);
   assert_true(rope.rings());
-  assert_true(rope.still_for(name));
-  assert_false(rope.still_for(name + "0"));
+  assert_true(rope.still_for(object));
+  assert_false(rope.still_for(ofi::shm_bell_object(name + "0")));
   bell.reset();  // its page unlinked; the rope still maps it, so its inode is not given again
-  assert_false(rope.still_for(name));
-  ofi::ShmBell anew(name);
+  assert_false(rope.still_for(object));
+  ofi::ShmBell anew(object);
   assert_true(anew.ok());
-  assert_false(rope.still_for(name));
-  assert_true(ofi::ShmBellRope(name).still_for(name));
+  assert_false(rope.still_for(object));
+  assert_true(ofi::ShmBellRope(object).still_for(object));
+}
+
+// A rope rings a bell only while it is raised (its owner about to sleep): a post to a peer that
+// is awake costs no datagram. The bell of a listener's name, as naa-server's ofi+shm
+// listener has.
+void test_rope_rings_only_a_raised_bell(void **) {
+  const std::string object =
+      ofi::shm_listener_bell_object("fi_ns://naa-test-" + std::to_string(getpid()));
+  assert_string_equal(object.c_str(), ("/naa-test-" + std::to_string(getpid()) + ".bell").c_str());
+  assert_string_equal(ofi::shm_listener_bell_object("fi_shm://1:2:3").c_str(), "");
+  ofi::ShmBell bell(object);
+  assert_true(bell.ok());
+  ofi::ShmBellRope rope(object);
+  assert_true(rope.rings());
+  rope.pull();  // lowered: not rung
+  assert_true(rope.peer_awake());
+  assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
+                   static_cast<int>(ofi::ShmBell::Woken::No));
+  bell.raise();
+  assert_false(rope.peer_awake());
+  rope.pull();
+  assert_true(rope.peer_awake());  // the pull took the raise: one ring per sleep
+  rope.pull();
+  assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
+                   static_cast<int>(ofi::ShmBell::Woken::ByRing));
+  assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
+                   static_cast<int>(ofi::ShmBell::Woken::No));  // the rings were taken
 }
 
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
@@ -512,6 +540,7 @@ int main() {
       cmocka_unit_test(test_listener_entry_follows_a_server_started_anew),
       cmocka_unit_test(test_warm_connections_keep_the_server_pidfd),
       cmocka_unit_test(test_rope_follows_a_bell_made_anew),
+      cmocka_unit_test(test_rope_rings_only_a_raised_bell),
       cmocka_unit_test(test_slots_never_come_round),
       cmocka_unit_test(test_request_check_reads_maps_once_per_region),
   };

@@ -101,11 +101,24 @@ std::unique_ptr<IdleRdm> OfiContext::take(bool client) {
 void OfiContext::drop_idle_bells() {
   std::vector<std::unique_ptr<ShmBell>> dropped;  // closed outside the lock
   std::vector<std::unique_ptr<ShmBellRope>> ropes;
+  {
+    std::lock_guard<std::mutex> lock(listener_rope_mutex_);
+    if (listener_rope_) ropes.push_back(std::move(listener_rope_));
+  }
   std::lock_guard<std::mutex> lock(idle_mutex_);
   for (auto &i : idle_) {
     if (i->bell) dropped.push_back(std::move(i->bell));
     if (i->peer_bell) ropes.push_back(std::move(i->peer_bell));
   }
+}
+
+void OfiContext::ring_listener(const std::string &address) {
+  const std::string object = shm_listener_bell_object(address);
+  if (object.empty()) return;
+  std::lock_guard<std::mutex> lock(listener_rope_mutex_);
+  if (!listener_rope_ || !listener_rope_->still_for(object))
+    listener_rope_ = std::make_unique<ShmBellRope>(object);
+  listener_rope_->pull();
 }
 
 size_t OfiContext::idle_endpoints() const {

@@ -22,6 +22,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "transport/ofi/ofi_fabric.hpp"
 #include "transport/ofi/ofi_queue_stock.hpp"
@@ -72,9 +73,15 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   void park(std::unique_ptr<IdleRdm> idle, size_t bound, bool oldest = false);
   std::unique_ptr<IdleRdm> take(bool client);
   size_t idle_endpoints() const;
-  // Closes the bells the idle endpoints kept and their ropes to their old peers' bells (a
-  // socket each): called by a step that found descriptors short, holding the descriptor gate.
+  // Closes the bells the idle endpoints kept, their ropes to their old peers' bells and the
+  // rope to the last listener rung (a socket each): called by a step that found descriptors
+  // short, holding the descriptor gate.
   void drop_idle_bells();
+  // Rings the bell of the shm listener at `address` ("fi_ns://SERVICE") where it sleeps on
+  // it; nothing for any other address. The rope serves the next requests to that listener while
+  // its bell page stays the one the rope maps (a stat where a new rope takes an shm_open, an
+  // fstat, an mmap and a socket).
+  void ring_listener(const std::string &address);
 
   fid_fabric *fabric = nullptr;
   fid_domain *domain = nullptr;
@@ -89,6 +96,8 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   mutable std::mutex idle_mutex_;
   std::deque<std::unique_ptr<IdleRdm>> idle_;
   std::shared_ptr<OfiContext> kept_open_;  // ourselves, while idle_ holds endpoints
+  std::mutex listener_rope_mutex_;
+  std::unique_ptr<ShmBellRope> listener_rope_;
 };
 
 }  // namespace naa::transport::ofi

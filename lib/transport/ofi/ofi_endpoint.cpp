@@ -214,7 +214,7 @@ void OfiEndpoint::open() {
 
 void OfiEndpoint::open_bell() {
   if (!same_host_) return;
-  bell_ = std::make_unique<ShmBell>(own_name());
+  bell_ = std::make_unique<ShmBell>(shm_bell_object(own_name()));
   if (!bell_->ok()) bell_.reset();
 }
 

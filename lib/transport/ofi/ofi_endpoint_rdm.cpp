@@ -24,7 +24,6 @@
 #include "diag/log.hpp"
 #include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
-#include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_leftovers.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
 
@@ -190,10 +189,10 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
   nap_.reset();  // an answer is due: the waits for it start short
 }
 
-// A same-host listener looks for connection requests between naps: a ring ends its nap.
+// A same-host listener that sleeps is rung: it looks at its queue then.
 void OfiEndpoint::ring_listener() {
   if (same_host_ && info_->dest_addr != nullptr)
-    ring_shm_doorbell(
+    context_->ring_listener(
         std::string(static_cast<const char *>(info_->dest_addr), info_->dest_addrlen));
 }
 

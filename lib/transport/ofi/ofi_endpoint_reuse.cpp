@@ -101,10 +101,11 @@ void keep_bell_if_spare(IdleRdm &idle) {
 // The kept endpoint met the same peer endpoint again (both sides' Contexts take the newest idle
 // one): its rope serves again while the peer's bell page is the one it maps.
 std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name) {
+  const std::string object = shm_bell_object(peer_name);
   std::unique_ptr<ShmBellRope> kept = std::move(kept_peer_bell_);
-  const bool again = kept && kept->still_for(peer_name);
+  const bool again = kept && kept->still_for(object);
   ++(again ? ropes_kept : ropes_made);
-  return again ? std::move(kept) : std::make_unique<ShmBellRope>(peer_name);
+  return again ? std::move(kept) : std::make_unique<ShmBellRope>(object);
 }
 
 void OfiEndpoint::count_opened() {

@@ -20,7 +20,6 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
-#include "transport/ofi/ofi_shm_doorbell.hpp"
 #include "transport/ofi/ofi_shm_leftovers.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
 #include "transport/ofi/ofi_shm_request.hpp"
@@ -82,8 +81,11 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   }
   port_ = port;
   if (named_) name_fd_ = hold_shm_name(service);
-  // Without a name to ring (PROVIDER;ofi_rxm) it only naps.
-  doorbell_ = std::make_unique<ShmDoorbell>(named_ ? service : std::string());
+  // Without a name to ring (PROVIDER;ofi_rxm) it only naps. The name is ours now: a page
+  // under it is a dead server's.
+  const std::string bell = named_ ? "/" + service + ".bell" : std::string();
+  if (named_) shm_unlink(bell.c_str());
+  bell_ = std::make_unique<ShmBell>(bell);
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
   // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
   fresh_info_ =
@@ -120,18 +122,20 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
   // closed the silent connections that held them. The count, the read and the mapping of the
   // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
-  // Between looks it sleeps on the doorbell (ofi_shm_doorbell.hpp), which a client rings when
-  // its request is in the queue, and before that when shm wants the listener to take its name
-  // first: to the caller's deadline (kUnrungLook at most), as every request comes with a
-  // ring (napping instead, an idle server looked at its queue 330 times a second, 2 % of a
-  // core). While descriptors are short a ring cannot be answered, so it naps, growing to
-  // kListenerNapLimit, and looks again after each nap. From the second ring of a call on, two
-  // rings end a sleep kRingSpacing apart at the closest, so that a process ringing on and on
-  // costs the listener at most that many looks. The first ring is free: it is often one that
-  // came after its request had been taken (a client rings after its send, and the listener
-  // may look between the two); spacing from it on made the next client's request wait out
-  // kRingSpacing and the timer's slack (130 us of each warm naa_create over shm once they
-  // came faster than that).
+  // Between looks it sleeps on its bell (ofi_shm_bell.hpp), which a client rings when its
+  // request is in the queue, and before that when shm wants the listener to take its name
+  // first, if the listener sleeps: to the caller's deadline (kUnrungLook at most), as every
+  // request comes with a ring (napping instead, an idle server looked at its queue 330 times a
+  // second, 2 % of a core). The bell is raised before the last look ahead of a sleep, so that
+  // a request posted after that look rings, and lowered when the sleep ends; a listener that
+  // is awake (looking, or polling while a request is due) is not rung. While descriptors are
+  // short a ring cannot be answered, so it naps, growing to kListenerNapLimit, and looks again
+  // after each nap. From the second ring of a call on, two rings end a sleep kRingSpacing apart
+  // at the closest, so that a process ringing on and on costs the listener at most that many
+  // looks. The first ring is free: it is often one that came after its request had been taken
+  // (a client rings after its send, and the listener may look between the two); spacing from
+  // it on made the next client's request wait out kRingSpacing and the timer's slack (130 us
+  // of each warm naa_create over shm once they came faster than that).
   // While the next request is due (request_pace.hpp) it polls instead of sleeping. Every
   // sleep also ends when the interrupt descriptor (naa-server's stop) is readable, and none
   // is longer than kUnrungLook.
@@ -140,6 +144,16 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   unsigned rings = 0;                       // sleeps of this call that a ring ended
   DescriptorClaim claim;  // while starved: the tcp listener leaves the freed descriptors to it
   naa::YieldingPoller yielding;
+  // Raised: the look at the top of the loop is the last before a sleep on the bell.
+  struct Raised {
+    ShmBell &bell;
+    bool up = false;
+    void lower() {
+      if (up) bell.lower();
+      up = false;
+    }
+    ~Raised() { lower(); }
+  } raised{*bell_};
   for (;;) {
     bool starved = false;
     {
@@ -153,6 +167,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
           stamped_ = at;
         }
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
+          raised.lower();
           std::string why;
           if (named_ && !shm_request_plausible(request->name, request->pid, &why)) {
             dropped(request->name, why);
@@ -173,6 +188,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
     if (deadline.expired()) return nullptr;
     const auto now = Deadline::Clock::now();
     if (!starved && pace_.due(now)) {
+      raised.lower();
       yielding.poll();
       sched_yield();  // the client may share this core: it moves meanwhile
       continue;
@@ -181,15 +197,24 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
     const auto length = std::min<Deadline::Clock::duration>(starved ? nap.length() : kUnrungLook,
                                                             deadline.remaining());
     if (now < bell_from) {
+      raised.lower();
       if (nap_unless_interrupted(interrupt_fd_,
                                  std::min<Deadline::Clock::duration>(length, bell_from - now)))
         return nullptr;
       continue;
     }
-    const ShmDoorbell::Woken w = doorbell_->wait(length, interrupt_fd_);
-    if (w == ShmDoorbell::Woken::ByInterrupt) return nullptr;
-    if (w == ShmDoorbell::Woken::ByRing && ++rings > 1)
-      bell_from = Deadline::Clock::now() + kRingSpacing;
+    if (!raised.up && bell_->ok()) {
+      bell_->raise();
+      raised.up = true;
+      continue;  // the last look
+    }
+    raised.up = false;  // sleep() lowers it
+    const ShmBell::Woken w = bell_->sleep(length, interrupt_fd_);
+    if (w == ShmBell::Woken::ByInterrupt) return nullptr;
+    if (w == ShmBell::Woken::ByRing) {
+      ++rung_;
+      if (++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
+    }
   }
 }
 

@@ -11,7 +11,7 @@
 
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_context.hpp"
-#include "transport/ofi/ofi_shm_doorbell.hpp"
+#include "transport/ofi/ofi_shm_bell.hpp"
 #include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
@@ -31,10 +31,14 @@ class OfiRdmListener : public Listener {
 
   uint16_t port() const override { return port_; }
   std::unique_ptr<Endpoint> next_request(Deadline deadline) override;
-  ListenerCounts counts() const override { return pace_.counts(); }
+  ListenerCounts counts() const override {
+    ListenerCounts c = pace_.counts();
+    c.rung = rung_;
+    return c;
+  }
 
  protected:
-  bool sleeps_through() const override { return doorbell_->rings(); }
+  bool sleeps_through() const override { return bell_->ok(); }
 
  private:
   void claim_name(const std::string &name);
@@ -42,7 +46,7 @@ class OfiRdmListener : public Listener {
   void dropped(const std::string &name, const std::string &why);
 
   static constexpr std::chrono::microseconds kListenerNapLimit{8000};
-  // The longest sleep on the doorbell: a request whose client could not ring it (from another
+  // The longest sleep on the bell: a request whose client could not ring it (from another
   // network namespace, or out of descriptors; or a client that does not ring) is found within
   // it, before a client's 3 s wait for shm under NAA_TRANSPORT=auto (select.cpp) runs out.
   // Before the caller's deadline became its next pending housekeeping, the 200 ms slices of
@@ -61,12 +65,13 @@ class OfiRdmListener : public Listener {
   Deadline::Clock::time_point stamped_{};
   std::shared_ptr<OfiContext> fabric_;
   std::unique_ptr<OfiEndpoint> ep_;
-  std::unique_ptr<ShmDoorbell> doorbell_;
+  std::unique_ptr<ShmBell> bell_;  // named after the listener's object (ofi_shm_bell.hpp)
   InfoPtr fresh_info_;
   uint16_t port_ = 0;
   unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
   std::chrono::steady_clock::time_point dropped_logged_{};
   RequestPace pace_;
+  unsigned long rung_ = 0;
 };
 
 }  // namespace naa::transport::ofi

@@ -2,6 +2,7 @@
 #include "transport/ofi/ofi_shm_bell.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -11,12 +12,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 
 #include "diag/log.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/interruptible_nap.hpp"
 #include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/ofi_shm_request.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -50,9 +53,18 @@ std::string shm_bell_object(const std::string &name) {
   return object + ".bell";
 }
 
-ShmBell::ShmBell(const std::string &own_name) : object_(shm_bell_object(own_name)) {
+std::string shm_listener_bell_object(const std::string &address) {
+  const std::string text(address.c_str());  // FI_ADDR_STR: up to its NUL
+  if (text.rfind(kListenerAddressPrefix, 0) != 0) return {};
+  const std::string service = text.substr(sizeof kListenerAddressPrefix - 1);
+  if (service.empty() || service.find('/') != std::string::npos) return {};
+  return "/" + service + ".bell";
+}
+
+ShmBell::ShmBell(const std::string &object) : object_(object) {
   if (object_.empty()) return;
-  // Our region's name is new (give_unique_shm_source), so is the bell's.
+  // An endpoint's region's name is new (give_unique_shm_source), so is its bell's; a listener
+  // removes a dead server's page once it holds the name.
   int fd = shm_open(object_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd >= 0) {
     if (ftruncate(fd, kPage) == 0) word_ = map_word(fd);
@@ -64,8 +76,7 @@ ShmBell::ShmBell(const std::string &own_name) : object_(shm_bell_object(own_name
     fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr *>(&addr), len) == 0) return;
   }
-  NAA_LOG_INFO("shm endpoint %s: no bell (%s); it naps while it waits", object_.c_str() + 1,
-               strerror(errno));
+  NAA_LOG_INFO("shm %s: no bell (%s); its waits are naps", object_.c_str() + 1, strerror(errno));
   if (fd >= 0) shm_unlink(object_.c_str());
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
@@ -92,10 +103,23 @@ void ShmBell::lower() {
   }
 }
 
+ShmBell::Woken ShmBell::sleep(Deadline::Clock::duration timeout, int interrupt) {
+  if (!ok()) return nap_unless_interrupted(interrupt, timeout) ? Woken::ByInterrupt : Woken::No;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::max(timeout, Deadline::Clock::duration::zero()))
+                      .count();
+  const timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  pollfd p[2] = {{fd_, POLLIN, 0}, {interrupt, POLLIN, 0}};
+  const int n = ::ppoll(p, interrupt >= 0 ? 2 : 1, &ts, nullptr);
+  lower();
+  if (n <= 0) return Woken::No;
+  if (interrupt >= 0 && p[1].revents != 0) return Woken::ByInterrupt;
+  return Woken::ByRing;
+}
+
 // The name came from the peer: only a page of this user's, whole (a shorter file would fault
 // at the first look), is mapped.
-ShmBellRope::ShmBellRope(const std::string &peer_name) : object_(shm_bell_object(peer_name)) {
-  const std::string &object = object_;
+ShmBellRope::ShmBellRope(const std::string &object) : object_(object) {
   if (object.empty()) return;
   int fd = shm_open(object.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0) return;  // an older libnaa: it naps
@@ -124,8 +148,8 @@ ShmBellRope::~ShmBellRope() {
 
 // One stat where a new rope takes an shm_open, an fstat, an mmap and a socket (a share of each
 // side's warm naa_create, doc/performance.md).
-bool ShmBellRope::still_for(const std::string &peer_name) const {
-  if (ino_ == 0 || shm_bell_object(peer_name) != object_) return false;
+bool ShmBellRope::still_for(const std::string &object) const {
+  if (ino_ == 0 || object != object_) return false;
   struct stat st {};
   return stat(shm_object_path(object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A bell for a thread asleep on an shm endpoint's completion queue. libfabric 1.17's shm wakes
-// nobody when a peer writes (fi_shm(7): manual progress only), so a connection of naa-server
-// that had nothing to do napped, and an invocation after a pause waited for the rest of its
-// nap: up to 1/16 of the pause, 0.5 s after a long one; 64 idle clients woke it 230 times a
-// second. Each shm endpoint therefore has a bell: an abstract Unix datagram socket to sleep on,
-// and a word in a small shared page that says whether it sleeps. The sleeper raises the word
-// before it looks at its queue for the last time; the peer, after every post, looks at the word
-// and rings (one datagram) only when it is raised: a sender that keeps its peer busy pays one
-// atomic read-modify-write per post, and a sleeper cannot miss a post (both sides change the
-// word with read-modify-writes, which order each side's queue access against the other's).
+// The one wake-up of ofi+shm: a bell for a thread asleep on an shm endpoint's completion queue
+// or on an shm listener's queue of connection requests. libfabric 1.17's shm wakes nobody when
+// a peer writes (fi_shm(7): manual progress only; a peer's message sets a flag in our region),
+// so a connection of naa-server that had nothing to do napped, and an invocation after a pause
+// waited for the rest of its nap: up to 1/16 of the pause, 0.5 s after a long one; 64 idle
+// clients woke it 230 times a second; a listener found a connection request only after its
+// nap. Each shm endpoint and each named shm listener therefore has a bell: an abstract Unix
+// datagram socket to sleep on, and a word in a small shared page that says whether it sleeps.
+// The sleeper raises the word before it looks at its queue for the last time; the peer, after
+// every post, looks at the word and rings (one datagram) only when it is raised: a sender that
+// keeps its peer busy pays one atomic read-modify-write per post, and a sleeper cannot miss a
+// post (both sides change the word with read-modify-writes, which order each side's queue
+// access against the other's).
 // A second word, on a cache line of its own, holds the CPU the endpoint's thread last raised the
 // first on or polled on, plus one (0: not known, as in an older libnaa's page): where it will
 // likely be woken, and where it runs while it polls.
 //
-// Both are named after the endpoint's shm region ("/PID-HEX" becomes "/PID-HEX.bell"), so a
-// peer finds them from the endpoint name it already has, and a peer whose page is there is a
-// libnaa that rings (an older one has none, and its peers keep napping for it). Private to
-// lib/transport.
+// Both are named after the shm object of what sleeps: an endpoint's region ("/PID-HEX" becomes
+// "/PID-HEX.bell"), a listener's object ("/naa-UID-PORT.bell"), so a peer finds them from the
+// address it already has, and a peer whose page is there is a libnaa that rings (an older one
+// has none, and its peers keep napping for it). Private to lib/transport.
 #pragma once
 
 #include <sched.h>
@@ -27,18 +30,22 @@
 #include <memory>
 #include <string>
 
+#include "deadline.hpp"
+
 namespace naa::transport::ofi {
 
 // The words of a bell page: the sleep flag, and (kShmBellCpuWord words in) the CPU + 1.
 inline constexpr size_t kShmBellCpuWord = 16;
 
-// Ours: made with the endpoint, gone with it (the page unlinked; a killed process's page is
-// removed by the peer that sees it die, as its region is).
+// Ours: made with the endpoint or listener, gone with it (the page unlinked; a killed process's
+// page is removed by the peer that sees it die, as its region is, and a killed server's by the
+// next server at its port or the sweep of leftovers, ofi_shm_leftovers.hpp).
 class ShmBell {
  public:
-  // For the endpoint named `own_name` ("fi_shm://..."); ok() is false (logged) when the page
-  // or the socket cannot be made: the endpoint then naps as before.
-  explicit ShmBell(const std::string &own_name);
+  // The bell page `object` (shm_bell_object, shm_listener_bell_object), which must not exist;
+  // ok() is false when `object` is empty, and (logged) when the page or the socket cannot be
+  // made: its owner then naps as before.
+  explicit ShmBell(const std::string &object);
   ~ShmBell();
   ShmBell(const ShmBell &) = delete;
   ShmBell &operator=(const ShmBell &) = delete;
@@ -50,6 +57,10 @@ class ShmBell {
   void raise();
   // After the sleep: takes the rings that came and lowers the word.
   void lower();
+  enum class Woken { No, ByRing, ByInterrupt };
+  // Raised: sleeps until rung, `interrupt` (-1: none) is readable or `timeout` passes, then
+  // lowers. Without a bell (!ok()), a nap that only `interrupt` ends.
+  Woken sleep(Deadline::Clock::duration timeout, int interrupt);
   // On a poll that found nothing: publishes the calling thread's CPU where it changed (a peer
   // reads it only now and then, so an unchanged line is not written).
   void publish_cpu() noexcept {
@@ -68,18 +79,19 @@ class ShmBell {
 // The peer's, for ringing it.
 class ShmBellRope {
  public:
-  // For the peer endpoint named `peer_name`; rings() is false where it has no bell (not shm,
-  // or an older libnaa).
-  explicit ShmBellRope(const std::string &peer_name);
+  // For the bell page `object` of a peer; rings() is false where it has no bell (not shm, or
+  // an older libnaa).
+  explicit ShmBellRope(const std::string &object);
   ~ShmBellRope();
   ShmBellRope(const ShmBellRope &) = delete;
   ShmBellRope &operator=(const ShmBellRope &) = delete;
 
   bool rings() const { return has_bell_; }
-  // Whether this rope is still the one for `peer_name`: the same bell page (its inode) is
-  // there under that name. A kept endpoint's peer drops its bell while short of descriptors
-  // and makes a new page under the same name later; a rope to the old page would never wake it.
-  bool still_for(const std::string &peer_name) const;
+  // Whether this rope is still the one for the bell page `object`: the same page (its inode)
+  // is there under that name. A kept endpoint's peer drops its bell while short of descriptors
+  // and makes a new page under the same name later, a server started anew at a port makes a
+  // new listener's page: a rope to the old page would never wake them.
+  bool still_for(const std::string &object) const;
   // After a post to the peer: rings if it sleeps (always, where its page could not be mapped).
   // The read is a read-modify-write, as is the sleeper's raise: the two are ordered on the
   // word, so a post before our read is seen by a sleeper whose raise came after it.
@@ -115,7 +127,9 @@ class ShmBellRope {
   int fd_ = -1;  // unbound, for sending
 };
 
-// The bell page of the endpoint named `name`, for removing a dead peer's ("" when not shm).
+// The bell page of the endpoint named `name` ("fi_shm://..."; "" when not shm).
 std::string shm_bell_object(const std::string &name);
+// The bell page of the listener at `address` ("fi_ns://SERVICE"; "" for any other address).
+std::string shm_listener_bell_object(const std::string &address);
 
 }  // namespace naa::transport::ofi

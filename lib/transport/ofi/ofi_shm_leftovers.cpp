@@ -65,11 +65,14 @@ bool libnaa_region_name(const std::string &name, long *pid) {
   return at == name.size() && *pid > 0 && *pid <= INT32_MAX;
 }
 
-// "naa-UID-PORT" of this user: a listener's (shm_service()).
-bool listener_name(const std::string &name) {
+// "naa-UID-PORT" of this user: a listener's (shm_service()), or "naa-UID-PORT.bell", its bell's
+// (ofi_shm_bell.hpp); `listener` is set to the first.
+bool listener_name(const std::string &name, std::string *listener) {
   const std::string prefix = "naa-" + std::to_string(geteuid()) + "-";
   size_t at = prefix.size();
-  return name.compare(0, at, prefix) == 0 && digits(name, &at) && at == name.size();
+  if (name.compare(0, at, prefix) != 0 || !digits(name, &at)) return false;
+  *listener = name.substr(0, at);
+  return at == name.size() || name.compare(at, std::string::npos, ".bell") == 0;
 }
 
 size_t remove_dead_processes_regions(const std::string &dir) {
@@ -87,7 +90,8 @@ size_t remove_dead_processes_regions(const std::string &dir) {
   while (dirent *e = readdir(d)) {
     long pid = 0;
     const std::string name = e->d_name;
-    const bool listener = listener_name(name);
+    std::string owner;  // a listener's object, for its bell's too
+    const bool listener = listener_name(name, &owner);
     if (!listener && !libnaa_region_name(name, &pid)) continue;
     struct stat st {};
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
@@ -96,8 +100,8 @@ size_t remove_dead_processes_regions(const std::string &dir) {
     if (listener) {
       // A live server holds an flock on its listener's object from just after creating it:
       // an unlocked one is a dead server's, unless it is that young (a server starting now).
-      if (shm_name_state(name) == NameState::Live) {
-        if (before(st.st_mtim, oldest_read)) oldest_read = st.st_mtim;
+      if (shm_name_state(owner) == NameState::Live) {
+        if (owner == name && before(st.st_mtim, oldest_read)) oldest_read = st.st_mtim;
         continue;
       }
       if (time(nullptr) - st.st_mtime < kListenerGrace) continue;
