@@ -19,7 +19,7 @@ import os, re, sys
 
 srcdir = sys.argv[1]
 lib = os.path.join(srcdir, 'lib')
-done = ['', 'api', 'config', 'diag', 'energy', 'progress', 'protocol', 'rm', 'session', 'transport', 'transport/ofi', 'transport/verbs']
+done = ['', 'api', 'config', 'diag', 'energy', 'progress', 'protocol', 'rm', 'session', 'transport', 'transport/ofi', 'transport/ofi/shm', 'transport/verbs']
 # Linked into each transport module in place of the core: the module's definitions of the
 # core's log and wait-plan functions, forwarding to the program that loaded it.
 defines = {'transport/module_host.cpp': {'naa::diag::log', 'naa'}}

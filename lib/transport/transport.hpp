@@ -190,7 +190,7 @@ struct ListenerCounts {
   // Wake-ups that brought no request (ofi+tcp: a connection's socket, accepted by libfabric),
   // for naa-server's sweep of connections that send nothing (handshake_sweeper.hpp).
   unsigned long stirs = 0;
-  // Sleeps that a client's ring ended (ofi+shm: its bell, ofi_shm_bell.hpp).
+  // Sleeps that a client's ring ended (ofi+shm: its bell, shm/bell.hpp).
   unsigned long rung = 0;
 };
 

@@ -2,7 +2,7 @@
 // libFuzzer target: the decoder of the RDM connection's control messages (connection request,
 // accept, reject, goodbye) on arbitrary bytes, as any local process can send them to a
 // listener, and what an shm listener then believes of a request's name and pid
-// (ofi_shm_request.hpp: it looks at /proc and /dev/shm, and removes nothing). Besides memory
+// (shm/request.hpp: it looks at /proc and /dev/shm, and removes nothing). Besides memory
 // errors (ASan/UBSan), it checks that whatever the decoder accepts re-encodes to the same
 // bytes, and that no name is taken for a pid it does not carry.
 #include <cstdint>
@@ -11,25 +11,25 @@
 #include <string>
 
 #include "transport/ofi/ofi_control.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/request.hpp"
 
 using namespace naa::transport::ofi::control;
-namespace shm = naa::transport::ofi;
+namespace shm = naa::transport::ofi::shm;
 
 namespace {
 
 void believe(const std::string &name, uint32_t pid) {
   std::string why;
-  const pid_t named = shm::shm_name_pid(name);
+  const pid_t named = shm::name_pid(name);
   if (named < 0) std::abort();
-  if (shm::shm_request_plausible(name, pid, &why)) {
+  if (shm::request_plausible(name, pid, &why)) {
     if (static_cast<uint32_t>(named) != pid || !why.empty()) std::abort();
   } else if (why.empty()) {
     std::abort();  // a refusal always says why
   }
-  if (shm::shm_region_of(name, static_cast<pid_t>(pid)) && static_cast<uint32_t>(named) != pid)
+  if (shm::region_of(name, static_cast<pid_t>(pid)) && static_cast<uint32_t>(named) != pid)
     std::abort();
-  const std::string object = shm::shm_object(name);
+  const std::string object = shm::region_object(name);
   if (!object.empty() && object[0] != '/') std::abort();
 }
 

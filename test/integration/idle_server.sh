@@ -14,7 +14,7 @@
 # where libfabric wakes nobody, a connection that napped woke 3.6 times a second per client
 # (a nap is 1/16 of the pause, up to 0.5 s: it never sleeps 1.5 s) and answered late (here, 10
 # s into the pause, the slowest of the 64 answered after 516 ms); with its bell
-# (lib/transport/ofi/ofi_shm_bell.hpp) it sleeps until the client rings. The bell must then
+# (lib/transport/ofi/shm/bell.hpp) it sleeps until the client rings. The bell must then
 # wake it: a client's first invocation after the pause is answered within NAA_TEST_WAKE_MS
 # (default 2000, times NAA_TEST_TIME_SCALE) ms. That bound only catches a connection nothing
 # wakes; what tells a sleep from naps is the settle, which load delays but cannot fake (under

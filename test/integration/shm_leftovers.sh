@@ -4,7 +4,7 @@
 # killed server's listener object) is removed when naa-server's shm listener starts, and
 # nothing else is: not the objects of a live process, not a live server's listener object, not
 # a listener object just made, not names libnaa does not make
-# (lib/transport/ofi/ofi_shm_leftovers.hpp).
+# (lib/transport/ofi/shm/leftovers.hpp).
 set -eu
 . "$NAA_SRCDIR/test/integration/lib.sh"
 require_shm

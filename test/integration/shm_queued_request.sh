@@ -4,7 +4,7 @@
 # queue: the server is stopped with the request in its queue, the client gives up and exits.
 # A server starting meanwhile, which removes what dead processes left in /dev/shm, keeps that
 # endpoint's region, because the client stamped it when it queued the request
-# (ofi_shm_leftovers.hpp): the stopped server maps the region once it reads the request, and
+# (shm/leftovers.hpp): the stopped server maps the region once it reads the request, and
 # libfabric 1.17's shm crashes it if the region is gone. Skipped (77) without the Python
 # package (the client needs two handles in turn, to two servers, in one process).
 set -eu

@@ -10,7 +10,7 @@
 //   one thread come too far apart on a loaded machine (milliseconds: each waits for the
 //   listener's accept);
 // - between requests the ofi+shm listener sleeps on its bell, which the client of the next
-//   request rings (ofi_shm_bell.hpp).
+//   request rings (shm/bell.hpp).
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,8 +38,8 @@ extern "C" {
 #include "linked_transports.hpp"
 #include "request_within.hpp"
 #include "transport/ofi/ofi.hpp"
-#include "transport/ofi/ofi_shm_bell.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/shm/bell.hpp"
+#include "transport/ofi/shm/names.hpp"
 #include "transport/shm_name.hpp"
 #include "transport/transport.hpp"
 
@@ -308,9 +308,9 @@ void test_shm_listener_asleep_is_rung(void **) {
   if (!ofi_provider_available("shm")) skip();
   ListenerProcess listener("--listen-once", "ofi+shm");
   const std::string object =
-      shm_listener_bell_object(kListenerAddressPrefix + shm_service(listener.port));
+      shm::listener_bell_object(shm::kListenerAddressPrefix + shm_service(listener.port));
   for (Deadline d = soon();; std::this_thread::sleep_for(std::chrono::milliseconds(1))) {
-    ShmBellRope rope(object);
+    shm::BellRope rope(object);
     if (rope.rings() && !rope.peer_awake()) break;
     assert_false(d.expired());
   }

@@ -44,8 +44,8 @@ extern "C" {
 #include "end_connection.hpp"
 #include "linked_transports.hpp"
 #include "transport/ofi/ofi.hpp"
-#include "transport/ofi/ofi_shm_bell.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/bell.hpp"
+#include "transport/ofi/shm/request.hpp"
 #include "transport/transport.hpp"
 
 using naa::Deadline;
@@ -421,19 +421,19 @@ void test_warm_connections_keep_their_ropes(void **) {
 void test_rope_follows_a_bell_made_anew(void **) {
   const std::string name =
       "fi_shm://" + std::to_string(getpid()) + "-feed" + std::to_string(time(nullptr));
-  const std::string object = ofi::shm_bell_object(name);
-  auto bell = std::make_unique<ofi::ShmBell>(object);
+  const std::string object = ofi::shm::bell_object(name);
+  auto bell = std::make_unique<ofi::shm::Bell>(object);
   assert_true(bell->ok());
-  ofi::ShmBellRope rope(object);
+  ofi::shm::BellRope rope(object);
   assert_true(rope.rings());
   assert_true(rope.still_for(object));
-  assert_false(rope.still_for(ofi::shm_bell_object(name + "0")));
+  assert_false(rope.still_for(ofi::shm::bell_object(name + "0")));
   bell.reset();  // its page unlinked; the rope still maps it, so its inode is not given again
   assert_false(rope.still_for(object));
-  ofi::ShmBell anew(object);
+  ofi::shm::Bell anew(object);
   assert_true(anew.ok());
   assert_false(rope.still_for(object));
-  assert_true(ofi::ShmBellRope(object).still_for(object));
+  assert_true(ofi::shm::BellRope(object).still_for(object));
 }
 
 // A rope rings a bell only while it is raised (its owner about to sleep): a post to a peer that
@@ -441,26 +441,26 @@ void test_rope_follows_a_bell_made_anew(void **) {
 // listener has.
 void test_rope_rings_only_a_raised_bell(void **) {
   const std::string object =
-      ofi::shm_listener_bell_object("fi_ns://naa-test-" + std::to_string(getpid()));
+      ofi::shm::listener_bell_object("fi_ns://naa-test-" + std::to_string(getpid()));
   assert_string_equal(object.c_str(), ("/naa-test-" + std::to_string(getpid()) + ".bell").c_str());
-  assert_string_equal(ofi::shm_listener_bell_object("fi_shm://1:2:3").c_str(), "");
-  ofi::ShmBell bell(object);
+  assert_string_equal(ofi::shm::listener_bell_object("fi_shm://1:2:3").c_str(), "");
+  ofi::shm::Bell bell(object);
   assert_true(bell.ok());
-  ofi::ShmBellRope rope(object);
+  ofi::shm::BellRope rope(object);
   assert_true(rope.rings());
   rope.pull();  // lowered: not rung
   assert_true(rope.peer_awake());
   assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
-                   static_cast<int>(ofi::ShmBell::Woken::No));
+                   static_cast<int>(ofi::shm::Bell::Woken::No));
   bell.raise();
   assert_false(rope.peer_awake());
   rope.pull();
   assert_true(rope.peer_awake());  // the pull took the raise: one ring per sleep
   rope.pull();
   assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
-                   static_cast<int>(ofi::ShmBell::Woken::ByRing));
+                   static_cast<int>(ofi::shm::Bell::Woken::ByRing));
   assert_int_equal(static_cast<int>(bell.sleep(std::chrono::seconds(0), -1)),
-                   static_cast<int>(ofi::ShmBell::Woken::No));  // the rings were taken
+                   static_cast<int>(ofi::shm::Bell::Woken::No));  // the rings were taken
 }
 
 // libfabric 1.17's shm sends to a peer put in a slot of the peer map that another peer had
@@ -507,9 +507,9 @@ void test_request_check_reads_maps_once_per_region(void **) {
   void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   assert_true(page != MAP_FAILED);
   std::string why;
-  const unsigned long before = ofi::shm_maps_read();
-  for (int i = 0; i < 3; ++i) assert_true(ofi::shm_request_plausible(name, pid, &why));
-  assert_int_equal(ofi::shm_maps_read() - before, 1);
+  const unsigned long before = ofi::shm::maps_read();
+  for (int i = 0; i < 3; ++i) assert_true(ofi::shm::request_plausible(name, pid, &why));
+  assert_int_equal(ofi::shm::maps_read() - before, 1);
   // Made anew under the name (the old object still open, so its inode is not given again),
   // and not mapped: the process's maps are read again, and the request is not believed.
   munmap(page, 4096);
@@ -517,12 +517,12 @@ void test_request_check_reads_maps_once_per_region(void **) {
   int again = shm_open(object.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   assert_true(again >= 0);
   assert_int_equal(ftruncate(again, 4096), 0);
-  const bool believed = ofi::shm_request_plausible(name, pid, &why);
+  const bool believed = ofi::shm::request_plausible(name, pid, &why);
   shm_unlink(object.c_str());
   ::close(again);
   ::close(fd);
   assert_false(believed);
-  assert_int_equal(ofi::shm_maps_read() - before, 2);
+  assert_int_equal(ofi::shm::maps_read() - before, 2);
 }
 
 }  // namespace

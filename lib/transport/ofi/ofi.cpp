@@ -13,7 +13,7 @@
 // process (shm) or, elsewhere (PROVIDER;ofi_rxm), by the deadline of whatever waits for it.
 //
 // The parts: ofi_endpoint*.cpp (the Endpoint), ofi_listener.cpp (MSG) and ofi_rdm_listener.cpp
-// (RDM), ofi_shm_names.cpp (how a client finds a same-host shm server), ofi_fabric.cpp (what
+// (RDM), shm/names.cpp (how a client finds a same-host shm server), ofi_fabric.cpp (what
 // they share); this file holds the Transport and what the rest of libnaa asks of libfabric.
 #include "transport/ofi/ofi.hpp"
 
@@ -38,7 +38,7 @@
 #include "transport/ofi/ofi_fabric.hpp"
 #include "transport/ofi/ofi_listener.hpp"
 #include "transport/ofi/ofi_rdm_listener.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/shm/names.hpp"
 
 namespace naa::transport::ofi {
 
@@ -205,8 +205,8 @@ class OfiTransport : public Transport {
   InfoPtr named_destination(uint16_t port) {
     InfoPtr info(fi_dupinfo(rdm_probe_.get()));
     if (!info) return nullptr;
-    give_unique_shm_source(info.get());
-    std::string dest = kListenerAddressPrefix + shm_service(port);
+    shm::give_unique_source(info.get());
+    std::string dest = shm::kListenerAddressPrefix + shm_service(port);
     free(info->dest_addr);
     info->dest_addr = strdup(dest.c_str());
     info->dest_addrlen = info->dest_addr != nullptr ? dest.size() + 1 : 0;

@@ -32,7 +32,7 @@ struct OfiEndpointCounts {
   unsigned long reused;
   unsigned long addresses_inserted;  // shm entries made in address vectors (each maps a region)
   unsigned long addresses_kept;      // peers found in an address vector already (none mapped)
-  unsigned long ropes_made;          // ropes to a peer's bell made (ofi_shm_bell.hpp)
+  unsigned long ropes_made;          // ropes to a peer's bell made (shm/bell.hpp)
   unsigned long ropes_kept;          // a kept endpoint's rope that served its next peer again
   unsigned long listeners_kept;      // a client's kept listener entry that served again
   unsigned long listeners_dropped;   // one dropped: another object behind the name by then

@@ -99,8 +99,8 @@ std::unique_ptr<IdleRdm> OfiContext::take(bool client) {
 }
 
 void OfiContext::drop_idle_bells() {
-  std::vector<std::unique_ptr<ShmBell>> dropped;  // closed outside the lock
-  std::vector<std::unique_ptr<ShmBellRope>> ropes;
+  std::vector<std::unique_ptr<shm::Bell>> dropped;  // closed outside the lock
+  std::vector<std::unique_ptr<shm::BellRope>> ropes;
   {
     std::lock_guard<std::mutex> lock(listener_rope_mutex_);
     if (listener_rope_) ropes.push_back(std::move(listener_rope_));
@@ -113,11 +113,11 @@ void OfiContext::drop_idle_bells() {
 }
 
 void OfiContext::ring_listener(const std::string &address) {
-  const std::string object = shm_listener_bell_object(address);
+  const std::string object = shm::listener_bell_object(address);
   if (object.empty()) return;
   std::lock_guard<std::mutex> lock(listener_rope_mutex_);
   if (!listener_rope_ || !listener_rope_->still_for(object))
-    listener_rope_ = std::make_unique<ShmBellRope>(object);
+    listener_rope_ = std::make_unique<shm::BellRope>(object);
   listener_rope_->pull();
 }
 

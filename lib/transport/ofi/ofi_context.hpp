@@ -97,7 +97,7 @@ class OfiContext : public std::enable_shared_from_this<OfiContext> {
   std::deque<std::unique_ptr<IdleRdm>> idle_;
   std::shared_ptr<OfiContext> kept_open_;  // ourselves, while idle_ holds endpoints
   std::mutex listener_rope_mutex_;
-  std::unique_ptr<ShmBellRope> listener_rope_;
+  std::unique_ptr<shm::BellRope> listener_rope_;
 };
 
 }  // namespace naa::transport::ofi

@@ -214,7 +214,7 @@ void OfiEndpoint::open() {
 
 void OfiEndpoint::open_bell() {
   if (!same_host_) return;
-  bell_ = std::make_unique<ShmBell>(shm_bell_object(own_name()));
+  bell_ = std::make_unique<shm::Bell>(shm::bell_object(own_name()));
   if (!bell_->ok()) bell_.reset();
 }
 
@@ -347,7 +347,7 @@ bool OfiEndpoint::arm_bell() {
   return n == 0 && !peer_left_;
 }
 
-// shm with a peer that rings (ofi_shm_bell.hpp): sleeps until rung, the peer's process ends,
+// shm with a peer that rings (shm/bell.hpp): sleeps until rung, the peer's process ends,
 // or `deadline`, whichever comes first: no nap, so no post waits for the end of one. Except
 // while the peer is mid-transfer: a ring that delivered nothing was a post whose data has not
 // all come (without CMA, shm moves large writes in segments that need both sides' progress,

@@ -30,9 +30,9 @@
 #include "transport/ofi/ofi_context.hpp"
 #include "transport/ofi/ofi_control.hpp"
 #include "transport/ofi/ofi_fabric.hpp"
-#include "transport/ofi/ofi_shm_bell.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/bell.hpp"
+#include "transport/ofi/shm/names.hpp"
+#include "transport/ofi/shm/request.hpp"
 #include "transport/transport.hpp"
 
 namespace naa::transport::ofi {
@@ -95,7 +95,7 @@ class OfiEndpoint : public Endpoint {
   size_t wait(Completion *out, size_t max, Deadline deadline) override;
   bool wait_sleeps_through() const override;
 
-  // shm with a peer that rings: our bell (ofi_shm_bell.hpp), which arm_wait() raises, so that
+  // shm with a peer that rings: our bell (shm/bell.hpp), which arm_wait() raises, so that
   // naa_waitany and the progress thread sleep on it as they do on tcp's CQ.
   int wait_fd() const override { return rings_bell() ? bell_->fd() : wait_fd_; }
   bool arm_wait() override;
@@ -103,7 +103,7 @@ class OfiEndpoint : public Endpoint {
   bool polls_memory() const override { return !cq_wakes_; }
 
   const std::string &peer() const override { return peer_; }
-  pid_t peer_pid() const override { return shm_name_pid(peer_); }
+  pid_t peer_pid() const override { return shm::name_pid(peer_); }
   int peer_cpu() const override { return peer_bell_ ? peer_bell_->cpu() : -1; }
   bool peer_beside() const override;
   const std::string &peer_data() const override { return peer_data_; }
@@ -163,8 +163,8 @@ class OfiEndpoint : public Endpoint {
   bool arm_bell();
   void
   open_bell();  // shm: ours, made with the endpoint, and anew when a kept one without one is taken
-  std::unique_ptr<ShmBellRope> rope_for(const std::string &peer_name);  // ofi_endpoint_reuse.cpp
-  // After a post of `bytes` to the peer: rings its bell if it sleeps (shm, ofi_shm_bell.hpp).
+  std::unique_ptr<shm::BellRope> rope_for(const std::string &peer_name);  // ofi_endpoint_reuse.cpp
+  // After a post of `bytes` to the peer: rings its bell if it sleeps (shm, shm/bell.hpp).
   void wake_peer(size_t bytes) noexcept {
     if (bytes > inject_size_) awaiting_peer_ = true;
     if (peer_bell_) peer_bell_->pull();
@@ -269,7 +269,7 @@ class OfiEndpoint : public Endpoint {
   // shm, a client: the listener it asks, and the object behind its name before its entry was
   // made (kept at park while known; address_listener).
   std::string listener_;
-  std::optional<ShmObject> listener_object_;
+  std::optional<shm::Object> listener_object_;
   unsigned av_inserted_ = 0;
   unsigned long stale_dropped_ = 0;
   char sink_context_ = 0;  // its address marks drain_unexpected's receive
@@ -317,10 +317,10 @@ class OfiEndpoint : public Endpoint {
   // (watch_process).
   int kept_pidfd_ = -1;
   pid_t kept_pidfd_pid_ = 0;
-  std::unique_ptr<ShmBell> bell_;           // shm: ours, rung by a peer that posts while we sleep
-  std::unique_ptr<ShmBellRope> peer_bell_;  // shm: the peer's
+  std::unique_ptr<shm::Bell> bell_;           // shm: ours, rung by a peer that posts while we sleep
+  std::unique_ptr<shm::BellRope> peer_bell_;  // shm: the peer's
   // shm, a kept endpoint: its last peer's rope, until the next peer is known (rope_for).
-  std::unique_ptr<ShmBellRope> kept_peer_bell_;
+  std::unique_ptr<shm::BellRope> kept_peer_bell_;
   // shm: a transfer larger than the provider's inject size may be under way between us and the
   // peer: we posted one and nothing came from the peer since (awaiting_peer_), or the peer rang
   // us and nothing came with the ring (peer_transfer_, as the transfer watch of sleep_on_bell).

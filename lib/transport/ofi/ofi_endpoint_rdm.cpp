@@ -24,8 +24,8 @@
 #include "diag/log.hpp"
 #include "wait_plan.hpp"
 #include "transport/descriptor_gate.hpp"
-#include "transport/ofi/ofi_shm_leftovers.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/leftovers.hpp"
+#include "transport/ofi/shm/request.hpp"
 
 namespace naa::transport::ofi {
 
@@ -170,9 +170,9 @@ void OfiEndpoint::send_control(fi_addr_t to, control::Type type, const std::stri
           // shm's first send to a peer only hands the peer our name and fails: the listener must
           // take the name before our request can go, which it does when it looks. Our name may
           // wait in its queue from here on: stamped, the region stays until it was read
-          // (stamp_region).
+          // (shm::stamp_region).
           if (rc == -FI_EAGAIN && type == control::Type::Request) {
-            if (same_host_) stamp_region(m.name);
+            if (same_host_) shm::stamp_region(m.name);
             ring_listener();
           }
           return rc;
@@ -262,7 +262,7 @@ fi_addr_t OfiEndpoint::insert_address(const std::string &name) {
 // new object under the same name, whose region the old entry does not reach (a request sent
 // there would be read by nobody); the old entry goes and the new region is mapped.
 fi_addr_t OfiEndpoint::address_listener(const std::string &server) {
-  std::optional<ShmObject> now = shm_listener_object(server);
+  std::optional<shm::Object> now = shm::listener_object(server);
   auto kept = av_names_.find(server);
   if (kept != av_names_.end()) {
     const bool same = server == listener_ && now && listener_object_ == now;
@@ -316,12 +316,12 @@ void OfiEndpoint::watch_process(uint32_t pid) {
 // name that carries the dead process's pid and is this user's: the name came from the peer,
 // which could have named the listener's region or another client's.
 void OfiEndpoint::remove_dead_peer_region() {
-  if (!shm_region_of(peer_name_, peer_pid_)) return;
-  const std::string object = shm_object(peer_name_);
+  if (!shm::region_of(peer_name_, peer_pid_)) return;
+  const std::string object = shm::region_object(peer_name_);
   if (shm_unlink(object.c_str()) == 0)
     NAA_LOG_INFO("removed the shm region %s of peer process %d, which is gone", object.c_str() + 1,
                  static_cast<int>(peer_pid_));
-  shm_unlink(shm_bell_object(peer_name_).c_str());  // and its bell, where it had one
+  shm_unlink(shm::bell_object(peer_name_).c_str());  // and its bell, where it had one
 }
 
 bool OfiEndpoint::peer_process_gone() const {

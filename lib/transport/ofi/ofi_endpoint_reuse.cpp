@@ -43,8 +43,8 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/ofi/ofi.hpp"
 #include "transport/ofi/ofi_endpoint.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/names.hpp"
+#include "transport/ofi/shm/request.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -100,12 +100,12 @@ void keep_bell_if_spare(IdleRdm &idle) {
 
 // The kept endpoint met the same peer endpoint again (both sides' Contexts take the newest idle
 // one): its rope serves again while the peer's bell page is the one it maps.
-std::unique_ptr<ShmBellRope> OfiEndpoint::rope_for(const std::string &peer_name) {
-  const std::string object = shm_bell_object(peer_name);
-  std::unique_ptr<ShmBellRope> kept = std::move(kept_peer_bell_);
+std::unique_ptr<shm::BellRope> OfiEndpoint::rope_for(const std::string &peer_name) {
+  const std::string object = shm::bell_object(peer_name);
+  std::unique_ptr<shm::BellRope> kept = std::move(kept_peer_bell_);
   const bool again = kept && kept->still_for(object);
   ++(again ? ropes_kept : ropes_made);
-  return again ? std::move(kept) : std::make_unique<ShmBellRope>(object);
+  return again ? std::move(kept) : std::make_unique<shm::BellRope>(object);
 }
 
 void OfiEndpoint::count_opened() {
@@ -218,9 +218,9 @@ bool OfiEndpoint::adopt_idle() {
     // libfabric's shm removes the process's regions from /dev/shm in its SIGINT and SIGTERM
     // handler, which then calls the program's: a program that handles the signal and goes on
     // (Python's KeyboardInterrupt) keeps endpoints no peer can map any more.
-    const std::string object = shm_object(own_name());
+    const std::string object = shm::region_object(own_name());
     struct stat st;
-    if (!object.empty() && ::stat(shm_object_path(object).c_str(), &st) != 0) {
+    if (!object.empty() && ::stat(shm::object_path(object).c_str(), &st) != 0) {
       NAA_LOG_INFO(
           "an idle shm endpoint's region %s is gone (removed by libfabric's signal "
           "handler?): closing it",

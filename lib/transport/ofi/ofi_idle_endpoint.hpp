@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "transport/ofi/ofi_shm_bell.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/shm/bell.hpp"
+#include "transport/ofi/shm/names.hpp"
 
 namespace naa::transport::ofi {
 
@@ -59,15 +59,15 @@ struct IdleRdm {
   // Client: the listener it asked last, still in the address vector, and the object that was
   // behind its name then (OfiEndpoint::address_listener).
   std::string listener;
-  std::optional<ShmObject> listener_object;
+  std::optional<shm::Object> listener_object;
   // While descriptors were spare when it parked, and none has run short since: its bell (one
   // socket), so that the next connection does not make it anew (a page in /dev/shm and a
   // socket, ~30 us). Dropped when a step finds descriptors short (OfiContext::drop_idle_bells):
   // naa-server may run with few (test_hostile runs it with 48).
-  std::unique_ptr<ShmBell> bell;
+  std::unique_ptr<shm::Bell> bell;
   // Kept with it, the same way: the rope to the old peer's bell, for a next connection with the
   // same peer endpoint (OfiEndpoint::rope_for; one socket).
-  std::unique_ptr<ShmBellRope> peer_bell;
+  std::unique_ptr<shm::BellRope> peer_bell;
 };
 
 }  // namespace naa::transport::ofi

@@ -20,9 +20,9 @@
 #include "transport/descriptor_gate.hpp"
 #include "transport/interruptible_nap.hpp"
 #include "transport/nap.hpp"
-#include "transport/ofi/ofi_shm_leftovers.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/leftovers.hpp"
+#include "transport/ofi/shm/names.hpp"
+#include "transport/ofi/shm/request.hpp"
 
 namespace naa::transport::ofi {
 namespace {
@@ -60,7 +60,7 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   std::string service = named_ ? shm_service(port) : std::to_string(port);
   if (named_) {
     claim_name(service);
-    remove_dead_processes_regions();
+    shm::remove_dead_processes_regions();
   }
   const char *node = named_ || host.empty() ? nullptr : host.c_str();
   int rc = 0;
@@ -80,14 +80,14 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
     throw;
   }
   port_ = port;
-  if (named_) name_fd_ = hold_shm_name(service);
+  if (named_) name_fd_ = shm::hold_name(service);
   // Without a name to ring (PROVIDER;ofi_rxm) it only naps. The name is ours now: a page
   // under it is a dead server's.
   const std::string bell = named_ ? "/" + service + ".bell" : std::string();
   if (named_) shm_unlink(bell.c_str());
-  bell_ = std::make_unique<ShmBell>(bell);
+  bell_ = std::make_unique<shm::Bell>(bell);
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
-  // milliseconds. Over shm each gets a source of its own (give_unique_shm_source).
+  // milliseconds. Over shm each gets a source of its own (shm::give_unique_source).
   fresh_info_ =
       find_info(prov_name_, false, FI_EP_RDM, named_ || host.empty() ? nullptr : host.c_str(),
                 named_ ? nullptr : "0", named_ ? 0 : FI_SOURCE, &rc);
@@ -95,7 +95,7 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   if (named_ && idle_endpoints_ > 0) {
     InfoPtr spare(fi_dupinfo(fresh_info_.get()));
     if (!spare) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-    give_unique_shm_source(spare.get());
+    shm::give_unique_source(spare.get());
     OfiEndpoint(fabric_, std::move(spare), nullptr, {}, OfiEndpoint::Reuse::Server, idle_endpoints_)
         .park_unused();
   }
@@ -122,7 +122,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   // the request waits in the peer's queue, and is read once naa-server's handshake sweep has
   // closed the silent connections that held them. The count, the read and the mapping of the
   // new peer happen under the descriptor gate, which the tcp listener's accepts take too.
-  // Between looks it sleeps on its bell (ofi_shm_bell.hpp), which a client rings when its
+  // Between looks it sleeps on its bell (shm/bell.hpp), which a client rings when its
   // request is in the queue, and before that when shm wants the listener to take its name
   // first, if the listener sleeps: to the caller's deadline (kUnrungLook at most), as every
   // request comes with a ring (napping instead, an idle server looked at its queue 330 times a
@@ -146,7 +146,7 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
   naa::YieldingPoller yielding;
   // Raised: the look at the top of the loop is the last before a sleep on the bell.
   struct Raised {
-    ShmBell &bell;
+    shm::Bell &bell;
     bool up = false;
     void lower() {
       if (up) bell.lower();
@@ -163,19 +163,19 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       if (starved) fabric_->drop_idle_bells();
       if (!starved) {
         if (const auto at = Deadline::Clock::now(); at - stamped_ >= kStampEvery) {
-          stamp_listener(name_fd_);  // before the read: every name queued until now is taken
+          shm::stamp_listener(name_fd_);  // before the read: every name queued until now is taken
           stamped_ = at;
         }
         if (std::optional<control::Message> request = ep_->poll_control(control::Type::Request)) {
           raised.lower();
           std::string why;
-          if (named_ && !shm_request_plausible(request->name, request->pid, &why)) {
+          if (named_ && !shm::request_plausible(request->name, request->pid, &why)) {
             dropped(request->name, why);
             continue;
           }
           InfoPtr info(fi_dupinfo(fresh_info_.get()));
           if (!info) throw Error(NAA_ERR_NO_RESOURCES, "fi_dupinfo failed");
-          if (named_) give_unique_shm_source(info.get());
+          if (named_) shm::give_unique_source(info.get());
           auto ep = std::make_unique<OfiEndpoint>(fabric_, std::move(info), nullptr, request->data,
                                                   OfiEndpoint::Reuse::Server, idle_endpoints_);
           ep->limit_writes(write_chunk_);
@@ -209,9 +209,9 @@ std::unique_ptr<Endpoint> OfiRdmListener::next_request(Deadline deadline) {
       continue;  // the last look
     }
     raised.up = false;  // sleep() lowers it
-    const ShmBell::Woken w = bell_->sleep(length, interrupt_fd_);
-    if (w == ShmBell::Woken::ByInterrupt) return nullptr;
-    if (w == ShmBell::Woken::ByRing) {
+    const shm::Bell::Woken w = bell_->sleep(length, interrupt_fd_);
+    if (w == shm::Bell::Woken::ByInterrupt) return nullptr;
+    if (w == shm::Bell::Woken::ByRing) {
       ++rung_;
       if (++rings > 1) bell_from = Deadline::Clock::now() + kRingSpacing;
     }

@@ -11,7 +11,7 @@
 
 #include "transport/ofi/ofi_endpoint.hpp"
 #include "transport/ofi/ofi_context.hpp"
-#include "transport/ofi/ofi_shm_bell.hpp"
+#include "transport/ofi/shm/bell.hpp"
 #include "transport/request_pace.hpp"
 #include "transport/transport.hpp"
 
@@ -53,7 +53,7 @@ class OfiRdmListener : public Listener {
   // naa-server's accept loop found such a request.
   static constexpr std::chrono::seconds kUnrungLook{2};
   static constexpr std::chrono::microseconds kRingSpacing{200};
-  // How often its listener object is stamped before a read of its queue (stamp_listener).
+  // How often its listener object is stamped before a read of its queue (shm::stamp_listener).
   static constexpr std::chrono::seconds kStampEvery{1};
 
   size_t write_chunk_;
@@ -65,10 +65,10 @@ class OfiRdmListener : public Listener {
   Deadline::Clock::time_point stamped_{};
   std::shared_ptr<OfiContext> fabric_;
   std::unique_ptr<OfiEndpoint> ep_;
-  std::unique_ptr<ShmBell> bell_;  // named after the listener's object (ofi_shm_bell.hpp)
+  std::unique_ptr<shm::Bell> bell_;  // named after the listener's object (shm/bell.hpp)
   InfoPtr fresh_info_;
   uint16_t port_ = 0;
-  unsigned long dropped_ = 0;  // implausible shm requests (ofi_shm_request.hpp)
+  unsigned long dropped_ = 0;  // implausible shm requests (shm/request.hpp)
   std::chrono::steady_clock::time_point dropped_logged_{};
   RequestPace pace_;
   unsigned long rung_ = 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/shm/names.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -19,13 +19,13 @@
 #include "error.hpp"
 #include "diag/log.hpp"
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 
 // The random part: 64 bits from getrandom(2) per endpoint (under 1 us), so that another local
 // user who sees one name in /dev/shm cannot tell the process's next ones and take them first;
 // a random_device and two draws per endpoint would cost each warm naa_create more on both
 // sides. Should getrandom fail, a counter's steps over a base drawn once.
-void give_unique_shm_source(fi_info *info) {
+void give_unique_source(fi_info *info) {
   uint64_t part = 0;
   if (getrandom(&part, sizeof part, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof part)) {
     static const uint64_t base = [] {
@@ -45,7 +45,7 @@ void give_unique_shm_source(fi_info *info) {
   info->src_addrlen = strlen(source) + 1;
 }
 
-int hold_shm_name(const std::string &name) {
+int hold_name(const std::string &name) {
   int fd = shm_open(("/" + name).c_str(), O_RDONLY | O_CLOEXEC, 0);
   if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
@@ -57,16 +57,16 @@ int hold_shm_name(const std::string &name) {
   return fd;
 }
 
-std::optional<ShmObject> shm_listener_object(const std::string &address) {
+std::optional<Object> listener_object(const std::string &address) {
   const std::string text(address.c_str());  // FI_ADDR_STR names travel with their NUL
   if (text.compare(0, sizeof kListenerAddressPrefix - 1, kListenerAddressPrefix) != 0)
     return std::nullopt;
   const std::string service = text.substr(sizeof kListenerAddressPrefix - 1);
   struct stat st {};
   if (service.empty() || service.find('/') != std::string::npos ||
-      stat(shm_object_path("/" + service).c_str(), &st) != 0)
+      stat(object_path("/" + service).c_str(), &st) != 0)
     return std::nullopt;
-  return ShmObject{st.st_dev, st.st_ino};
+  return Object{st.st_dev, st.st_ino};
 }
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transport/ofi/ofi_shm_leftovers.hpp"
+#include "transport/ofi/shm/leftovers.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "diag/log.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/names.hpp"
+#include "transport/ofi/shm/request.hpp"
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 namespace {
 
 constexpr time_t kListenerGrace = 60;  // seconds
@@ -38,8 +38,8 @@ bool before(const timespec &a, const timespec &b) {
 }  // namespace
 
 void stamp_region(const std::string &endpoint_name) {
-  const std::string object = shm_object(endpoint_name);
-  if (!object.empty()) utimensat(AT_FDCWD, shm_object_path(object).c_str(), nullptr, 0);
+  const std::string object = region_object(endpoint_name);
+  if (!object.empty()) utimensat(AT_FDCWD, object_path(object).c_str(), nullptr, 0);
 }
 
 void stamp_listener(int listener_fd) {
@@ -66,7 +66,7 @@ bool libnaa_region_name(const std::string &name, long *pid) {
 }
 
 // "naa-UID-PORT" of this user: a listener's (shm_service()), or "naa-UID-PORT.bell", its bell's
-// (ofi_shm_bell.hpp); `listener` is set to the first.
+// (shm/bell.hpp); `listener` is set to the first.
 bool listener_name(const std::string &name, std::string *listener) {
   const std::string prefix = "naa-" + std::to_string(geteuid()) + "-";
   size_t at = prefix.size();
@@ -126,4 +126,4 @@ size_t remove_dead_processes_regions(const std::string &dir) {
   return removed;
 }
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transport/ofi/ofi_shm_bell.hpp"
+#include "transport/ofi/shm/bell.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,14 +18,14 @@
 
 #include "diag/log.hpp"
 #include "transport/interruptible_nap.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
-#include "transport/ofi/ofi_shm_request.hpp"
+#include "transport/ofi/shm/names.hpp"
+#include "transport/ofi/shm/request.hpp"
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 namespace {
 
 constexpr size_t kPage = 4096;
-static_assert((kShmBellCpuWord + 1) * sizeof(uint32_t) <= kPage, "the CPU word is on the page");
+static_assert((kBellCpuWord + 1) * sizeof(uint32_t) <= kPage, "the CPU word is on the page");
 
 // The abstract socket (no file left behind by a killed process) of the bell page `object`.
 socklen_t bell_address(const std::string &object, sockaddr_un *addr) {
@@ -47,13 +47,13 @@ void unmap_word(std::atomic<uint32_t> *word) {
 
 }  // namespace
 
-std::string shm_bell_object(const std::string &name) {
-  const std::string object = shm_object(name);
+std::string bell_object(const std::string &name) {
+  const std::string object = region_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return {};
   return object + ".bell";
 }
 
-std::string shm_listener_bell_object(const std::string &address) {
+std::string listener_bell_object(const std::string &address) {
   const std::string text(address.c_str());  // FI_ADDR_STR: up to its NUL
   if (text.rfind(kListenerAddressPrefix, 0) != 0) return {};
   const std::string service = text.substr(sizeof kListenerAddressPrefix - 1);
@@ -61,9 +61,9 @@ std::string shm_listener_bell_object(const std::string &address) {
   return "/" + service + ".bell";
 }
 
-ShmBell::ShmBell(const std::string &object) : object_(object) {
+Bell::Bell(const std::string &object) : object_(object) {
   if (object_.empty()) return;
-  // An endpoint's region's name is new (give_unique_shm_source), so is its bell's; a listener
+  // An endpoint's region's name is new (give_unique_source), so is its bell's; a listener
   // removes a dead server's page once it holds the name.
   int fd = shm_open(object_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd >= 0) {
@@ -85,25 +85,25 @@ ShmBell::ShmBell(const std::string &object) : object_(object) {
   object_.clear();
 }
 
-ShmBell::~ShmBell() {
+Bell::~Bell() {
   if (fd_ >= 0) ::close(fd_);
   unmap_word(word_);
   if (!object_.empty()) shm_unlink(object_.c_str());
 }
 
-void ShmBell::raise() {
+void Bell::raise() {
   publish_cpu();
   word_->exchange(1, std::memory_order_seq_cst);
 }
 
-void ShmBell::lower() {
+void Bell::lower() {
   word_->store(0, std::memory_order_relaxed);
   char rings[64];
   while (recv(fd_, rings, sizeof rings, 0) > 0) {
   }
 }
 
-ShmBell::Woken ShmBell::sleep(Deadline::Clock::duration timeout, int interrupt) {
+Bell::Woken Bell::sleep(Deadline::Clock::duration timeout, int interrupt) {
   if (!ok()) return nap_unless_interrupted(interrupt, timeout) ? Woken::ByInterrupt : Woken::No;
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::max(timeout, Deadline::Clock::duration::zero()))
@@ -119,7 +119,7 @@ ShmBell::Woken ShmBell::sleep(Deadline::Clock::duration timeout, int interrupt) 
 
 // The name came from the peer: only a page of this user's, whole (a shorter file would fault
 // at the first look), is mapped.
-ShmBellRope::ShmBellRope(const std::string &object) : object_(object) {
+BellRope::BellRope(const std::string &object) : object_(object) {
   if (object.empty()) return;
   int fd = shm_open(object.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0) return;  // an older libnaa: it naps
@@ -141,20 +141,20 @@ ShmBellRope::ShmBellRope(const std::string &object) : object_(object) {
   fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 }
 
-ShmBellRope::~ShmBellRope() {
+BellRope::~BellRope() {
   if (fd_ >= 0) ::close(fd_);
   unmap_word(word_);
 }
 
 // One stat where a new rope takes an shm_open, an fstat, an mmap and a socket (a share of each
 // side's warm naa_create, doc/performance.md).
-bool ShmBellRope::still_for(const std::string &object) const {
+bool BellRope::still_for(const std::string &object) const {
   if (ino_ == 0 || object != object_) return false;
   struct stat st {};
-  return stat(shm_object_path(object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+  return stat(object_path(object_).c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-void ShmBellRope::ring() noexcept {
+void BellRope::ring() noexcept {
   const char ring = 1;
   if (fd_ < 0 ||
       sendto(fd_, &ring, 1, MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(socket_name_.data()),
@@ -163,4 +163,4 @@ void ShmBellRope::ring() noexcept {
                   fd_ < 0 ? "no socket" : strerror(errno));
 }
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

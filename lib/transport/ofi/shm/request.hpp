@@ -11,11 +11,11 @@
 #include <cstdint>
 #include <string>
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 
-// The pid an endpoint name "fi_shm://PID-..." carries (the prefix give_unique_shm_source
+// The pid an endpoint name "fi_shm://PID-..." carries (the prefix give_unique_source
 // gives every libnaa endpoint), or 0 when it carries none.
-pid_t shm_name_pid(const std::string &name);
+pid_t name_pid(const std::string &name);
 
 // Whether a request naming `name` and claiming process `pid` may be answered: the name
 // carries that pid, the process lives and is this user's (shm's process_vm_writev copies reach
@@ -23,18 +23,18 @@ pid_t shm_name_pid(const std::string &name);
 // it (so a process cannot pass for another by naming its endpoint after it). Anything else is
 // dropped unanswered, at once (an answer to a region that cannot be mapped would be retried
 // for seconds), with `why`.
-bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why);
+bool request_plausible(const std::string &name, uint32_t pid, std::string *why);
 // How many times it has read a process's memory map (once per region and process: a region
 // seen mapped is trusted again while the object behind its name stays the same); for tests.
-unsigned long shm_maps_read();
+unsigned long maps_read();
 
 // Whether the region of `name` may be removed once process `pid` is gone: the name carries
 // that pid and the object is this user's. Never the name of a listener ("naa-UID-PORT"),
 // which carries no pid.
-bool shm_region_of(const std::string &name, pid_t pid);
+bool region_of(const std::string &name, pid_t pid);
 
 // The POSIX shared-memory object behind an endpoint name: "/" and the name without its
 // "fi_shm://" prefix (fi_shm(7)), or "" when it has no such prefix.
-std::string shm_object(const std::string &name);
+std::string region_object(const std::string &name);
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

@@ -5,8 +5,8 @@
 // region; when both ends die, nobody did: the test suite alone left 1000 of them (5 GB) on a
 // development machine. naa-server therefore removes, when its shm listener starts, what dead
 // libnaa processes left: only objects of its own user, named as libnaa names its endpoints
-// (PID-16HEX, with shm's ":UID:INDEX" and the bell's ".bell", ofi_shm_names.hpp and
-// ofi_shm_bell.hpp) and whose PID no process has, and the listener objects (naa-UID-PORT) that
+// (PID-16HEX, with shm's ":UID:INDEX" and the bell's ".bell", shm/names.hpp and
+// shm/bell.hpp) and whose PID no process has, and the listener objects (naa-UID-PORT) that
 // no live server holds an flock on and that are older than a minute (a server that starts
 // creates its object a moment before it locks it). A live process's object is never touched:
 // its pid exists (a pid reused since only keeps a leftover longer), nor a dead process's region
@@ -15,7 +15,7 @@
 
 #include <string>
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 
 // Removes them from `dir` (/dev/shm); returns how many. Logged when any.
 size_t remove_dead_processes_regions(const std::string &dir = "/dev/shm");
@@ -36,4 +36,4 @@ void stamp_listener(int listener_fd);
 // Whether `name` (a file name in /dev/shm) is one of libnaa's endpoint objects; its pid in `pid`.
 bool libnaa_region_name(const std::string &name, long *pid);
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

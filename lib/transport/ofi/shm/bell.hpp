@@ -32,23 +32,23 @@
 
 #include "deadline.hpp"
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 
-// The words of a bell page: the sleep flag, and (kShmBellCpuWord words in) the CPU + 1.
-inline constexpr size_t kShmBellCpuWord = 16;
+// The words of a bell page: the sleep flag, and (kBellCpuWord words in) the CPU + 1.
+inline constexpr size_t kBellCpuWord = 16;
 
 // Ours: made with the endpoint or listener, gone with it (the page unlinked; a killed process's
 // page is removed by the peer that sees it die, as its region is, and a killed server's by the
-// next server at its port or the sweep of leftovers, ofi_shm_leftovers.hpp).
-class ShmBell {
+// next server at its port or the sweep of leftovers, shm/leftovers.hpp).
+class Bell {
  public:
-  // The bell page `object` (shm_bell_object, shm_listener_bell_object), which must not exist;
+  // The bell page `object` (bell_object, listener_bell_object), which must not exist;
   // ok() is false when `object` is empty, and (logged) when the page or the socket cannot be
   // made: its owner then naps as before.
-  explicit ShmBell(const std::string &object);
-  ~ShmBell();
-  ShmBell(const ShmBell &) = delete;
-  ShmBell &operator=(const ShmBell &) = delete;
+  explicit Bell(const std::string &object);
+  ~Bell();
+  Bell(const Bell &) = delete;
+  Bell &operator=(const Bell &) = delete;
 
   bool ok() const { return word_ != nullptr && fd_ >= 0; }
   int fd() const { return fd_; }  // readable when rung
@@ -66,8 +66,8 @@ class ShmBell {
   void publish_cpu() noexcept {
     const int cpu = sched_getcpu();  // glibc reads it from rseq or the vDSO: no system call
     const uint32_t word = cpu < 0 ? 0u : static_cast<uint32_t>(cpu) + 1;
-    if (word_[kShmBellCpuWord].load(std::memory_order_relaxed) != word)
-      word_[kShmBellCpuWord].store(word, std::memory_order_relaxed);
+    if (word_[kBellCpuWord].load(std::memory_order_relaxed) != word)
+      word_[kBellCpuWord].store(word, std::memory_order_relaxed);
   }
 
  private:
@@ -77,14 +77,14 @@ class ShmBell {
 };
 
 // The peer's, for ringing it.
-class ShmBellRope {
+class BellRope {
  public:
   // For the bell page `object` of a peer; rings() is false where it has no bell (not shm, or
   // an older libnaa).
-  explicit ShmBellRope(const std::string &object);
-  ~ShmBellRope();
-  ShmBellRope(const ShmBellRope &) = delete;
-  ShmBellRope &operator=(const ShmBellRope &) = delete;
+  explicit BellRope(const std::string &object);
+  ~BellRope();
+  BellRope(const BellRope &) = delete;
+  BellRope &operator=(const BellRope &) = delete;
 
   bool rings() const { return has_bell_; }
   // Whether this rope is still the one for the bell page `object`: the same page (its inode)
@@ -112,7 +112,7 @@ class ShmBellRope {
   // The CPU the peer last raised its bell or polled on, -1 where it never did or did not say.
   int cpu() const noexcept {
     if (word_ == nullptr) return -1;
-    return static_cast<int>(word_[kShmBellCpuWord].load(std::memory_order_relaxed)) - 1;
+    return static_cast<int>(word_[kBellCpuWord].load(std::memory_order_relaxed)) - 1;
   }
 
  private:
@@ -128,8 +128,8 @@ class ShmBellRope {
 };
 
 // The bell page of the endpoint named `name` ("fi_shm://..."; "" when not shm).
-std::string shm_bell_object(const std::string &name);
+std::string bell_object(const std::string &name);
 // The bell page of the listener at `address` ("fi_ns://SERVICE"; "" for any other address).
-std::string shm_listener_bell_object(const std::string &address);
+std::string listener_bell_object(const std::string &address);
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm

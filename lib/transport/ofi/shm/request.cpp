@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "transport/ofi/ofi_shm_request.hpp"
-#include "transport/ofi/ofi_shm_names.hpp"
+#include "transport/ofi/shm/request.hpp"
+#include "transport/ofi/shm/names.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,20 +12,20 @@
 #include <map>
 #include <mutex>
 
-namespace naa::transport::ofi {
+namespace naa::transport::ofi::shm {
 namespace {
 
 constexpr char kPrefix[] = "fi_shm://";
 
-std::atomic<unsigned long> maps_read{0};
+std::atomic<unsigned long> maps_read_count{0};
 
 // The object behind `name` (its owner and identity), or false when there is none (or it is
 // no object: a link is not followed). One lstat where shm_open, fstat and close take three
 // system calls, in every shm connection request.
 bool object_stat(const std::string &name, struct stat *st) {
-  const std::string object = shm_object(name);
+  const std::string object = region_object(name);
   if (object.size() < 2 || object.find('/', 1) != std::string::npos) return false;
-  return lstat(shm_object_path(object).c_str(), st) == 0 && S_ISREG(st->st_mode);
+  return lstat(object_path(object).c_str(), st) == 0 && S_ISREG(st->st_mode);
 }
 
 bool object_owner(const std::string &name, uid_t *uid) {
@@ -38,9 +38,9 @@ bool object_owner(const std::string &name, uid_t *uid) {
 // Whether process `pid` maps the object behind `name`: the region is that process's endpoint,
 // not one another process made under its pid (a process can give its endpoint any name).
 bool maps_object(uint32_t pid, const std::string &name) {
-  ++maps_read;
+  ++maps_read_count;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  const std::string path = shm_object_path(shm_object(name));
+  const std::string path = object_path(region_object(name));
   for (std::string line; std::getline(maps, line);) {
     const size_t at = line.find(path);
     if (at != std::string::npos && at + path.size() == line.size() && line[at - 1] == ' ')
@@ -88,18 +88,18 @@ SeenMapped &seen_mapped() {
 
 }  // namespace
 
-unsigned long shm_maps_read() {
-  return maps_read.load();
+unsigned long maps_read() {
+  return maps_read_count.load();
 }
 
-std::string shm_object(const std::string &name) {
+std::string region_object(const std::string &name) {
   const std::string text(name.c_str());  // FI_ADDR_STR names travel with their NUL
   if (text.compare(0, sizeof kPrefix - 1, kPrefix) != 0) return {};
   return "/" + text.substr(sizeof kPrefix - 1);
 }
 
-pid_t shm_name_pid(const std::string &name) {
-  const std::string object = shm_object(name);
+pid_t name_pid(const std::string &name) {
+  const std::string object = region_object(name);
   long pid = 0;
   size_t i = 1;
   for (; i < object.size() && i < 12 && object[i] >= '0' && object[i] <= '9'; ++i)
@@ -109,8 +109,8 @@ pid_t shm_name_pid(const std::string &name) {
   return static_cast<pid_t>(pid);
 }
 
-bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *why) {
-  const pid_t named = shm_name_pid(name);
+bool request_plausible(const std::string &name, uint32_t pid, std::string *why) {
+  const pid_t named = name_pid(name);
   if (named == 0 || static_cast<uint32_t>(named) != pid) {
     *why = "its name does not carry the pid " + std::to_string(pid) + " it claims";
     return false;
@@ -142,9 +142,9 @@ bool shm_request_plausible(const std::string &name, uint32_t pid, std::string *w
   return true;
 }
 
-bool shm_region_of(const std::string &name, pid_t pid) {
+bool region_of(const std::string &name, pid_t pid) {
   uid_t owner = 0;
-  return pid > 0 && shm_name_pid(name) == pid && object_owner(name, &owner) && owner == geteuid();
+  return pid > 0 && name_pid(name) == pid && object_owner(name, &owner) && owner == geteuid();
 }
 
-}  // namespace naa::transport::ofi
+}  // namespace naa::transport::ofi::shm
