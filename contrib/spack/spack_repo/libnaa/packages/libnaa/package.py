@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="8c62014f12c3769b6408b5b24916ecdf22f4c7e40af1bf5300b1ac8daaea5a71")
+    version("0.1.0", sha256="7f7ca7f12ec1530bbdff62f35f87a5c1e6e56018b65626b1bd57fa071941d29f")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
