@@ -18,6 +18,7 @@
 // cmocka 1.1.5 does not declare its functions extern "C" itself.
 extern "C" {
 #include <cmocka.h>
+#include "server.h"
 }
 
 #include <sys/wait.h>
@@ -239,13 +240,6 @@ int connect_at_once(const Transports &transports, unsigned port,
   return failed;
 }
 
-// How much slower than a plain build this one runs (NAA_TEST_TIME_SCALE: 3 under ASan).
-double time_scale() {
-  const char *s = std::getenv("NAA_TEST_TIME_SCALE");
-  const double f = s != nullptr ? std::atof(s) : 1;
-  return f >= 1 ? f : 1;
-}
-
 // The listener, held, gets kConnections requests at once from kept client endpoints whose
 // names it has taken (so each goes straight into its queue); released, it takes them one after
 // another, and the next is due for most of them: it finds some while polling. The premise is
@@ -266,7 +260,7 @@ void check_polled(const char *name) {
   assert_string_equal(ready, "ready");
   ssize_t told = 0;  // "go" once the requests had a while to gather in the held queue
   const int failed = connect_at_once(transports, port, [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200) * time_scale());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200) * test_time_scale());
     told = write(listener.in, "go\n", 3);
   });
   assert_int_equal(told, 3);
