@@ -276,6 +276,39 @@ double test_time_scale(void) {
   return f >= 1 ? f : 1;
 }
 
+pid_t test_spawn_self(char *const argv[], int *to_child, FILE **from_child) {
+  int in[2], out[2];
+  if (pipe(in) != 0) return -1;
+  if (pipe(out) != 0) {
+    close(in[0]);
+    close(in[1]);
+    return -1;
+  }
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[0]);
+    close(in[1]);
+    close(out[0]);
+    close(out[1]);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  FILE *f = pid > 0 ? fdopen(out[0], "r") : NULL;
+  if (f == NULL) {
+    close(in[1]);
+    close(out[0]);
+    if (pid > 0) waitpid(pid, NULL, 0);
+    return -1;
+  }
+  *to_child = in[1];
+  *from_child = f;
+  return pid;
+}
+
 pid_t test_thread_id(void) {
   return (pid_t)syscall(SYS_gettid);
 }

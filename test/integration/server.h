@@ -4,6 +4,7 @@
 #ifndef NAA_TEST_SERVER_H
 #define NAA_TEST_SERVER_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 typedef struct test_server {
@@ -49,6 +50,11 @@ void test_server_use(const test_server *s, unsigned fncode, unsigned n_inputs);
  * exports 3 under ASan, 5 under TSan), at least 1. Tests stretch the deadlines they set and
  * the latencies they accept by it, which a loaded machine under a sanitizer needs. */
 double test_time_scale(void);
+
+/* This program (/proc/self/exe) run again with `argv` (argv[0] first, NULL last) in a child
+ * process whose standard input and output are piped to the caller: *to_child is its input's
+ * write end, *from_child its output's read end. The child's pid, or -1 (nothing left open). */
+pid_t test_spawn_self(char *const argv[], int *to_child, FILE **from_child);
 
 /* The calling thread's id (gettid), and the system call thread `tid` of this process is blocked
  * in: its number (SYS_ppoll, ...), -1 while it runs, -2 where /proc does not tell. A test

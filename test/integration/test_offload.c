@@ -521,22 +521,11 @@ static void test_foreign_handle(void **state) {
   naa_handle mine;
   test_server_use(&server, FN_ADD1, 1);
   assert_int_equal(naa_create(FN_ADD1, &p, 1, &p, 1, &mine), NAA_SUCCESS);
-  int to_child[2], from_child[2];
-  assert_int_equal(pipe(to_child), 0);
-  assert_int_equal(pipe(from_child), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    dup2(to_child[0], 0);
-    dup2(from_child[1], 1);
-    close(to_child[1]);
-    close(from_child[0]);
-    execl("/proc/self/exe", "test_offload", "--print-handle", (char *)NULL);
-    _exit(127);
-  }
-  close(to_child[0]);
-  close(from_child[1]);
-  FILE *in = fdopen(from_child[0], "r");
+  char *const child_argv[] = {"test_offload", "--print-handle", NULL};
+  int to_child = -1;
+  FILE *in = NULL;
+  const pid_t pid = test_spawn_self(child_argv, &to_child, &in);
+  assert_true(pid > 0);
   unsigned long long id = 0;
   assert_int_equal(fscanf(in, "%llu", &id), 1);
   naa_handle foreign = {id};
@@ -547,7 +536,7 @@ static void test_foreign_handle(void **state) {
   assert_int_equal(naa_test(&foreign, &done, &st), NAA_ERR_INVALID_HANDLE);
   assert_int_equal(naa_wait(&foreign, &st), NAA_ERR_INVALID_HANDLE);
   assert_int_equal(naa_finalize(&foreign), NAA_ERR_INVALID_HANDLE);
-  close(to_child[1]);
+  close(to_child);
   fclose(in);
   int status;
   assert_int_equal(waitpid(pid, &status, 0), pid);

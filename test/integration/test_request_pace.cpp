@@ -184,26 +184,10 @@ struct ListenerProcess {
   unsigned port = 0;    // the first line it printed
 
   ListenerProcess(const char *mode, const char *name) {
-    int to_child[2], from_child[2];
-    assert_int_equal(pipe(to_child), 0);
-    assert_int_equal(pipe(from_child), 0);
-    char self[4096] = {};
-    assert_true(readlink("/proc/self/exe", self, sizeof self - 1) > 0);
-    pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[1]);
-      close(from_child[0]);
-      execl(self, self, mode, name, static_cast<char *>(nullptr));
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in = to_child[1];
-    out = fdopen(from_child[0], "r");
-    assert_non_null(out);
+    char *const argv[] = {const_cast<char *>("test_request_pace"), const_cast<char *>(mode),
+                          const_cast<char *>(name), nullptr};
+    pid = test_spawn_self(argv, &in, &out);
+    assert_true(pid > 0);
     assert_int_equal(std::fscanf(out, "%u", &port), 1);
   }
   // Whether it exited with 0.
