@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="7f7ca7f12ec1530bbdff62f35f87a5c1e6e56018b65626b1bd57fa071941d29f")
+    version("0.1.0", sha256="754dbe29d38131a244b819482dd49bc83f5b0bbd28dec75389c04ffffbcb1c8b")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
