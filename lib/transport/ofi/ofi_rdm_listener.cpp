@@ -83,7 +83,8 @@ OfiRdmListener::OfiRdmListener(const std::string &provider, const std::string &h
   if (named_) name_fd_ = shm::hold_name(service);
   // Without a name to ring (PROVIDER;ofi_rxm) it only naps. The name is ours now: a page
   // under it is a dead server's.
-  const std::string bell = named_ ? "/" + service + ".bell" : std::string();
+  const std::string bell =
+      named_ ? shm::listener_bell_object(shm::kListenerAddressPrefix + service) : std::string();
   if (named_) shm_unlink(bell.c_str());
   bell_ = std::make_unique<shm::Bell>(bell);
   // What each request's fresh endpoint is opened with, found once: fi_getinfo costs tens of
