@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="754dbe29d38131a244b819482dd49bc83f5b0bbd28dec75389c04ffffbcb1c8b")
+    version("0.1.0", sha256="14707dd3911e5f6a8923ed87fc5fc0a58884683123e190dbb8e9d1a428d70980")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
