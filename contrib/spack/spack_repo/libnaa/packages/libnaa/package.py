@@ -28,7 +28,7 @@ class Libnaa(AutotoolsPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    version("0.1.0", sha256="14707dd3911e5f6a8923ed87fc5fc0a58884683123e190dbb8e9d1a428d70980")
+    version("0.1.0", sha256="1808c117b935d231905309dd16b1e7e2b71520ddc4d7fb3cee0d1ffed609b4fc")
 
     variant("libfabric", default=True, description="libfabric transports (ofi+tcp, ofi+PROVIDER)")
     variant("verbs", default=False, description="verbs transport (rdma-core: RoCE, InfiniBand)")
